@@ -1,0 +1,118 @@
+/**
+ * EventLog over the DynamoDB `events` table: one item per (event, subscription), kept
+ * 14 days (TTL attribute `expires_at`), listed per subscription through the
+ * `by_subscription` index ordered by arrival.
+ */
+import {
+  BatchWriteItemCommand, GetItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient, type WriteRequest,
+} from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import type { EventLog } from '../core/ports';
+import type { EventRecord, EventStatus, QueueMessage } from '../core/types';
+import { storeUnavailable } from './dynamo';
+import { EVENTS_BY_SUBSCRIPTION_INDEX } from './tables';
+
+export const EVENT_RETENTION_SECONDS = 14 * 24 * 3600;
+
+type Item = Record<string, AttributeValue>;
+
+function toItem(record: EventRecord): Item {
+  const { message, ...rest } = record;
+  const expires = Math.floor(Date.parse(record.received_at) / 1000) + EVENT_RETENTION_SECONDS;
+  return marshall(
+    { ...rest, message: JSON.stringify(message), arrival: `${record.received_at}#${record.event_id}`, expires_at: expires },
+    { removeUndefinedValues: true },
+  );
+}
+
+function fromItem(item: Item): EventRecord {
+  const { message, arrival: _arrival, expires_at: _expires, ...rest } = unmarshall(item);
+  return { ...rest, message: JSON.parse(message as string) as QueueMessage } as EventRecord;
+}
+
+export class DynamoEventLog implements EventLog {
+  constructor(private readonly client: DynamoDBClient, private readonly table: string) {}
+
+  async putAll(records: EventRecord[]): Promise<void> {
+    await this.batchWrite(records.map((record) => ({ PutRequest: { Item: toItem(record) } })));
+  }
+
+  async deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void> {
+    await this.batchWrite(keys.map((key) => ({ DeleteRequest: { Key: marshall(key) } })));
+  }
+
+  async get(eventId: string, subscription: string): Promise<EventRecord | undefined> {
+    try {
+      const result = await this.client.send(new GetItemCommand({
+        TableName: this.table, Key: marshall({ event_id: eventId, subscription }), ConsistentRead: true,
+      }));
+      return result.Item ? fromItem(result.Item) : undefined;
+    } catch (error) {
+      throw storeUnavailable('The event log', error);
+    }
+  }
+
+  async getEvent(eventId: string): Promise<EventRecord[]> {
+    return this.query({
+      KeyConditionExpression: 'event_id = :id',
+      ExpressionAttributeValues: { ':id': { S: eventId } },
+      ConsistentRead: true,
+    });
+  }
+
+  async listBySubscription(subscription: string, limit: number): Promise<EventRecord[]> {
+    return this.query({
+      IndexName: EVENTS_BY_SUBSCRIPTION_INDEX,
+      KeyConditionExpression: 'subscription = :s',
+      ExpressionAttributeValues: { ':s': { S: subscription } },
+      ScanIndexForward: false,
+    }, limit);
+  }
+
+  async listByStatus(subscription: string, status: EventStatus): Promise<EventRecord[]> {
+    return this.query({
+      IndexName: EVENTS_BY_SUBSCRIPTION_INDEX,
+      KeyConditionExpression: 'subscription = :s',
+      FilterExpression: '#status = :status',
+      ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':s': { S: subscription }, ':status': { S: status } },
+      ScanIndexForward: true,
+    });
+  }
+
+  private async query(input: Omit<ConstructorParameters<typeof QueryCommand>[0], 'TableName'>, limit = Infinity): Promise<EventRecord[]> {
+    const records: EventRecord[] = [];
+    let start: Item | undefined;
+    try {
+      do {
+        const page = await this.client.send(new QueryCommand({
+          ...input, TableName: this.table,
+          ...(Number.isFinite(limit) ? { Limit: limit - records.length } : {}),
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }));
+        for (const item of page.Items ?? []) records.push(fromItem(item));
+        start = page.LastEvaluatedKey;
+      } while (start && records.length < limit);
+    } catch (error) {
+      throw storeUnavailable('The event log', error);
+    }
+    return records;
+  }
+
+  /** BatchWriteItem in chunks of 25, resending what DynamoDB leaves unprocessed. */
+  private async batchWrite(requests: WriteRequest[]): Promise<void> {
+    try {
+      for (let i = 0; i < requests.length; i += 25) {
+        let pending: WriteRequest[] = requests.slice(i, i + 25);
+        for (let attempt = 0; pending.length > 0; attempt++) {
+          if (attempt === 5) throw new Error(`${pending.length} writes left unprocessed after 5 attempts`);
+          if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+          const result = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: pending } }));
+          pending = result.UnprocessedItems?.[this.table] ?? [];
+        }
+      }
+    } catch (error) {
+      throw storeUnavailable('The event log', error);
+    }
+  }
+}

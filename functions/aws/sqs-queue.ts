@@ -1,0 +1,60 @@
+/**
+ * EventQueue over SQS: SendMessageBatch in chunks of at most 10 entries and at most
+ * 256 KiB of bodies per request; entries SQS reports as failed are sent once more.
+ */
+import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import { HookError } from '../core/errors';
+import type { EventQueue } from '../core/ports';
+import type { QueueMessage } from '../core/types';
+
+const MAX_ENTRIES = 10;
+const MAX_BATCH_BYTES = 256 * 1024;
+
+export class SqsEventQueue implements EventQueue {
+  constructor(private readonly client: SQSClient, private readonly queueUrl: string) {}
+
+  async send(messages: QueueMessage[]): Promise<void> {
+    const entries = messages.map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message) }));
+    for (const chunk of chunkEntries(entries)) await this.sendChunk(chunk);
+  }
+
+  private async sendChunk(entries: SendMessageBatchRequestEntry[]): Promise<void> {
+    let pending = entries;
+    for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
+      let failed: string[];
+      try {
+        const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: pending }));
+        failed = (result.Failed ?? []).map((f) => f.Id ?? '');
+        if (failed.length > 0 && (result.Failed ?? []).some((f) => f.SenderFault)) {
+          const first = (result.Failed ?? []).find((f) => f.SenderFault);
+          throw new HookError('unavailable', `The queue refused a message (${first?.Code ?? 'unknown'}: ${first?.Message ?? ''})`, { retryable: false });
+        }
+      } catch (error) {
+        if (error instanceof HookError) throw error;
+        const name = error instanceof Error ? error.name : 'Error';
+        throw new HookError('unavailable', `The queue is unavailable (${name})`, { retryable: true, cause: error });
+      }
+      pending = pending.filter((entry) => failed.includes(entry.Id ?? ''));
+    }
+    if (pending.length > 0) throw new HookError('unavailable', `The queue did not accept ${pending.length} message(s)`, { retryable: true });
+  }
+}
+
+/** Splits entries into SendMessageBatch requests that respect both SQS limits. */
+export function chunkEntries(entries: SendMessageBatchRequestEntry[]): SendMessageBatchRequestEntry[][] {
+  const chunks: SendMessageBatchRequestEntry[][] = [];
+  let current: SendMessageBatchRequestEntry[] = [];
+  let bytes = 0;
+  for (const entry of entries) {
+    const size = Buffer.byteLength(entry.MessageBody ?? '');
+    if (current.length === MAX_ENTRIES || (current.length > 0 && bytes + size > MAX_BATCH_BYTES)) {
+      chunks.push(current);
+      current = [];
+      bytes = 0;
+    }
+    current.push(entry);
+    bytes += size;
+  }
+  if (current.length > 0) chunks.push(current);
+  return chunks;
+}

@@ -1,0 +1,114 @@
+/**
+ * The one JSON Schema of config.yaml (DESIGN §2.3). Unknown keys are errors so that a
+ * typo never passes silently. Formats that need code (sizes, durations, CIDR, references)
+ * are checked after the schema, in load.ts.
+ */
+const secretRef = {
+  type: 'string',
+  description: 'a ${VAR_NAME} reference',
+} as const;
+
+const secretOrList = {
+  anyOf: [secretRef, { type: 'array', items: secretRef, minItems: 1 }],
+} as const;
+
+const size = { type: ['string', 'integer'] } as const;
+const duration = { type: ['string', 'integer'] } as const;
+const url = { type: 'string', minLength: 1 } as const;
+
+export const configSchema = {
+  $id: 'hookagent-config',
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    webhooks: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        github: { type: 'object', additionalProperties: false, required: ['secret'], properties: { secret: secretOrList } },
+        gitlab: { type: 'object', additionalProperties: false, required: ['secret'], properties: { secret: secretOrList } },
+        allowed_ips: { type: 'array', items: { type: 'string' } },
+        max_payload_size: size,
+        public_url: url,
+      },
+    },
+    agent: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        provider: { enum: ['echo', 'bedrock', 'openai'] },
+        model: { type: 'string', minLength: 1 },
+        base_url: url,
+        api_key: secretRef,
+        region: { type: 'string', minLength: 1 },
+        timeout: duration,
+        max_steps: { type: 'integer', minimum: 1, maximum: 50 },
+      },
+    },
+    delivery: {
+      type: 'object',
+      additionalProperties: false,
+      properties: {
+        timeout: duration,
+        codehost: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            github: {
+              type: 'object', additionalProperties: false, required: ['token'],
+              properties: { token: secretRef, api_url: url },
+            },
+            gitlab: {
+              type: 'object', additionalProperties: false, required: ['token'],
+              properties: { token: secretRef, api_url: url },
+            },
+          },
+        },
+        teamchat: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['provider'],
+          properties: {
+            provider: { enum: ['slack'] },
+            webhook_url: secretRef,
+            bot_token: secretRef,
+            channel: { type: 'string', minLength: 1 },
+            api_url: url,
+          },
+        },
+        messenger: {
+          type: 'object',
+          additionalProperties: false,
+          required: ['provider', 'bot_token'],
+          properties: {
+            provider: { enum: ['telegram'] },
+            bot_token: secretRef,
+            chat_id: { type: ['string', 'integer'] },
+            api_url: url,
+          },
+        },
+      },
+    },
+    aws: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['stage'],
+      properties: {
+        region: { type: 'string', minLength: 1 },
+        stage: { type: 'string', pattern: '^[a-zA-Z0-9-]{1,32}$' },
+        tables: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            subscriptions: { type: 'string', minLength: 3 },
+            dedup: { type: 'string', minLength: 3 },
+            events: { type: 'string', minLength: 3 },
+          },
+        },
+      },
+    },
+  },
+} as const;
+
+/** Keys whose value is a secret: only `${VAR}` references are accepted there. */
+export const SECRET_KEYS = new Set(['secret', 'token', 'api_key', 'bot_token', 'webhook_url']);

@@ -1,0 +1,69 @@
+/**
+ * The configuration of DESIGN §2.3 after validation and normalisation: sizes in bytes,
+ * durations in milliseconds, secrets as lists. Strings may still hold `${VAR}`
+ * references until `resolveConfig` replaces them.
+ */
+export interface WebhookSecrets {
+  /** Any one verifies (rotation). Empty = not configured = fail closed. */
+  secret: string[];
+}
+
+export interface CodehostSettings {
+  token: string;
+  api_url: string;
+}
+
+export interface TeamchatSettings {
+  provider: 'slack';
+  webhook_url?: string;
+  bot_token?: string;
+  channel?: string;
+  api_url: string;
+}
+
+export interface MessengerSettings {
+  provider: 'telegram';
+  bot_token: string;
+  chat_id?: string;
+  api_url: string;
+}
+
+export type AgentProvider = 'echo' | 'bedrock' | 'openai';
+
+export interface Config {
+  webhooks: {
+    github?: WebhookSecrets;
+    gitlab?: WebhookSecrets;
+    /** CIDR ranges (normalised, bare addresses as /32 or /128); absent = any address. */
+    allowed_ips?: string[];
+    max_payload_size: number;
+    public_url?: string;
+  };
+  agent: {
+    provider: AgentProvider;
+    model?: string;
+    base_url?: string;
+    api_key?: string;
+    /** Bedrock region; defaults to the deployment's region. */
+    region?: string;
+    timeout_ms: number;
+    max_steps: number;
+  };
+  delivery: {
+    timeout_ms: number;
+    codehost: {
+      github?: CodehostSettings;
+      gitlab?: CodehostSettings;
+    };
+    teamchat?: TeamchatSettings;
+    messenger?: MessengerSettings;
+  };
+  aws?: {
+    region?: string;
+    stage: string;
+    tables?: { subscriptions?: string; dedup?: string; events?: string };
+  };
+}
+
+/** Top-level sections; `resolveConfig` resolves references only in the ones asked for. */
+export type ConfigSection = keyof Config;

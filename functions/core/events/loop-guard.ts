@@ -1,0 +1,28 @@
+/**
+ * The loop guard: every comment hookagent posts carries a hidden marker; an event whose
+ * comment or note carries it was caused by hookagent itself and must not wake the agent.
+ */
+import type { Payload } from './classify';
+
+export const MARKER_PREFIX = '<!-- hookagent:';
+
+export function commentMarker(subscription: string, eventId: string): string {
+  return `${MARKER_PREFIX}${subscription}:${eventId} -->`;
+}
+
+function bodyOf(value: unknown, key: string): string | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const field = (value as Payload)[key];
+  return typeof field === 'string' ? field : undefined;
+}
+
+/** True for GitHub comment/review events and GitLab notes whose text carries our marker. */
+export function causedByHookagent(payload: Payload): boolean {
+  const texts = [
+    bodyOf(payload.comment, 'body'),
+    bodyOf(payload.review, 'body'),
+    // GitLab note events keep the note text in object_attributes.note.
+    payload.object_kind === 'note' ? bodyOf(payload.object_attributes, 'note') : undefined,
+  ];
+  return texts.some((t) => t !== undefined && t.includes(MARKER_PREFIX));
+}

@@ -1,0 +1,215 @@
+/**
+ * The ingest path of DESIGN §2.1, transport-free: checks a request in the contract's
+ * order, each check answering at once, then holds or enqueues it. Adapters (the Lambda
+ * handler, the local server) turn their requests into `InboundRequest`s.
+ */
+import type { Config } from '../config/types';
+import { authenticate } from '../auth/authenticate';
+import { describeError, isHookError } from '../errors';
+import { classifyEvent, type Payload } from '../events/classify';
+import { eventMatches } from '../events/filters';
+import { causedByHookagent } from '../events/loop-guard';
+import { newEventId } from '../ids';
+import type { Logger } from '../log';
+import type { Clock, DedupStore, EventLog, EventQueue, PayloadStore } from '../ports';
+import type { EventRecord, QueueMessage, Source, Subscription } from '../types';
+import { compileAllowList, isAllowed } from './ip-allowlist';
+import { MESSAGES, errors, reply, type Reply } from './responses';
+import { allowedMethod, parseRoute } from './routes';
+import type { SubscriptionCache } from './subscription-cache';
+
+export interface InboundRequest {
+  method: string;
+  path: string;
+  /** Header names in lower case. */
+  headers: Record<string, string | undefined>;
+  body: string | undefined;
+  isBase64Encoded: boolean;
+  /** The connection's peer address; never taken from X-Forwarded-For. */
+  sourceIp: string | undefined;
+}
+
+export interface IngestDeps {
+  /** Only `webhooks` is read; its secrets must be resolved. */
+  config: Pick<Config, 'webhooks'>;
+  subscriptions: SubscriptionCache;
+  queue: EventQueue;
+  dedup: DedupStore;
+  events: EventLog;
+  payloads: PayloadStore;
+  clock: Clock;
+  logger: Logger;
+}
+
+/** Delivery ids are remembered this long (DESIGN §2.1). */
+export const DEDUP_TTL_SECONDS = 24 * 3600;
+/** Payloads above this travel through the PayloadStore, not inside the SQS message. */
+export const INLINE_PAYLOAD_LIMIT = 200 * 1024;
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+export type Ingest = (request: InboundRequest) => Promise<Reply>;
+
+export function createIngest(deps: IngestDeps): Ingest {
+  const { config, logger } = deps;
+  const allowList = config.webhooks.allowed_ips ? compileAllowList(config.webhooks.allowed_ips) : undefined;
+  const maxSize = config.webhooks.max_payload_size;
+
+  return async function ingest(request: InboundRequest): Promise<Reply> {
+    const route = parseRoute(request.path);
+    const method = allowedMethod(route);
+    if (route.kind === 'not-found' || route.kind === 'custom-unnamed' || method === undefined) return errors.notFound();
+    if (request.method.toUpperCase() !== method) return errors.methodNotAllowed(method);
+    if (route.kind === 'health') return reply(200, { status: 'ok' });
+    const { source, name } = route;
+
+    // 1. Source address.
+    if (allowList && !isAllowed(allowList, request.sourceIp)) {
+      logger.warn('refused: source address not allowed', { source, source_ip: request.sourceIp });
+      return errors.ipNotAllowed();
+    }
+
+    // 2. Size, counted on the decoded bytes whatever Content-Length claims.
+    const declared = Number(request.headers['content-length']);
+    if (Number.isFinite(declared) && declared > maxSize && !request.isBase64Encoded) return errors.payloadTooLarge(maxSize);
+    const raw = request.body ?? '';
+    if (request.isBase64Encoded && Math.floor((raw.length * 3) / 4) - 2 > maxSize) return errors.payloadTooLarge(maxSize);
+    const body = Buffer.from(raw, request.isBase64Encoded ? 'base64' : 'utf8');
+    if (body.length > maxSize) return errors.payloadTooLarge(maxSize);
+
+    try {
+      // 3. Route: a custom endpoint names a subscription.
+      let custom: Subscription | undefined;
+      if (source === 'custom') {
+        custom = name === undefined ? undefined : await deps.subscriptions.byName(name);
+        if (!custom) return errors.subscriptionNotFound(name && /^[a-z0-9_-]{1,63}$/.test(name) ? name : undefined);
+      }
+
+      // 4. Authentication, over the raw bytes.
+      const secrets = custom ? [custom.secret] : (config.webhooks[source as 'github' | 'gitlab']?.secret ?? []);
+      const auth = authenticate(source, body, request.headers, secrets, deps.clock.now());
+      if (!auth.ok) {
+        logger.warn('refused: signature invalid', { source, subscription: custom?.name, reason: auth.reason });
+        return errors.signatureInvalid();
+      }
+
+      // 5. A JSON object, as valid UTF-8.
+      const parsed = parsePayload(body);
+      if ('error' in parsed) return errors.invalidJson(parsed.error);
+      const payload = parsed.payload;
+
+      // 6. Event type.
+      const identity = classifyEvent(source, request.headers, payload);
+      if (!identity) {
+        return errors.invalidEvent(source === 'github'
+          ? 'X-GitHub-Event header is missing or invalid'
+          : 'No event type: object_kind is missing and X-Gitlab-Event is not recognised');
+      }
+      const { event, action } = identity;
+      if (source === 'github' && event === 'ping') return reply(200, { status: 'ok', event: 'ping' });
+      if (causedByHookagent(payload)) {
+        logger.info('ignored: event caused by a hookagent comment', { source, event, delivery_id: identity.deliveryId });
+        return reply(200, { status: 'ignored', reason: 'Event caused by hookagent', event });
+      }
+      const candidates = custom ? [custom] : await deps.subscriptions.all();
+      const matched = candidates.filter((s) => eventMatches(s.events, event, action));
+      if (matched.length === 0) {
+        logger.info('ignored: no subscription handles the event', { source, event, action, subscription: custom?.name });
+        return reply(200, { status: 'ignored', reason: MESSAGES.eventNotHandled, event });
+      }
+
+      // 7. Paused subscriptions hold their events; 8. dedup; 9. enqueue.
+      return await accept(deps, { source, name, event, action, deliveryId: identity.deliveryId, payload, bodyText: body.toString('utf8') }, matched);
+    } catch (error) {
+      // Whatever failed, nothing was accepted and the sender may retry: answer 503, never 500.
+      const expected = isHookError(error) && error.code === 'unavailable';
+      logger.error(expected ? 'unavailable: a store or the queue failed' : 'unexpected failure', { source, error: describeError(error) });
+      return errors.unavailable();
+    }
+  };
+}
+
+function parsePayload(body: Buffer): { payload: Payload } | { error: string } {
+  let text: string;
+  try {
+    text = utf8.decode(body);
+  } catch {
+    return { error: 'not valid UTF-8' };
+  }
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return { error: 'malformed JSON' };
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    return { error: `a JSON ${Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value}, not an object` };
+  }
+  return { payload: value as Payload };
+}
+
+interface Accepted {
+  source: Source;
+  name: string | undefined;
+  event: string;
+  action: string | undefined;
+  deliveryId: string | undefined;
+  payload: Payload;
+  bodyText: string;
+}
+
+async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]): Promise<Reply> {
+  const { logger } = deps;
+  const now = deps.clock.now();
+  const eventId = newEventId(now);
+  const deliveryId = input.deliveryId ?? eventId;
+  const dedupKey = input.deliveryId === undefined ? undefined : `${input.source === 'custom' ? `custom/${input.name}` : input.source}#${input.deliveryId}`;
+
+  if (dedupKey && !(await deps.dedup.claim(dedupKey, DEDUP_TTL_SECONDS))) {
+    logger.info('duplicate delivery', { source: input.source, event: input.event, delivery_id: deliveryId });
+    return reply(200, { status: 'duplicate', delivery_id: deliveryId });
+  }
+
+  const receivedAt = new Date(now).toISOString();
+  const records: EventRecord[] = [];
+  try {
+    const carried = Buffer.byteLength(input.bodyText) > INLINE_PAYLOAD_LIMIT
+      ? { payload_ref: await deps.payloads.put(eventId, input.bodyText) }
+      : { payload: input.payload };
+    const messages: QueueMessage[] = [];
+    for (const subscription of matched) {
+      const message: QueueMessage = {
+        v: 1, event_id: eventId, subscription: subscription.name, source: input.source, event: input.event,
+        ...(input.action ? { action: input.action } : {}), delivery_id: deliveryId, received_at: receivedAt, ...carried,
+      };
+      const held = subscription.state === 'paused';
+      if (!held) messages.push(message);
+      records.push({
+        event_id: eventId, subscription: subscription.name, status: held ? 'held' : 'queued', source: input.source,
+        event: input.event, ...(input.action ? { action: input.action } : {}), delivery_id: deliveryId,
+        received_at: receivedAt, updated_at: receivedAt, message, attempts: 0,
+      });
+    }
+    await deps.events.putAll(records);
+    if (messages.length > 0) await deps.queue.send(messages);
+  } catch (error) {
+    // Nothing was accepted: forget the delivery id so the sender's retry goes through.
+    await Promise.allSettled([
+      records.length > 0 ? deps.events.deleteAll(records) : Promise.resolve(),
+      dedupKey ? deps.dedup.release(dedupKey) : Promise.resolve(),
+    ]);
+    throw error;
+  }
+
+  const queued = records.filter((r) => r.status === 'queued').map((r) => r.subscription);
+  const held = records.filter((r) => r.status === 'held').map((r) => r.subscription);
+  for (const record of records) {
+    logger.info(record.status === 'held' ? 'held for a paused subscription' : 'queued', {
+      event_id: eventId, subscription: record.subscription, source: input.source, event: input.event,
+      action: input.action, delivery_id: deliveryId,
+    });
+  }
+  const base = { event: input.event, delivery_id: deliveryId, event_id: eventId };
+  if (queued.length === 0) return reply(202, { status: 'held', ...base, subscriptions: held });
+  return reply(202, { status: 'accepted', ...base, subscriptions: queued, ...(held.length > 0 ? { held } : {}) });
+}
