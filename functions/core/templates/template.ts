@@ -1,0 +1,144 @@
+/**
+ * Prompt templates (DESIGN §2.4): `{dotted.path}` placeholders over the payload,
+ * `{__raw__}` for the whole payload, `{{` / `}}` for literal braces. Values are inserted
+ * in one pass, so braces inside payload values are never expanded.
+ */
+export const VALUE_CAP = 2_000;
+export const RAW_CAP = 4_000;
+export const TRUNCATED = '…[truncated]';
+
+type Token = { kind: 'text'; text: string } | { kind: 'placeholder'; path: string; source: string };
+
+export interface TemplateProblem {
+  code: 'template_invalid';
+  message: string;
+  /** 0-based offset in the template. */
+  position: number;
+}
+
+interface Scan {
+  tokens: Token[];
+  problems: TemplateProblem[];
+}
+
+/** Splits a template; a stray brace becomes literal text plus a problem, never an exception. */
+function scan(template: string): Scan {
+  const tokens: Token[] = [];
+  const problems: TemplateProblem[] = [];
+  let text = '';
+  let i = 0;
+  while (i < template.length) {
+    const ch = template[i];
+    const next = template[i + 1];
+    if (ch === '{' && next === '{') {
+      text += '{';
+      i += 2;
+    } else if (ch === '}' && next === '}') {
+      text += '}';
+      i += 2;
+    } else if (ch === '{') {
+      const close = template.indexOf('}', i + 1);
+      const open = template.indexOf('{', i + 1);
+      if (close < 0 || (open >= 0 && open < close)) {
+        problems.push({ code: 'template_invalid', position: i, message: `unclosed '{' at position ${i + 1}; write '{{' for a literal brace` });
+        text += ch;
+        i += 1;
+        continue;
+      }
+      const source = template.slice(i, close + 1);
+      const path = template.slice(i + 1, close).trim();
+      if (path === '' || /\s/.test(path)) {
+        problems.push({ code: 'template_invalid', position: i, message: `'${source}' at position ${i + 1} is not a placeholder; write {payload.path}, or '{{' and '}}' for literal braces` });
+        text += source;
+      } else {
+        if (text) tokens.push({ kind: 'text', text });
+        text = '';
+        tokens.push({ kind: 'placeholder', path, source });
+      }
+      i = close + 1;
+    } else if (ch === '}') {
+      problems.push({ code: 'template_invalid', position: i, message: `unmatched '}' at position ${i + 1}; write '}}' for a literal brace` });
+      text += ch;
+      i += 1;
+    } else {
+      text += ch;
+      i += 1;
+    }
+  }
+  if (text) tokens.push({ kind: 'text', text });
+  return { tokens, problems };
+}
+
+/** The placeholders of a template, or the first problem (used by `subscribe`). */
+export function checkTemplate(template: string): { ok: true; placeholders: string[] } | { ok: false; error: TemplateProblem } {
+  const { tokens, problems } = scan(template);
+  if (problems[0]) return { ok: false, error: problems[0] };
+  const paths = tokens.flatMap((t) => (t.kind === 'placeholder' ? [t.path] : []));
+  return { ok: true, placeholders: [...new Set(paths)] };
+}
+
+function cut(text: string, cap: number): string {
+  return text.length > cap ? text.slice(0, cap) + TRUNCATED : text;
+}
+
+/** Looks a dotted path up; numeric segments index arrays. */
+export function lookup(payload: unknown, path: string): { found: true; value: unknown } | { found: false } {
+  let current: unknown = payload;
+  for (const segment of path.split('.')) {
+    if (Array.isArray(current) && /^\d+$/.test(segment)) {
+      const index = Number(segment);
+      if (index >= current.length) return { found: false };
+      current = current[index];
+    } else if (current !== null && typeof current === 'object' && !Array.isArray(current) && Object.hasOwn(current, segment)) {
+      current = (current as Record<string, unknown>)[segment];
+    } else {
+      return { found: false };
+    }
+  }
+  return current === undefined ? { found: false } : { found: true, value: current };
+}
+
+/** Strings as they are; numbers, booleans and null as JSON; objects and arrays as JSON, cut. */
+export function formatValue(value: unknown): string {
+  if (typeof value === 'string') return value;
+  if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? String(value);
+  return cut(JSON.stringify(value), VALUE_CAP);
+}
+
+export interface Rendered {
+  text: string;
+  /** Placeholders whose path is absent (left literally in the text). */
+  missing: string[];
+  warnings: string[];
+}
+
+/** Renders a subscription's prompt over a payload. Never throws. */
+export function renderPrompt(template: string | undefined, payload: unknown, event: string): Rendered {
+  const raw = (): string => cut(JSON.stringify(payload, null, 2) ?? 'null', RAW_CAP);
+  if (template === undefined || template.trim() === '') {
+    return { text: `Event: ${event}\n\nPayload:\n${raw()}`, missing: [], warnings: [] };
+  }
+  const { tokens, problems } = scan(template);
+  const missing: string[] = [];
+  let text = '';
+  for (const token of tokens) {
+    if (token.kind === 'text') {
+      text += token.text;
+    } else if (token.path === '__raw__') {
+      text += raw();
+    } else {
+      const found = lookup(payload, token.path);
+      if (found.found) {
+        text += formatValue(found.value);
+      } else {
+        text += token.source;
+        if (!missing.includes(token.path)) missing.push(token.path);
+      }
+    }
+  }
+  const warnings = [
+    ...problems.map((p) => p.message),
+    ...missing.map((path) => `placeholder {${path}} not found in the payload; left as is`),
+  ];
+  return { text, missing, warnings };
+}
