@@ -38,7 +38,7 @@ export class DynamoEventLog implements EventLog {
   }
 
   async deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void> {
-    await this.batchWrite(keys.map((key) => ({ DeleteRequest: { Key: marshall(key) } })));
+    await this.batchWrite(keys.map(({ event_id, subscription }) => ({ DeleteRequest: { Key: marshall({ event_id, subscription }) } })));
   }
 
   async get(eventId: string, subscription: string): Promise<EventRecord | undefined> {

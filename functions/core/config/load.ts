@@ -68,8 +68,10 @@ export function parseConfig(text: string): Result<Config, ConfigError> {
     }))));
   }
   let document: unknown;
+  // js-yaml 5 refuses an empty stream; a file of comments only means "all defaults".
+  const empty = safeText.split('\n').every((line) => /^\s*(#.*)?$/.test(line));
   try {
-    document = yaml.load(safeText, { schema: yaml.CORE_SCHEMA });
+    document = empty ? {} : yaml.load(safeText, { schema: yaml.CORE_SCHEMA });
   } catch (error) {
     const reason = error instanceof yaml.YAMLException ? error.reason : String(error);
     const line = error instanceof yaml.YAMLException && error.mark ? ` at line ${error.mark.line + 1}` : '';

@@ -55,7 +55,8 @@ export function classifyEvent(source: Source, headers: Headers, payload: Payload
       event = text(payload.object_kind) ?? gitlabKindFromHeader(headers['x-gitlab-event']);
       const attributes = payload.object_attributes;
       if (attributes && typeof attributes === 'object') action = text((attributes as Payload).action);
-      deliveryId = headers['idempotency-key'] ?? headers['x-gitlab-event-uuid'];
+      // Signed webhooks (GitLab 19+) send webhook-id with the same value as Idempotency-Key.
+      deliveryId = headers['idempotency-key'] ?? headers['x-gitlab-event-uuid'] ?? headers['webhook-id'];
       break;
     }
     case 'custom':

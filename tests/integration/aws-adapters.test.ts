@@ -1,0 +1,222 @@
+/**
+ * The AWS adapters: DynamoDB ones against dynalite; SQS, S3 and SSM against local servers
+ * that speak those services' wire protocols, so the requests themselves are checked.
+ */
+import { createHash } from 'node:crypto';
+import { S3Client } from '@aws-sdk/client-s3';
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { SSMClient } from '@aws-sdk/client-ssm';
+import { DynamoDedupStore } from '../../functions/aws/dedup-store';
+import { DynamoEventLog } from '../../functions/aws/event-log';
+import { S3PayloadStore } from '../../functions/aws/s3-payload-store';
+import { SqsEventQueue, chunkEntries } from '../../functions/aws/sqs-queue';
+import { SsmSecretSource } from '../../functions/aws/ssm-secrets';
+import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
+import { HookError } from '../../functions/core/errors';
+import type { EventRecord, QueueMessage, Subscription } from '../../functions/core/types';
+import { startDynalite, type TestDynamo } from '../support/dynalite';
+import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
+import { ManualClock } from '../support/recording-queue';
+
+const credentials = { accessKeyId: 'AKIDEXAMPLE', secretAccessKey: 'secret' };
+
+let dynamo: TestDynamo;
+beforeAll(async () => {
+  dynamo = await startDynalite();
+});
+afterAll(async () => {
+  await dynamo.close();
+});
+
+const subscription = (name: string): Subscription => ({
+  name, events: ['push'], skills: [], deliver: ['log'], state: 'active',
+  created_at: '2026-11-22T00:00:00Z', updated_at: '2026-11-22T00:00:00Z', secret: 'whsec_x',
+});
+
+describe('DynamoSubscriptionStore', () => {
+  test('create is conditional: of two racing creates of one name exactly one succeeds', async () => {
+    const store = new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions);
+    const results = await Promise.allSettled([store.create(subscription('race')), store.create(subscription('race'))]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const rejected = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(rejected.reason).toBeInstanceOf(HookError);
+    expect((rejected.reason as HookError).code).toBe('subscription_exists');
+  });
+
+  test('get, list, put and delete; unknown names are errors', async () => {
+    const store = new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions);
+    await store.create({ ...subscription('crud'), description: 'd', prompt: 'Review {pull_request.title}' });
+    expect(await store.get('crud')).toMatchObject({ name: 'crud', prompt: 'Review {pull_request.title}' });
+    await store.put({ ...subscription('crud'), state: 'paused' });
+    expect((await store.get('crud'))?.state).toBe('paused');
+    expect((await store.list()).map((s) => s.name)).toContain('crud');
+    await store.delete('crud');
+    expect(await store.get('crud')).toBeUndefined();
+    await expect(store.delete('crud')).rejects.toMatchObject({ code: 'subscription_not_found', message: "No subscription named 'crud'" });
+    await expect(store.put(subscription('ghost'))).rejects.toMatchObject({ code: 'subscription_not_found' });
+  });
+});
+
+describe('DynamoDedupStore', () => {
+  test('claim once per key; an expired item no longer counts; release forgets', async () => {
+    const clock = new ManualClock();
+    const dedup = new DynamoDedupStore(dynamo.client, dynamo.tables.dedup, clock);
+    expect(await dedup.claim('github#a', 60)).toBe(true);
+    expect(await dedup.claim('github#a', 60)).toBe(false);
+    expect(await dedup.claim('gitlab#a', 60)).toBe(true);
+    clock.advance(60_000);
+    expect(await dedup.claim('github#a', 60)).toBe(true);
+    await dedup.release('github#a');
+    expect(await dedup.claim('github#a', 60)).toBe(true);
+  });
+});
+
+describe('DynamoEventLog', () => {
+  const record = (eventId: string, sub: string, status: EventRecord['status'], at: string): EventRecord => {
+    const message: QueueMessage = { v: 1, event_id: eventId, subscription: sub, source: 'custom', event: 'e', delivery_id: eventId, received_at: at, payload: { deep: { a: [1, { b: null }] } } };
+    return { event_id: eventId, subscription: sub, status, source: 'custom', event: 'e', delivery_id: eventId, received_at: at, updated_at: at, message };
+  };
+
+  test('records by event, by subscription (newest first, limited) and by status (arrival order)', async () => {
+    const log = new DynamoEventLog(dynamo.client, dynamo.tables.events);
+    await log.putAll([
+      record('evt_1', 'a', 'held', '2026-11-22T10:00:00.000Z'),
+      record('evt_1', 'b', 'queued', '2026-11-22T10:00:00.000Z'),
+      record('evt_2', 'a', 'delivered', '2026-11-22T10:01:00.000Z'),
+      record('evt_3', 'a', 'held', '2026-11-22T10:02:00.000Z'),
+    ]);
+    expect((await log.getEvent('evt_1')).map((r) => r.subscription)).toEqual(['a', 'b']);
+    expect((await log.get('evt_1', 'a'))?.message.payload).toEqual({ deep: { a: [1, { b: null }] } });
+    expect((await log.listBySubscription('a', 2)).map((r) => r.event_id)).toEqual(['evt_3', 'evt_2']);
+    expect((await log.listByStatus('a', 'held')).map((r) => r.event_id)).toEqual(['evt_1', 'evt_3']);
+    await log.deleteAll([{ event_id: 'evt_1', subscription: 'a' }]);
+    expect(await log.get('evt_1', 'a')).toBeUndefined();
+  });
+
+  test('more than 25 records are written in several batches', async () => {
+    const log = new DynamoEventLog(dynamo.client, dynamo.tables.events);
+    const many = Array.from({ length: 60 }, (_, i) => record(`evt_many_${String(i).padStart(2, '0')}`, 'many', 'queued', `2026-11-22T11:00:${String(i).padStart(2, '0')}.000Z`));
+    await log.putAll(many);
+    expect(await log.listByStatus('many', 'queued')).toHaveLength(60);
+  });
+
+  test('an unreachable table is `unavailable`', async () => {
+    const log = new DynamoEventLog(dynamo.client, 'no-such-table');
+    await expect(log.get('x', 'y')).rejects.toMatchObject({ code: 'unavailable' });
+  });
+});
+
+describe('SqsEventQueue (AWS JSON protocol)', () => {
+  let sqs: LocalServer;
+  let failIds = new Set<string>();
+  beforeAll(async () => {
+    sqs = await startLocalServer((req, res) => {
+      const input = JSON.parse(req.body) as { Entries: Array<{ Id: string; MessageBody: string }> };
+      const ok = input.Entries.filter((e) => !failIds.has(e.Id));
+      sendJson(res, 200, {
+        Successful: ok.map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}`, MD5OfMessageBody: createHash('md5').update(e.MessageBody).digest('hex') })),
+        Failed: input.Entries.filter((e) => failIds.has(e.Id)).map((e) => ({ Id: e.Id, Code: 'InternalError', SenderFault: false, Message: 'try again' })),
+      }, { 'content-type': 'application/x-amz-json-1.0' });
+      failIds = new Set();
+    });
+  });
+  afterAll(async () => sqs.close());
+  beforeEach(() => {
+    sqs.requests.length = 0;
+  });
+
+  const client = () => new SQSClient({ endpoint: sqs.url, region: 'eu-west-1', credentials, maxAttempts: 1 });
+  const message = (i: number, pad = 0): QueueMessage => ({
+    v: 1, event_id: `evt_${i}`, subscription: 's', source: 'github', event: 'push', delivery_id: `d${i}`, received_at: '2026-11-22T00:00:00Z', payload: { pad: 'x'.repeat(pad) },
+  });
+
+  test('23 messages go as SendMessageBatch requests of at most 10 entries', async () => {
+    const queue = new SqsEventQueue(client(), `${sqs.url}/123456789012/hookagent-test-queue`);
+    await queue.send(Array.from({ length: 23 }, (_, i) => message(i)));
+    expect(sqs.requests.map((r) => r.headers['x-amz-target'])).toEqual(Array(3).fill('AmazonSQS.SendMessageBatch'));
+    const sizes = sqs.requests.map((r) => (JSON.parse(r.body) as { Entries: unknown[] }).Entries.length);
+    expect(sizes).toEqual([10, 10, 3]);
+    const first = JSON.parse(sqs.requests[0]!.body) as { QueueUrl: string; Entries: Array<{ MessageBody: string }> };
+    expect(first.QueueUrl).toBe(`${sqs.url}/123456789012/hookagent-test-queue`);
+    expect(JSON.parse(first.Entries[0]!.MessageBody)).toMatchObject({ event_id: 'evt_0' });
+  });
+
+  test('entries SQS reports as failed are sent again', async () => {
+    const queue = new SqsEventQueue(client(), `${sqs.url}/q`);
+    failIds = new Set(['1']);
+    await queue.send([message(0), message(1)]);
+    expect(sqs.requests).toHaveLength(2);
+    expect((JSON.parse(sqs.requests[1]!.body) as { Entries: Array<{ Id: string }> }).Entries.map((e) => e.Id)).toEqual(['1']);
+  });
+
+  test('batches also respect the 256 KiB request size', () => {
+    const entries = Array.from({ length: 4 }, (_, i) => ({ Id: String(i), MessageBody: 'x'.repeat(100 * 1024) }));
+    expect(chunkEntries(entries).map((c) => c.length)).toEqual([2, 2]);
+  });
+
+  test('an unreachable queue is `unavailable`', async () => {
+    const queue = new SqsEventQueue(new SQSClient({ endpoint: 'http://127.0.0.1:1', region: 'eu-west-1', credentials, maxAttempts: 1 }), 'http://127.0.0.1:1/q');
+    await expect(queue.send([message(0)])).rejects.toMatchObject({ code: 'unavailable', retryable: true });
+  });
+});
+
+describe('S3PayloadStore (REST, path style)', () => {
+  test('PutObject then GetObject by pointer; a missing object is payload_missing', async () => {
+    const objects = new Map<string, string>();
+    const s3 = await startLocalServer((req, res) => {
+      const path = req.url.split('?')[0]!;
+      if (req.method === 'PUT') {
+        objects.set(path, req.body);
+        res.writeHead(200, { etag: '"abc"' });
+        res.end();
+      } else if (objects.has(path)) {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(objects.get(path));
+      } else {
+        res.writeHead(404, { 'content-type': 'application/xml' });
+        res.end('<?xml version="1.0" encoding="UTF-8"?><Error><Code>NoSuchKey</Code><Message>The specified key does not exist.</Message></Error>');
+      }
+    });
+    try {
+      const store = new S3PayloadStore(new S3Client({ endpoint: s3.url, forcePathStyle: true, region: 'eu-west-1', credentials, maxAttempts: 1 }), 'payload-bucket');
+      const pointer = await store.put('evt_1', '{"big":true}');
+      expect(pointer).toBe('s3://payload-bucket/payloads/evt_1.json');
+      expect(s3.requests[0]).toMatchObject({ method: 'PUT', body: '{"big":true}' });
+      expect(s3.requests[0]?.url.split('?')[0]).toBe('/payload-bucket/payloads/evt_1.json');
+      expect(s3.requests[0]?.headers['content-type']).toBe('application/json');
+      expect(await store.get(pointer)).toBe('{"big":true}');
+      await expect(store.get('s3://payload-bucket/payloads/gone.json')).rejects.toMatchObject({ code: 'payload_missing' });
+      await expect(store.get('not-a-pointer')).rejects.toMatchObject({ code: 'payload_pointer_invalid' });
+    } finally {
+      await s3.close();
+    }
+  });
+});
+
+describe('SsmSecretSource', () => {
+  test('environment first, then /hookagent/<stage>/<VAR> with decryption, cached; unknown → undefined', async () => {
+    const ssm = await startLocalServer((req, res) => {
+      const input = JSON.parse(req.body) as { Name: string; WithDecryption: boolean };
+      if (input.Name === '/hookagent/prod/GITHUB_TOKEN') {
+        sendJson(res, 200, { Parameter: { Name: input.Name, Type: 'SecureString', Value: 'from-ssm', Version: 1 } }, { 'content-type': 'application/x-amz-json-1.1' });
+      } else {
+        sendJson(res, 400, { __type: 'ParameterNotFound', message: 'not found' }, { 'content-type': 'application/x-amz-json-1.1' });
+      }
+    });
+    try {
+      const source = new SsmSecretSource(new SSMClient({ endpoint: ssm.url, region: 'eu-west-1', credentials, maxAttempts: 1 }), 'prod', { FROM_ENV: 'env-value' });
+      expect(await source.get('FROM_ENV')).toBe('env-value');
+      expect(await source.get('GITHUB_TOKEN')).toBe('from-ssm');
+      expect(await source.get('GITHUB_TOKEN')).toBe('from-ssm');
+      expect(await source.get('MISSING')).toBeUndefined();
+      const asked = ssm.requests.map((r) => [r.headers['x-amz-target'], (JSON.parse(r.body) as { Name: string; WithDecryption: boolean })]);
+      expect(asked).toEqual([
+        ['AmazonSSM.GetParameter', { Name: '/hookagent/prod/GITHUB_TOKEN', WithDecryption: true }],
+        ['AmazonSSM.GetParameter', { Name: '/hookagent/prod/MISSING', WithDecryption: true }],
+      ]);
+      expect(source.where('X')).toContain('/hookagent/prod/X');
+    } finally {
+      await ssm.close();
+    }
+  });
+});
