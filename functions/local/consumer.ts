@@ -1,0 +1,134 @@
+/**
+ * Feeds the worker handler from the local queue exactly as the SQS event source mapping
+ * does on AWS: batches of SQS records, partial batch responses honoured (failed messages
+ * come back after the visibility timeout), woken at once when a message is sent.
+ */
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import { createHash } from 'node:crypto';
+import { describeError } from '../core/errors';
+import type { Logger } from '../core/log';
+import type { LocalQueue, ReceivedMessage } from './queue';
+
+export type BatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
+
+export interface ConsumerOptions {
+  batchSize: number;
+  /** Batches processed at the same time. */
+  concurrency: number;
+  /** A safety net for wake-ups missed across processes; normal sends wake the consumer at once. */
+  idleCheckMs: number;
+  logger: Logger;
+  queueArn?: string;
+}
+
+export function toSqsRecord(message: ReceivedMessage, queueArn: string): SQSRecord {
+  const now = Date.now();
+  return {
+    messageId: message.messageId,
+    receiptHandle: message.receiptHandle,
+    body: message.body,
+    attributes: {
+      ApproximateReceiveCount: String(message.receiveCount),
+      SentTimestamp: String(message.sentAt),
+      SenderId: 'hookagent-local',
+      ApproximateFirstReceiveTimestamp: String(now),
+    },
+    messageAttributes: {},
+    md5OfBody: createHash('md5').update(message.body).digest('hex'),
+    eventSource: 'aws:sqs',
+    eventSourceARN: queueArn,
+    awsRegion: 'local',
+  };
+}
+
+export class QueueConsumer {
+  private stopping = false;
+  private readonly inFlight = new Set<Promise<void>>();
+  private readonly unfinished = new Map<string, ReceivedMessage>();
+  private loop: Promise<void> | undefined;
+  private stopSignal: () => void = () => {};
+  private readonly stopped = new Promise<void>((resolve) => {
+    this.stopSignal = resolve;
+  });
+
+  constructor(private readonly queue: LocalQueue, private readonly handler: BatchHandler, private readonly options: ConsumerOptions) {}
+
+  start(): void {
+    this.loop ??= this.run();
+  }
+
+  /** Stops receiving, waits for in-flight batches up to `graceMs`, then requeues what is left. */
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    this.stopSignal();
+    this.queue.wake();
+    let timer: NodeJS.Timeout | undefined;
+    const grace = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, graceMs);
+    });
+    await Promise.race([Promise.allSettled([...this.inFlight]), grace]);
+    clearTimeout(timer);
+    for (const message of this.unfinished.values()) {
+      await this.queue.changeVisibility(message.receiptHandle, 0).catch(() => undefined);
+    }
+    await this.loop;
+  }
+
+  private async run(): Promise<void> {
+    const arn = this.options.queueArn ?? 'arn:aws:sqs:local:000000000000:hookagent-local-queue';
+    while (!this.stopping) {
+      if (this.inFlight.size >= this.options.concurrency) {
+        await Promise.race([...this.inFlight, this.stopped]);
+        continue;
+      }
+      let batch: ReceivedMessage[];
+      try {
+        batch = await this.queue.receive(this.options.batchSize);
+      } catch (error) {
+        this.options.logger.error('local queue receive failed', { error: describeError(error) });
+        await this.idle(this.options.idleCheckMs);
+        continue;
+      }
+      if (batch.length === 0) {
+        const next = await this.queue.nextVisibleIn().catch(() => undefined);
+        await this.idle(next === undefined ? this.options.idleCheckMs : Math.min(next + 1, this.options.idleCheckMs));
+        continue;
+      }
+      const work = this.process(batch, arn).finally(() => this.inFlight.delete(work));
+      this.inFlight.add(work);
+    }
+  }
+
+  private async idle(ms: number): Promise<void> {
+    if (this.stopping) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.queue.waitForMessages(),
+      this.stopped,
+      new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, ms);
+      }),
+    ]);
+    clearTimeout(timer);
+  }
+
+  private async process(batch: ReceivedMessage[], arn: string): Promise<void> {
+    for (const message of batch) this.unfinished.set(message.messageId, message);
+    let failed: Set<string>;
+    try {
+      const response = await this.handler({ Records: batch.map((m) => toSqsRecord(m, arn)) });
+      failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
+    } catch (error) {
+      // A handler that throws fails the whole batch, as with Lambda.
+      this.options.logger.error('worker batch failed', { error: describeError(error), messages: batch.length });
+      failed = new Set(batch.map((m) => m.messageId));
+    }
+    for (const message of batch) {
+      this.unfinished.delete(message.messageId);
+      // Failed messages stay invisible until the visibility timeout, then come back.
+      if (!failed.has(message.messageId)) await this.queue.delete(message.receiptHandle).catch((error: unknown) => {
+        this.options.logger.error('local queue delete failed', { error: describeError(error) });
+      });
+    }
+  }
+}

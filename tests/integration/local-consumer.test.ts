@@ -1,0 +1,87 @@
+/** The local consumer drives a batch handler the way the SQS event source mapping does. */
+import type { SQSEvent } from 'aws-lambda';
+import { QueueConsumer } from '../../functions/local/consumer';
+import { LocalQueue } from '../../functions/local/queue';
+import { silentLogger } from '../../functions/core/log';
+import { systemClock } from '../../functions/core/ports';
+import { startDynalite, type TestDynamo } from '../support/dynalite';
+
+let dynamo: TestDynamo;
+let n = 0;
+beforeAll(async () => {
+  dynamo = await startDynalite();
+});
+afterAll(async () => dynamo.close());
+
+async function queue(visibilityTimeoutMs: number, maxReceiveCount = 5) {
+  n += 1;
+  const q = new LocalQueue(dynamo.client, { table: `consumer${n}`, deadLetterTable: `consumer-dlq${n}`, visibilityTimeoutMs, maxReceiveCount, clock: systemClock });
+  await q.ensureTables();
+  return q;
+}
+
+function until(check: () => boolean): Promise<void> {
+  return new Promise((resolve) => {
+    const tick = () => (check() ? resolve() : setImmediate(tick));
+    tick();
+  });
+}
+
+test('batches carry SQS records; only reported failures come back, after the visibility timeout', async () => {
+  const q = await queue(100);
+  const seen: Array<{ body: string; count: string }> = [];
+  const handler = async (event: SQSEvent) => {
+    for (const r of event.Records) seen.push({ body: r.body, count: r.attributes.ApproximateReceiveCount });
+    const failures = event.Records.filter((r) => r.body === 'flaky' && r.attributes.ApproximateReceiveCount === '1');
+    return { batchItemFailures: failures.map((r) => ({ itemIdentifier: r.messageId })) };
+  };
+  const consumer = new QueueConsumer(q, handler, { batchSize: 10, concurrency: 1, idleCheckMs: 1000, logger: silentLogger });
+  consumer.start();
+  await q.sendBodies(['ok-1', 'flaky', 'ok-2']);
+  await until(() => seen.length === 4);
+  await consumer.stop(1000);
+  expect(seen.map((s) => `${s.body}#${s.count}`).sort()).toEqual(['flaky#1', 'flaky#2', 'ok-1#1', 'ok-2#1']);
+  expect(await q.size()).toBe(0);
+});
+
+test('a handler that throws fails the whole batch; after max receives the messages are dead letters', async () => {
+  const q = await queue(20, 2);
+  let calls = 0;
+  const consumer = new QueueConsumer(q, async () => {
+    calls += 1;
+    throw new Error('boom');
+  }, { batchSize: 10, concurrency: 1, idleCheckMs: 50, logger: silentLogger });
+  consumer.start();
+  await q.sendBodies(['poison']);
+  const deadLetters = async () => (await q.deadLetters()).length;
+  let dead = 0;
+  while (dead === 0) {
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    dead = await deadLetters();
+  }
+  await consumer.stop(1000);
+  expect(calls).toBe(2);
+  expect((await q.deadLetters())[0]).toMatchObject({ body: 'poison', receiveCount: 2 });
+});
+
+test('stop waits for in-flight work; what cannot finish in the grace period is requeued', async () => {
+  const q = await queue(60_000);
+  let release: () => void = () => {};
+  const blocked = new Promise<void>((resolve) => {
+    release = resolve;
+  });
+  let started = false;
+  const consumer = new QueueConsumer(q, async () => {
+    started = true;
+    await blocked;
+    return { batchItemFailures: [] };
+  }, { batchSize: 10, concurrency: 1, idleCheckMs: 1000, logger: silentLogger });
+  consumer.start();
+  await q.sendBodies(['slow']);
+  await until(() => started);
+  await consumer.stop(10);
+  // Requeued: visible again now, not after the 60 s visibility timeout.
+  const again = await q.receive(1);
+  expect(again.map((m) => [m.body, m.receiveCount])).toEqual([['slow', 2]]);
+  release();
+});
