@@ -1,0 +1,98 @@
+/**
+ * The HTTP side of `hookagent serve`: each request becomes an API Gateway HTTP API (v2)
+ * event for the same ingest handler as on AWS. The source address is the socket's peer;
+ * `X-Forwarded-For` counts only with --trust-proxy. Bodies are read up to one byte past
+ * the limit, so an oversized upload is refused without being held in memory.
+ */
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { describeError } from '../../functions/core/errors';
+import type { Logger } from '../../functions/core/log';
+
+export type ApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
+
+export interface LocalHttpOptions {
+  handler: ApiHandler;
+  maxBodyBytes: number;
+  trustProxy: boolean;
+  logger: Logger;
+}
+
+function sourceIp(req: IncomingMessage, trustProxy: boolean): string {
+  const forwarded = req.headers['x-forwarded-for'];
+  if (trustProxy && typeof forwarded === 'string' && forwarded.trim()) return forwarded.split(',')[0]!.trim();
+  return req.socket.remoteAddress ?? '';
+}
+
+/** Reads at most `limit` bytes; the rest of an oversized body is discarded as it arrives. */
+function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      if (size >= limit) return;
+      const room = limit - size;
+      const piece = chunk.length > room ? chunk.subarray(0, room) : chunk;
+      chunks.push(piece);
+      size += piece.length;
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks)));
+    req.on('error', reject);
+  });
+}
+
+export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, trustProxy: boolean): APIGatewayProxyEventV2 {
+  const url = new URL(req.url ?? '/', 'http://localhost');
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(req.headers)) {
+    if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
+  }
+  const now = Date.now();
+  return {
+    version: '2.0',
+    routeKey: '$default',
+    rawPath: url.pathname,
+    rawQueryString: url.search.replace(/^\?/, ''),
+    headers,
+    requestContext: {
+      accountId: 'local', apiId: 'local', domainName: headers.host ?? 'localhost', domainPrefix: 'local',
+      http: { method: req.method ?? 'GET', path: url.pathname, protocol: `HTTP/${req.httpVersion}`, sourceIp: sourceIp(req, trustProxy), userAgent: headers['user-agent'] ?? '' },
+      requestId: randomUUID(), routeKey: '$default', stage: '$default', time: new Date(now).toISOString(), timeEpoch: now,
+    },
+    // Always base64, as API Gateway does for binary bodies: the exact bytes reach the handler.
+    body: body.toString('base64'),
+    isBase64Encoded: true,
+  };
+}
+
+function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(result.headers ?? {})) headers[name] = String(value);
+  res.writeHead(result.statusCode ?? 200, headers);
+  res.end(result.body ?? '');
+}
+
+const jsonError = (status: number, code: string, message: string) =>
+  `HTTP/1.1 ${status} ${message}\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n${JSON.stringify({ status: 'error', code, message })}`;
+
+export function createLocalHttpServer(options: LocalHttpOptions): Server {
+  const server = createServer({ requestTimeout: 30_000 }, (req, res) => {
+    void (async () => {
+      try {
+        const body = await readBody(req, options.maxBodyBytes + 1);
+        send(res, await options.handler(toApiGatewayEvent(req, body, options.trustProxy)));
+      } catch (error) {
+        options.logger.error('local request failed', { error: describeError(error) });
+        if (!res.headersSent) send(res, { statusCode: 503, headers: { 'content-type': 'application/json', 'retry-after': '5' }, body: JSON.stringify({ status: 'error', code: 'unavailable', message: 'Service temporarily unavailable; retry later' }) });
+      }
+    })();
+  });
+  // Malformed requests and oversized headers get JSON too, never an empty or HTML answer.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket) => {
+    if (!socket.writable) return socket.destroy();
+    const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
+    socket.end(tooLarge ? jsonError(431, 'headers_too_large', 'Request headers too large') : jsonError(400, 'bad_request', 'Malformed HTTP request'));
+  });
+  return server;
+}
