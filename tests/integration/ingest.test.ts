@@ -11,7 +11,8 @@ import { eventMatches } from '../../functions/core/events/filters';
 import { apiEvent, githubEvent, standardHeaders } from '../support/requests';
 import { GITHUB_SECRET, GITLAB_SECRET, bodyOf, startHarness, type Harness } from '../support/ingest-harness';
 
-const FIXTURES = join(__dirname, '..', '..', '..', 'shared', 'fixtures');
+// A copy of shared/fixtures (vendor payloads from their docs; see tests/fixtures/README.md).
+const FIXTURES = join(__dirname, '..', 'fixtures');
 const fixture = (path: string) => readFileSync(join(FIXTURES, path), 'utf8');
 
 let h: Harness;
