@@ -3,7 +3,8 @@ module.exports = {
   testEnvironment: 'node',
   roots: ['<rootDir>/tests'],
   testMatch: ['**/*.test.ts'],
-  testPathIgnorePatterns: ['/node_modules/', '/tests/bench/', '/tests/reliability/'],
+  // Slow reliability runs (load, kill -9) are named *.slow.test.ts and run with npm run test:reliability.
+  testPathIgnorePatterns: ['/node_modules/', '/tests/bench/', '\\.slow\\.test\\.ts$'],
   transform: { '^.+\\.ts$': '<rootDir>/tests/support/esbuild-transform.cjs' },
   moduleFileExtensions: ['ts', 'js', 'cjs', 'mjs', 'json'],
   testTimeout: 30000,

@@ -1,0 +1,96 @@
+/**
+ * In-memory adapters of every port: for benchmarks that measure ingest's own CPU cost and
+ * for fuzzing at volume. Not durable; `serve` uses the on-disk store.
+ */
+import { HookError } from '../core/errors';
+import type { Clock, DedupStore, EventLog, EventQueue, PayloadStore, SubscriptionStore } from '../core/ports';
+import type { EventRecord, EventStatus, QueueMessage, Subscription } from '../core/types';
+
+export class MemorySubscriptionStore implements SubscriptionStore {
+  private readonly items = new Map<string, Subscription>();
+
+  async list(): Promise<Subscription[]> {
+    return [...this.items.values()].sort((a, b) => a.name.localeCompare(b.name));
+  }
+  async get(name: string): Promise<Subscription | undefined> {
+    return this.items.get(name);
+  }
+  async create(subscription: Subscription): Promise<void> {
+    if (this.items.has(subscription.name)) throw new HookError('subscription_exists', `A subscription named '${subscription.name}' already exists`);
+    this.items.set(subscription.name, structuredClone(subscription));
+  }
+  async put(subscription: Subscription): Promise<void> {
+    if (!this.items.has(subscription.name)) throw new HookError('subscription_not_found', `No subscription named '${subscription.name}'`);
+    this.items.set(subscription.name, structuredClone(subscription));
+  }
+  async delete(name: string): Promise<void> {
+    if (!this.items.delete(name)) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
+  }
+}
+
+export class MemoryDedupStore implements DedupStore {
+  private readonly expiries = new Map<string, number>();
+  constructor(private readonly clock: Clock) {}
+
+  async claim(key: string, ttlSeconds: number): Promise<boolean> {
+    const now = this.clock.now();
+    const expires = this.expiries.get(key);
+    if (expires !== undefined && expires > now) return false;
+    this.expiries.set(key, now + ttlSeconds * 1000);
+    return true;
+  }
+  async release(key: string): Promise<void> {
+    this.expiries.delete(key);
+  }
+}
+
+export class MemoryEventLog implements EventLog {
+  private readonly records = new Map<string, EventRecord>();
+  private key = (eventId: string, subscription: string) => `${eventId}\u0000${subscription}`;
+
+  async putAll(records: EventRecord[]): Promise<void> {
+    for (const record of records) this.records.set(this.key(record.event_id, record.subscription), structuredClone(record));
+  }
+  async get(eventId: string, subscription: string): Promise<EventRecord | undefined> {
+    const record = this.records.get(this.key(eventId, subscription));
+    return record && structuredClone(record);
+  }
+  async getEvent(eventId: string): Promise<EventRecord[]> {
+    return [...this.records.values()].filter((r) => r.event_id === eventId).map((r) => structuredClone(r));
+  }
+  async listBySubscription(subscription: string, limit: number): Promise<EventRecord[]> {
+    return this.arrival(subscription).reverse().slice(0, limit);
+  }
+  async listByStatus(subscription: string, status: EventStatus): Promise<EventRecord[]> {
+    return this.arrival(subscription).filter((r) => r.status === status);
+  }
+  async deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void> {
+    for (const k of keys) this.records.delete(this.key(k.event_id, k.subscription));
+  }
+  private arrival(subscription: string): EventRecord[] {
+    return [...this.records.values()]
+      .filter((r) => r.subscription === subscription)
+      .sort((a, b) => `${a.received_at}#${a.event_id}`.localeCompare(`${b.received_at}#${b.event_id}`))
+      .map((r) => structuredClone(r));
+  }
+}
+
+export class MemoryPayloadStore implements PayloadStore {
+  private readonly bodies = new Map<string, string>();
+  async put(key: string, body: string): Promise<string> {
+    this.bodies.set(key, body);
+    return `memory://${key}`;
+  }
+  async get(pointer: string): Promise<string> {
+    const body = this.bodies.get(pointer.replace(/^memory:\/\//, ''));
+    if (body === undefined) throw new HookError('payload_missing', `The stored payload ${pointer} no longer exists`);
+    return body;
+  }
+}
+
+export class MemoryQueue implements EventQueue {
+  readonly messages: QueueMessage[] = [];
+  async send(messages: QueueMessage[]): Promise<void> {
+    this.messages.push(...messages);
+  }
+}
