@@ -49,7 +49,8 @@ export class MemoryEventLog implements EventLog {
   private key = (eventId: string, subscription: string) => `${eventId}\u0000${subscription}`;
 
   async putAll(records: EventRecord[]): Promise<void> {
-    for (const record of records) this.records.set(this.key(record.event_id, record.subscription), structuredClone(record));
+    // Kept by reference: callers hand over records they no longer change; reads return copies.
+    for (const record of records) this.records.set(this.key(record.event_id, record.subscription), record);
   }
   async get(eventId: string, subscription: string): Promise<EventRecord | undefined> {
     const record = this.records.get(this.key(eventId, subscription));

@@ -119,7 +119,7 @@ export function createIngest(deps: IngestDeps): Ingest {
       }
 
       // 7. Paused subscriptions hold their events; 8. dedup; 9. enqueue.
-      return await accept(deps, { source, name, event, action, deliveryId: identity.deliveryId, payload, bodyText: body.toString('utf8') }, matched);
+      return await accept(deps, { source, name, event, action, deliveryId: identity.deliveryId, payload, body }, matched);
     } catch (error) {
       // Whatever failed, nothing was accepted and the sender may retry: answer 503, never 500.
       const expected = isHookError(error) && error.code === 'unavailable';
@@ -155,7 +155,7 @@ interface Accepted {
   action: string | undefined;
   deliveryId: string | undefined;
   payload: Payload;
-  bodyText: string;
+  body: Buffer;
 }
 
 async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]): Promise<Reply> {
@@ -173,8 +173,8 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
   const receivedAt = new Date(now).toISOString();
   const records: EventRecord[] = [];
   try {
-    const carried = Buffer.byteLength(input.bodyText) > INLINE_PAYLOAD_LIMIT
-      ? { payload_ref: await deps.payloads.put(eventId, input.bodyText) }
+    const carried = input.body.length > INLINE_PAYLOAD_LIMIT
+      ? { payload_ref: await deps.payloads.put(eventId, input.body.toString('utf8')) }
       : { payload: input.payload };
     const messages: QueueMessage[] = [];
     for (const subscription of matched) {

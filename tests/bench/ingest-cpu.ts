@@ -1,0 +1,62 @@
+/**
+ * Bench 1: ingest CPU per event. The ingest handler in-process (in-memory ports) over
+ * every payload of @octokit/webhooks-examples, signed, against the floor of the same
+ * work any receiver must do: HMAC-SHA256 of the body and JSON.parse.
+ */
+import { createHmac } from 'node:crypto';
+import githubExamples from '@octokit/webhooks-examples';
+import { signHub } from '../../functions/core/auth/signatures';
+import { parseConfig, resolveConfig } from '../../functions/core/config/load';
+import { SubscriptionCache } from '../../functions/core/ingest/subscription-cache';
+import { createIngest } from '../../functions/core/ingest/service';
+import { silentLogger } from '../../functions/core/log';
+import { systemClock } from '../../functions/core/ports';
+import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
+import { MemoryDedupStore, MemoryEventLog, MemoryPayloadStore, MemoryQueue, MemorySubscriptionStore } from '../../functions/local/memory';
+import { median, type Measurement } from './stats';
+import { apiEvent } from '../support/requests';
+
+const SECRET = 'bench-secret';
+
+export async function benchIngestCpu(): Promise<Measurement> {
+  const parsed = parseConfig('webhooks: { github: { secret: ${S} }, max_payload_size: 10MB }');
+  if (!parsed.ok) throw new Error(parsed.error.message);
+  const resolved = await resolveConfig(parsed.value, { get: async () => SECRET });
+  if (!resolved.ok) throw new Error(resolved.error.message);
+  const store = new MemorySubscriptionStore();
+  await store.create({ name: 'all', events: [], skills: [], deliver: ['log'], state: 'active', created_at: '', updated_at: '', secret: 'x' });
+  const queue = new MemoryQueue();
+  const ingest = createIngest({
+    config: resolved.value, subscriptions: new SubscriptionCache(store, 5_000, systemClock), queue, dedup: new MemoryDedupStore(systemClock),
+    events: new MemoryEventLog(), payloads: new MemoryPayloadStore(), clock: systemClock, logger: silentLogger,
+  });
+  const handler = apiGatewayHandler(async () => ingest, silentLogger);
+
+  const cases = githubExamples.flatMap((group) => group.examples.map((example) => ({ event: group.name, body: JSON.stringify(example) })));
+  const ratios: number[] = [];
+  const rounds = 30;
+  let delivery = 0;
+  for (const c of cases) {
+    const signature = signHub(c.body, SECRET);
+    const events = Array.from({ length: rounds }, () =>
+      apiEvent({ path: '/webhooks/github', body: c.body, headers: { 'x-github-event': c.event, 'x-hub-signature-256': signature, 'x-github-delivery': `b${delivery++}` } }));
+    // Warm up both paths once.
+    await handler(events[0]!);
+    const floorStart = process.hrtime.bigint();
+    for (let i = 0; i < rounds; i++) {
+      createHmac('sha256', SECRET).update(c.body).digest('hex');
+      JSON.parse(c.body);
+    }
+    const floor = Number(process.hrtime.bigint() - floorStart);
+    const ingestStart = process.hrtime.bigint();
+    for (let i = 1; i < rounds; i++) {
+      const result = await handler(events[i]!);
+      if ((result.statusCode ?? 500) >= 300) throw new Error(`ingest answered ${result.statusCode} for ${c.event}: ${result.body}`);
+    }
+    const measured = (Number(process.hrtime.bigint() - ingestStart) / (rounds - 1)) * rounds;
+    ratios.push(measured / floor);
+    queue.messages.length = 0;
+  }
+  const ratio = median(ratios);
+  return { name: 'ingest CPU per event (median over payloads, ingest ÷ HMAC+JSON.parse)', value: ratio, unit: '×', target: '≤ 1.5×', met: ratio <= 1.5, detail: { payloads: cases.length } };
+}

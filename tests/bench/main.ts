@@ -1,0 +1,34 @@
+/**
+ * `npm run bench`: every figure is a ratio or a latency measured side by side in one run.
+ * Prints a table, writes tests/bench/results.json, and exits non-zero when a measurement
+ * could not be taken (a target not met is reported, not hidden).
+ */
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { benchIngestCpu } from './ingest-cpu';
+import type { Measurement } from './stats';
+
+const benches: Array<[string, () => Promise<Measurement>]> = [
+  ['ingest-cpu', benchIngestCpu],
+];
+
+async function main(): Promise<void> {
+  const results: Measurement[] = [];
+  const errors: string[] = [];
+  for (const [name, run] of benches) {
+    try {
+      results.push(await run());
+    } catch (error) {
+      errors.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
+    }
+  }
+  const rows = results.map((r) => `| ${r.name} | ${r.value.toFixed(2)} ${r.unit} | ${r.target} | ${r.met ? 'met' : 'NOT met'} |`);
+  process.stdout.write(['| measurement | value | target | |', '|---|---|---|---|', ...rows].join('\n') + '\n');
+  writeFileSync(join(__dirname, '..', 'tests', 'bench', 'results.json'), `${JSON.stringify({ node: process.version, at: new Date().toISOString(), results, errors }, null, 2)}\n`);
+  if (errors.length > 0) {
+    process.stderr.write(`measurements that could not be taken:\n  ${errors.join('\n  ')}\n`);
+    process.exit(1);
+  }
+}
+
+void main();
