@@ -5,7 +5,7 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   // Slow reliability runs (load, kill -9) are named *.slow.test.ts and run with npm run test:reliability.
   testPathIgnorePatterns: ['/node_modules/', '/tests/bench/', '\\.slow\\.test\\.ts$'],
-  transform: { '^.+\\.ts$': '<rootDir>/tests/support/esbuild-transform.cjs' },
-  moduleFileExtensions: ['ts', 'js', 'cjs', 'mjs', 'json'],
+  transform: { '^.+\\.(ts|md)$': '<rootDir>/tests/support/esbuild-transform.cjs' },
+  moduleFileExtensions: ['ts', 'js', 'cjs', 'mjs', 'json', 'md'],
   testTimeout: 30000,
 };

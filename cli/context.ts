@@ -1,0 +1,140 @@
+/**
+ * What every CLI command acts on: the configuration, the stores (the deployment's
+ * DynamoDB tables when an `aws` section or --stage is given, else the local store under
+ * `{config_dir}/data`), and the output streams. Results go to stdout, errors to stderr.
+ */
+import { SQSClient, GetQueueUrlCommand } from '@aws-sdk/client-sqs';
+import { closeSync, openSync, utimesSync } from 'node:fs';
+import { join } from 'node:path';
+import { configDir as resolveConfigDir, readConfigFile } from '../functions/core/config/file';
+import type { Config } from '../functions/core/config/types';
+import { HookError } from '../functions/core/errors';
+import type { EventLog, EventQueue, SubscriptionStore } from '../functions/core/ports';
+import { systemClock } from '../functions/core/ports';
+import { SkillLibrary } from '../functions/core/skills/library';
+import { createDynamoClient } from '../functions/aws/dynamo';
+import { DynamoEventLog } from '../functions/aws/event-log';
+import { SqsEventQueue } from '../functions/aws/sqs-queue';
+import { DynamoSubscriptionStore } from '../functions/aws/subscription-store';
+import { tableNamesForStage } from '../functions/aws/tables';
+import { LocalQueue } from '../functions/local/queue';
+import { openLocalStore } from '../functions/local/store';
+
+export interface GlobalOptions {
+  configDir?: string;
+  stage?: string;
+  region?: string;
+}
+
+export interface Stores {
+  subscriptions: SubscriptionStore;
+  events: EventLog;
+  queue: EventQueue;
+  where: string;
+  close(): Promise<void>;
+}
+
+export interface CliContext {
+  configDir: string;
+  config: Config;
+  skills: SkillLibrary;
+  out(text: string): void;
+  warn(text: string): void;
+  openStores(): Promise<Stores>;
+}
+
+/** Names of the local queue's tables; `serve` consumes from them. */
+export const LOCAL_QUEUE_TABLES = { table: 'hookagent-local-queue', deadLetterTable: 'hookagent-local-dead-letters' };
+export const LOCAL_VISIBILITY_TIMEOUT_MS = 6 * 60_000;
+export const LOCAL_MAX_RECEIVE_COUNT = 5;
+
+export function dataDir(configDir: string): string {
+  return join(configDir, 'data');
+}
+
+/** Touching this file wakes a running serve's queue consumer at once. */
+export function wakeFile(configDir: string): string {
+  return join(dataDir(configDir), 'queue.wake');
+}
+
+export function touch(path: string): void {
+  try {
+    const now = new Date();
+    closeSync(openSync(path, 'a'));
+    utimesSync(path, now, now);
+  } catch {
+    // Waking is an optimisation: serve also checks the queue on its own.
+  }
+}
+
+export function createContext(options: GlobalOptions): CliContext {
+  const dir = resolveConfigDir(options.configDir);
+  const parsed = readConfigFile(dir);
+  if (!parsed.ok) throw new HookError('config_invalid', `${parsed.error.message}\n(in ${join(dir, 'config.yaml')})`);
+  const config = parsed.value;
+  return {
+    configDir: dir,
+    config,
+    skills: new SkillLibrary(dir),
+    out: (text) => process.stdout.write(`${text}\n`),
+    warn: (text) => process.stderr.write(`${text}\n`),
+    openStores: () => openStores(dir, config, options),
+  };
+}
+
+async function openStores(dir: string, config: Config, options: GlobalOptions): Promise<Stores> {
+  const stage = options.stage ?? config.aws?.stage;
+  if (stage) {
+    const region = options.region ?? config.aws?.region;
+    const tables = tableNamesForStage(stage, config.aws?.tables ?? {});
+    const dynamo = createDynamoClient(region ? { region } : {});
+    const sqs = new SQSClient(region ? { region } : {});
+    let queue: SqsEventQueue | undefined;
+    const lazyQueue: EventQueue = {
+      send: async (messages) => {
+        if (!queue) {
+          const url = await sqs.send(new GetQueueUrlCommand({ QueueName: `hookagent-${stage}-queue` }));
+          queue = new SqsEventQueue(sqs, url.QueueUrl ?? '');
+        }
+        await queue.send(messages);
+      },
+    };
+    return {
+      subscriptions: new DynamoSubscriptionStore(dynamo, tables.subscriptions),
+      events: new DynamoEventLog(dynamo, tables.events),
+      queue: lazyQueue,
+      where: `the AWS deployment '${stage}'${region ? ` in ${region}` : ''}`,
+      close: async () => {
+        dynamo.destroy();
+        sqs.destroy();
+      },
+    };
+  }
+  const store = await openLocalStore(dataDir(dir), { role: 'cli' });
+  const queue = new LocalQueue(store.client, {
+    ...LOCAL_QUEUE_TABLES, visibilityTimeoutMs: LOCAL_VISIBILITY_TIMEOUT_MS, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
+    clock: systemClock, onSend: () => touch(wakeFile(dir)),
+  });
+  await queue.ensureTables();
+  return {
+    subscriptions: new DynamoSubscriptionStore(store.client, store.tables.subscriptions),
+    events: new DynamoEventLog(store.client, store.tables.events),
+    queue,
+    where: `the local store in ${dataDir(dir)}`,
+    close: () => store.close(),
+  };
+}
+
+/** Runs `fn` with the stores open, closing them whatever happens. */
+export async function withStores<T>(ctx: CliContext, fn: (stores: Stores) => Promise<T>): Promise<T> {
+  const stores = await ctx.openStores();
+  try {
+    return await fn(stores);
+  } finally {
+    await stores.close();
+  }
+}
+
+export function baseUrl(config: Config): string {
+  return config.webhooks.public_url ?? 'http://127.0.0.1:8644';
+}

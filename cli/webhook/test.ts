@@ -1,0 +1,30 @@
+/** `webhook test`: renders a subscription's prompt against a payload, locally, no network. */
+import { existsSync, readFileSync } from 'node:fs';
+import { HookError } from '../../functions/core/errors';
+import { renderPrompt } from '../../functions/core/templates/template';
+import { withStores, type CliContext } from '../context';
+
+export function readPayload(value: string): Record<string, unknown> {
+  const looksInline = value.trim().startsWith('{') || value.trim().startsWith('[');
+  let text: string;
+  if (!looksInline && existsSync(value)) text = readFileSync(value, 'utf8');
+  else if (looksInline) text = value;
+  else throw new HookError('payload_invalid', `--payload: no file '${value}', and it is not inline JSON`);
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    throw new HookError('payload_invalid', `--payload is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HookError('payload_invalid', '--payload must be a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+export async function test(ctx: CliContext, name: string, payloadOption: string | undefined, event: string | undefined): Promise<void> {
+  const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
+  if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
+  const payload = payloadOption === undefined ? {} : readPayload(payloadOption);
+  const rendered = renderPrompt(subscription.prompt, payload, event ?? subscription.events[0]?.split('.')[0] ?? 'custom');
+  ctx.out(rendered.text);
+  if (rendered.missing.length > 0) ctx.out(`\nUnresolved placeholders (left as written): ${rendered.missing.map((p) => `{${p}}`).join(', ')}`);
+}

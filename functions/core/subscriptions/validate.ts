@@ -1,0 +1,93 @@
+/**
+ * Validation of subscription fields (DESIGN §2.4), shared by every command that writes
+ * one. Each problem is a Failure whose message says what to do.
+ */
+import type { Config } from '../config/types';
+import { isCommentable } from '../delivery/commentable';
+import { fail, ok, type Failure, type Result } from '../errors';
+import { eventOrigin } from '../events/known';
+import { HookError } from '../errors';
+import type { SkillLibrary } from '../skills/library';
+import { checkTemplate } from '../templates/template';
+import { SUBSCRIPTION_NAME_PATTERN, TARGET_KINDS, type TargetKind } from '../types';
+
+const EVENT_FILTER = /^[A-Za-z0-9][A-Za-z0-9_:/-]{0,99}(\.[A-Za-z0-9_:/-]{1,100})?$/;
+
+export function validateName(name: string): Result<string> {
+  if (SUBSCRIPTION_NAME_PATTERN.test(name)) return ok(name);
+  const shown = JSON.stringify(name).slice(0, 80);
+  return fail({ code: 'name_invalid', message: `Invalid subscription name ${shown}: use 1-63 lower-case letters, digits, '-' and '_', starting with a letter or digit` });
+}
+
+export function validateEvents(events: string[]): Result<{ events: string[]; warnings: string[] }> {
+  const warnings: string[] = [];
+  for (const event of events) {
+    if (!EVENT_FILTER.test(event)) {
+      return fail({ code: 'event_invalid', message: `Invalid event filter ${JSON.stringify(event).slice(0, 80)}: write an event name such as pull_request, or name.action such as pull_request.opened` });
+    }
+    if (eventOrigin(event) === 'unknown') warnings.push(`'${event}' is not a GitHub or GitLab event name; it can still match custom senders (X-Event-Type or the payload's event_type/type/event)`);
+  }
+  return ok({ events: [...new Set(events)], warnings });
+}
+
+export function validatePrompt(prompt: string): Result<string[]> {
+  const checked = checkTemplate(prompt);
+  if (!checked.ok) return fail({ code: 'template_invalid', message: `Invalid prompt template: ${checked.error.message}` });
+  return ok(checked.placeholders);
+}
+
+export function validateSkills(skills: string[], library: SkillLibrary): Result<string[]> {
+  for (const name of skills) {
+    try {
+      library.load(name);
+    } catch (error) {
+      const message = error instanceof HookError ? error.message : String(error);
+      return fail({ code: 'skill_not_found', message: error instanceof HookError && error.code === 'skill_invalid' ? message : `Unknown skill '${name}'; available: ${library.names().join(', ')}` });
+    }
+  }
+  return ok([...new Set(skills)]);
+}
+
+/** The config key a target needs, when it is missing. */
+function missingConfig(target: TargetKind, config: Config, events: string[]): string | undefined {
+  switch (target) {
+    case 'codehost_comment': {
+      const hosts = config.delivery.codehost;
+      if (hosts.github || hosts.gitlab) return undefined;
+      const origins = new Set(events.map(eventOrigin));
+      return origins.has('gitlab') && !origins.has('github') ? 'delivery.codehost.gitlab' : 'delivery.codehost.github (or delivery.codehost.gitlab)';
+    }
+    case 'teamchat':
+      return config.delivery.teamchat ? undefined : 'delivery.teamchat';
+    case 'messenger':
+      return config.delivery.messenger ? undefined : 'delivery.messenger';
+    case 'log':
+      return undefined;
+  }
+}
+
+export function validateTargets(targets: string[], events: string[], config: Config): Result<TargetKind[]> {
+  const known = new Set<string>(TARGET_KINDS);
+  for (const target of targets) {
+    if (!known.has(target)) {
+      return fail({ code: 'target_invalid', message: `Unknown delivery target '${target}'; known targets: ${TARGET_KINDS.join(', ')}` });
+    }
+    const key = missingConfig(target as TargetKind, config, events);
+    if (key) return fail({ code: 'target_unconfigured', message: `Delivery target '${target}' needs the config section ${key} in config.yaml` });
+  }
+  if (targets.includes('codehost_comment')) {
+    const refused = events.length === 0 ? ['(every event)'] : events.filter((e) => !isCommentable(e) && eventOrigin(e) !== 'unknown');
+    if (refused.length > 0) {
+      return fail({
+        code: 'target_invalid',
+        message: `codehost_comment cannot answer ${refused.join(', ')}: those events name no pull/merge request, issue or commit; narrow --events or use another target`,
+      });
+    }
+  }
+  return ok([...new Set(targets)] as TargetKind[]);
+}
+
+export function firstFailure(results: Array<Result<unknown>>): Failure | undefined {
+  for (const result of results) if (!result.ok) return result.error;
+  return undefined;
+}
