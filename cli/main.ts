@@ -33,8 +33,9 @@ function fieldsOf(argv: Args): SubscriptionFields {
   return fields;
 }
 
-function subscriptionOptions(y: Argv): Argv {
-  return y
+function subscriptionOptions(example: string) {
+  return (y: Argv): Argv => y
+    .example(example, '')
     .positional('name', { type: 'string', describe: 'subscription name: lower-case letters, digits, - and _', demandOption: true })
     .option('events', { type: 'string', array: true, describe: 'event types, repeated or comma-separated (pull_request, pull_request.opened, merge_request, …); none = every event' })
     .option('prompt', { type: 'string', describe: 'prompt template: {dotted.path} placeholders over the payload, {__raw__}, {{ and }} for braces' })
@@ -62,9 +63,9 @@ const ctxOf = (argv: Args) => argv.ctx as ReturnType<typeof createContext>;
 
 function webhookCommands(y: Argv): Argv {
   return y
-    .command('subscribe <name>', 'create a subscription and print the URLs and secret for the sender', subscriptionOptions,
+    .command('subscribe <name>', 'create a subscription and print the URLs and secret for the sender',
+      subscriptionOptions('$0 webhook subscribe pr-review --events pull_request.opened --prompt "Review {pull_request.html_url}" --skills code-review --deliver codehost_comment'),
       run((a) => subscribe(ctxOf(a), String(a.name), fieldsOf(a))))
-    .example('$0 webhook subscribe pr-review --events pull_request.opened --prompt "Review {pull_request.html_url}" --skills code-review --deliver codehost_comment', '')
     .command('list', 'list subscriptions (never their secrets)', (c) => c.option('json', { type: 'boolean', describe: 'print a JSON array' })
       .example('$0 webhook list --json', ''), run((a) => list(ctxOf(a), Boolean(a.json))))
     .command('show <name>', 'show every field of a subscription', (c) => c
@@ -73,7 +74,8 @@ function webhookCommands(y: Argv): Argv {
       .option('show-secret', { type: 'boolean', describe: 'include the custom endpoint secret' })
       .example('$0 webhook show pr-review --json --show-secret', ''),
     run((a) => show(ctxOf(a), String(a.name), Boolean(a.json), Boolean(a.showSecret))))
-    .command('update <name>', 'change the options given; the secret is kept', subscriptionOptions,
+    .command('update <name>', 'change the options given; the secret is kept',
+      subscriptionOptions('$0 webhook update pr-review --events pull_request,issues --deliver codehost_comment,teamchat'),
       run((a) => update(ctxOf(a), String(a.name), fieldsOf(a))))
     .command('delete <name>', 'delete a subscription', (c) => c.positional('name', { type: 'string', demandOption: true }).example('$0 webhook delete pr-review', ''),
       run((a) => remove(ctxOf(a), String(a.name))))
@@ -127,10 +129,8 @@ export async function main(args: string[]): Promise<void> {
     .alias('help', 'h')
     .version(false)
     .wrap(Math.min(110, process.stdout.columns || 110))
-    .fail((message, error, y) => {
-      if (error) throw error;
-      void y;
-      process.stderr.write(`error: ${message}\nRun with --help for usage.\n`);
+    .fail((message, error) => {
+      process.stderr.write(`error: ${message ?? error?.message}\nRun with --help for usage.\n`);
       process.exit(2);
     })
     .parseAsync();
