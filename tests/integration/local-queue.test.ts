@@ -70,6 +70,7 @@ test('after maxReceiveCount receives the message moves to the dead-letter table'
   expect(await queue.receive(10)).toEqual([]);
   expect(await queue.size()).toBe(0);
   expect((await queue.deadLetters()).map((d) => [d.body, d.receiveCount])).toEqual([['poison', 2]]);
+  clock.advance(1);
   await queue.sendToDeadLetters('permanent', 1);
   expect((await queue.deadLetters()).map((d) => d.body)).toEqual(['poison', 'permanent']);
 });
