@@ -6,7 +6,9 @@
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { HookError } from '../functions/core/errors';
+import { configDir as resolveConfigDir } from '../functions/core/config/file';
 import { createContext, type GlobalOptions } from './context';
+import { serve } from './local/serve';
 import { listOption } from './webhook/options';
 import { events, list, show } from './webhook/read';
 import { pause, remove, replay, resume } from './webhook/state';
@@ -122,7 +124,25 @@ export async function main(args: string[]): Promise<void> {
     .option('stage', { type: 'string', describe: 'act on the AWS deployment of this stage (default: aws.stage in config.yaml)', global: true })
     .option('region', { type: 'string', describe: 'AWS region of that deployment', global: true })
     .command('webhook', 'manage webhook subscriptions', webhookCommands)
-    .demandCommand(1, 'Name a command: webhook')
+    .command('serve', 'run the whole service on this machine', (c) => c
+      .option('port', { type: 'number', default: 8644, describe: 'port to listen on' })
+      .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' })
+      .option('trust-proxy', { type: 'boolean', default: false, describe: 'take the source address from X-Forwarded-For (only behind a proxy you run)' })
+      .option('log-format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'logs for a person, or JSON lines' })
+      .example('$0 serve --port 8644', ''),
+    async (a) => {
+      try {
+        await serve({
+          configDir: resolveConfigDir(a.configDir as string | undefined), port: Number(a.port), host: String(a.host),
+          trustProxy: Boolean(a.trustProxy), logFormat: a.logFormat === 'json' ? 'json' : 'text',
+        });
+        process.exit(0);
+      } catch (error) {
+        process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.exit(1);
+      }
+    })
+    .demandCommand(1, 'Name a command: webhook or serve')
     .strict()
     .recommendCommands()
     .help()

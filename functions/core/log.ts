@@ -29,3 +29,15 @@ export function jsonLogger(
 }
 
 export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+
+/** Lines for a person at a terminal: time, level, message, then key=value fields. */
+export function textLogger(write: (line: string) => void = (line) => process.stderr.write(line), minimum: Level = 'info'): Logger {
+  const emit = (level: Level) => (message: string, fields: LogFields = {}) => {
+    if (ORDER[level] < ORDER[minimum]) return;
+    const extras = Object.entries(fields)
+      .filter(([, v]) => v !== undefined)
+      .map(([k, v]) => `${k}=${typeof v === 'string' && !/\s/.test(v) ? v : JSON.stringify(v)}`);
+    write(`${new Date().toISOString().slice(11, 19)} ${level.toUpperCase().padEnd(5)} ${message}${extras.length ? `  ${extras.join(' ')}` : ''}\n`);
+  };
+  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
+}

@@ -172,6 +172,29 @@ export class LocalQueue implements EventQueue {
     this.wake();
   }
 
+  /**
+   * Makes every message visible now. Only for the store's single owner at start-up:
+   * messages still invisible were in flight in a process that no longer exists.
+   */
+  async releaseAll(): Promise<number> {
+    const now = this.options.clock.now();
+    let released = 0;
+    for (const item of await this.scan(this.options.table)) {
+      if (Number(item.visible_at?.N) <= now) continue;
+      try {
+        await this.client.send(new UpdateItemCommand({
+          TableName: this.options.table, Key: { id: item.id as AttributeValue },
+          UpdateExpression: 'SET visible_at = :now, vkey = :vkey', ConditionExpression: 'visible_at = :seen',
+          ExpressionAttributeValues: { ':now': { N: String(now) }, ':seen': item.visible_at as AttributeValue, ':vkey': { S: visibilityKey(now, item.sent_at?.S ?? '') } },
+        }));
+        released += 1;
+      } catch (error) {
+        if (!isConditionalFailure(error)) throw storeUnavailable('The local queue', error);
+      }
+    }
+    return released;
+  }
+
   /** Milliseconds until the next invisible message becomes visible; undefined when none is waiting. */
   async nextVisibleIn(): Promise<number | undefined> {
     const first = (await this.queryIndex(undefined, 1))[0];

@@ -1,0 +1,53 @@
+/** First run of `serve`: a commented config.yaml, and `.env` loading for `${VAR}` references. */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+
+export const CONFIG_TEMPLATE = `# hookagent configuration (see README, "Configuration").
+# Secrets are written only as \${VAR} references: set them in the environment or in .env
+# next to this file (KEY=value lines).
+
+webhooks:
+  # github: { secret: \${GITHUB_WEBHOOK_SECRET} }   # the secret you set in GitHub's webhook settings
+  # gitlab: { secret: \${GITLAB_WEBHOOK_SECRET} }   # the secret token of the GitLab webhook
+  max_payload_size: 1MB
+  # public_url: https://hooks.example.com          # the URL senders use, for printed setup instructions
+
+agent:
+  provider: echo          # echo: the reply is the rendered prompt (no model needed)
+  timeout: 120s
+  max_steps: 8
+
+delivery:
+  timeout: 10s
+  # codehost:
+  #   github: { token: \${GITHUB_TOKEN} }
+  # teamchat:  { provider: slack, webhook_url: \${SLACK_WEBHOOK_URL} }
+  # messenger: { provider: telegram, bot_token: \${TELEGRAM_BOT_TOKEN}, chat_id: "-100123" }
+`;
+
+/** Writes the template when there is no config.yaml; true when it did. */
+export function ensureConfig(configDir: string): boolean {
+  const path = join(configDir, 'config.yaml');
+  if (existsSync(path)) return false;
+  mkdirSync(configDir, { recursive: true });
+  writeFileSync(path, CONFIG_TEMPLATE, { mode: 0o600 });
+  return true;
+}
+
+/** `KEY=value` lines of `{config_dir}/.env`; the environment wins over the file. */
+export function loadDotEnv(configDir: string, env: NodeJS.ProcessEnv = process.env): string[] {
+  const path = join(configDir, '.env');
+  if (!existsSync(path)) return [];
+  const loaded: string[] = [];
+  for (const line of readFileSync(path, 'utf8').split(/\r?\n/)) {
+    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!match || line.trim().startsWith('#')) continue;
+    const [, key, raw] = match as unknown as [string, string, string];
+    const value = /^(['"])(.*)\1$/.exec(raw)?.[2] ?? raw;
+    if (env[key] === undefined) {
+      env[key] = value;
+      loaded.push(key);
+    }
+  }
+  return loaded;
+}

@@ -1,0 +1,38 @@
+/**
+ * The agent port and its errors. Providers (echo, openai, bedrock) implement `Agent`;
+ * the worker only sees a reply or a classified failure.
+ */
+import { HookError } from '../errors';
+
+export interface AgentRequest {
+  system: string;
+  /** The rendered prompt, fenced as untrusted. */
+  prompt: string;
+  /** The rendered prompt before fencing (echo returns it unchanged). */
+  rendered: string;
+  /** Tools the attached skills declare; a call to any other tool is refused. */
+  allowedTools: string[];
+  timeoutMs: number;
+  maxSteps: number;
+}
+
+export interface AgentReply {
+  text: string;
+  steps: number;
+  /** Tool calls refused because no attached skill declares them. */
+  refusedTools: string[];
+}
+
+export interface Agent {
+  run(request: AgentRequest): Promise<AgentReply>;
+}
+
+/** A provider failure: retryable ones (timeouts, 429, 5xx) are retried by the queue. */
+export function agentError(code: string, message: string, retryable: boolean): HookError {
+  return new HookError(code, message, { retryable });
+}
+
+/** `echo`, the default provider: the reply is the rendered prompt, unchanged. */
+export const echoAgent: Agent = {
+  run: async (request) => ({ text: request.rendered, steps: 0, refusedTools: [] }),
+};

@@ -1,0 +1,20 @@
+/** Reading a queue message body: untrusted bytes until they have the shape of a QueueMessage. */
+import type { QueueMessage } from '../types';
+
+const SOURCES = new Set(['github', 'gitlab', 'custom']);
+const str = (v: unknown): v is string => typeof v === 'string' && v.length > 0;
+
+export function parseQueueMessage(body: string): QueueMessage | undefined {
+  let value: unknown;
+  try {
+    value = JSON.parse(body);
+  } catch {
+    return undefined;
+  }
+  if (!value || typeof value !== 'object' || Array.isArray(value)) return undefined;
+  const m = value as Record<string, unknown>;
+  if (m.v !== 1 || !str(m.event_id) || !str(m.subscription) || !SOURCES.has(m.source as string) || !str(m.event) || !str(m.delivery_id) || !str(m.received_at)) return undefined;
+  const inline = m.payload !== undefined && m.payload !== null && typeof m.payload === 'object' && !Array.isArray(m.payload);
+  if (!inline && !str(m.payload_ref)) return undefined;
+  return value as QueueMessage;
+}
