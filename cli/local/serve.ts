@@ -73,7 +73,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     dedup: new DynamoDedupStore(store.client, store.tables.dedup, systemClock),
   });
   const worker = createWorkerHandler({
-    events, payloads, subscriptions: subscriptionStore, agent: createAgent(config.agent, config.aws?.region), skills: new SkillLibrary(options.configDir),
+    events, payloads, subscriptions: subscriptionStore, agent: createAgent(config.agent, config.delivery, config.aws?.region), skills: new SkillLibrary(options.configDir),
     targets: createTargets(config.delivery), config, clock: systemClock, logger, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
     deadLetters: { send: (body, reason) => queue.sendToDeadLetters(body, LOCAL_MAX_RECEIVE_COUNT).then(() => logger.warn('dead-lettered', { reason })) },
   });

@@ -44,7 +44,7 @@ async function start() {
     events: new DynamoEventLog(dynamo, deployment.tables.events),
     payloads: new S3PayloadStore(new S3Client({}), deployment.payloadBucket),
     subscriptions: new DynamoSubscriptionStore(dynamo, deployment.tables.subscriptions),
-    agent: createAgent(config.agent, deployment.region),
+    agent: createAgent(config.agent, config.delivery, deployment.region),
     skills: new SkillLibrary(deployment.configDir),
     targets: createTargets(config.delivery),
     config,

@@ -3,6 +3,7 @@
  * the worker only sees a reply or a classified failure.
  */
 import { HookError } from '../errors';
+import type { QueueMessage } from '../types';
 
 export interface AgentRequest {
   system: string;
@@ -14,6 +15,9 @@ export interface AgentRequest {
   allowedTools: string[];
   timeoutMs: number;
   maxSteps: number;
+  /** The event being handled, for tools that read the pull/merge request it names. */
+  message: QueueMessage;
+  payload: Record<string, unknown>;
 }
 
 export interface AgentReply {

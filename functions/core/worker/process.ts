@@ -121,6 +121,7 @@ export async function processMessage(body: string, receiveCount: number, deps: W
       const result = await deps.agent.run({
         system: systemPrompt(skills), prompt: fencePrompt(rendered.text), rendered: rendered.text,
         allowedTools: [...new Set(skills.flatMap((s) => s.tools))], timeoutMs: deps.config.agent.timeout_ms, maxSteps: deps.config.agent.max_steps,
+        message, payload,
       });
       reply = result.text;
       const warnings = [...rendered.warnings, ...result.refusedTools.map((t) => `tool '${t}' refused: no attached skill declares it`)];

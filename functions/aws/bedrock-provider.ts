@@ -1,0 +1,55 @@
+/** Bedrock Converse API with tool use (IAM credentials from the standard chain). */
+import {
+  BedrockRuntimeClient, ConverseCommand, type ContentBlock, type Message, type Tool as BedrockTool,
+} from '@aws-sdk/client-bedrock-runtime';
+import type { ChatProvider, ProviderTurn, Turn } from '../core/agent/conversation';
+import { HookError } from '../core/errors';
+
+const RETRYABLE = new Set(['ThrottlingException', 'ServiceUnavailableException', 'InternalServerException', 'ModelTimeoutException', 'ModelNotReadyException', 'TimeoutError']);
+
+function toMessages(conversation: Turn[]): Message[] {
+  return conversation.map((turn): Message => {
+    if (turn.role === 'user') return { role: 'user', content: [{ text: turn.text }] };
+    if (turn.role === 'assistant') {
+      const content: ContentBlock[] = turn.text ? [{ text: turn.text }] : [];
+      for (const call of turn.toolCalls) content.push({ toolUse: { toolUseId: call.id, name: call.name, input: (call.input ?? {}) as never } });
+      return { role: 'assistant', content };
+    }
+    return {
+      role: 'user',
+      content: turn.results.map((r) => ({ toolResult: { toolUseId: r.id, content: [{ text: r.content }], status: r.isError ? 'error' : 'success' } })),
+    };
+  });
+}
+
+export function bedrockProvider(client: BedrockRuntimeClient, modelId: string): ChatProvider {
+  return {
+    async turn(system, conversation, tools, signal): Promise<ProviderTurn> {
+      const toolConfig = tools.length > 0
+        ? { tools: tools.map((t): BedrockTool => ({ toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.parameters as never } } })) }
+        : undefined;
+      try {
+        const result = await client.send(new ConverseCommand({
+          modelId, system: [{ text: system }], messages: toMessages(conversation), ...(toolConfig ? { toolConfig } : {}),
+        }), { abortSignal: signal });
+        const content = result.output?.message?.content ?? [];
+        return {
+          text: content.flatMap((block) => (block.text ? [block.text] : [])).join(''),
+          toolCalls: content.flatMap((block) => (block.toolUse ? [{ id: block.toolUse.toolUseId ?? '', name: block.toolUse.name ?? '', input: block.toolUse.input }] : [])),
+        };
+      } catch (error) {
+        if (signal.aborted) throw error;
+        const name = error instanceof Error ? error.name : 'Error';
+        const message = error instanceof Error ? error.message : String(error);
+        if (RETRYABLE.has(name)) throw new HookError('provider_unavailable', `Bedrock: ${name}: ${message}`, { retryable: true });
+        if (name === 'AccessDeniedException' || name === 'UnrecognizedClientException') throw new HookError('provider_auth', `Bedrock refused the credentials: ${message}`);
+        if (name === 'ResourceNotFoundException' || name === 'ValidationException') throw new HookError('provider_model', `Bedrock: ${name}: ${message}`);
+        throw new HookError('provider_unavailable', `Bedrock: ${name}: ${message}`, { retryable: !(error instanceof Error && '$fault' in error && (error as { $fault?: string }).$fault === 'client') });
+      }
+    },
+  };
+}
+
+export function bedrockClient(region: string | undefined): BedrockRuntimeClient {
+  return new BedrockRuntimeClient(region ? { region } : {});
+}

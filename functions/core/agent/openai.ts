@@ -1,0 +1,94 @@
+/**
+ * OpenAI-compatible Chat Completions (OpenAI, OpenRouter, Ollama, vLLM via `base_url`),
+ * with function tool calls. Errors are classified: 429, 5xx, timeouts and network errors
+ * are retryable; 4xx (bad key, unknown model) are permanent, with the provider's message.
+ */
+import { HookError } from '../errors';
+import type { ChatProvider, ProviderTurn, ToolCall, ToolSpec, Turn } from './conversation';
+
+export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
+
+interface OpenAiSettings {
+  baseUrl: string;
+  apiKey?: string;
+  model: string;
+}
+
+type Message = Record<string, unknown>;
+
+function toMessages(system: string, conversation: Turn[]): Message[] {
+  const messages: Message[] = [{ role: 'system', content: system }];
+  for (const turn of conversation) {
+    if (turn.role === 'user') messages.push({ role: 'user', content: turn.text });
+    else if (turn.role === 'assistant') {
+      messages.push({
+        role: 'assistant', content: turn.text || null,
+        tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) } })),
+      });
+    } else {
+      for (const r of turn.results) messages.push({ role: 'tool', tool_call_id: r.id, content: r.isError ? `ERROR: ${r.content}` : r.content });
+    }
+  }
+  return messages;
+}
+
+function providerMessage(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
+    const error = parsed.error;
+    if (typeof error === 'string') return error;
+    if (error && typeof error.message === 'string') return error.message;
+    if (typeof parsed.message === 'string') return parsed.message;
+  } catch {
+    // Not JSON (a proxy's HTML page): use the start of it.
+  }
+  return body.slice(0, 300);
+}
+
+export function classifyHttpFailure(provider: string, status: number, message: string): HookError {
+  if (status === 429) return new HookError('provider_rate_limited', `${provider} rate limit: ${message}`, { retryable: true });
+  if (status >= 500) return new HookError('provider_unavailable', `${provider} answered ${status}: ${message}`, { retryable: true });
+  if (status === 401 || status === 403) return new HookError('provider_auth', `${provider} refused the credentials: ${message}`);
+  if (status === 404) return new HookError('provider_model', `${provider} does not know the model or endpoint: ${message}`);
+  return new HookError('provider_request', `${provider} refused the request (${status}): ${message}`);
+}
+
+export function openAiProvider(settings: OpenAiSettings): ChatProvider {
+  return {
+    async turn(system, conversation, tools: ToolSpec[], signal): Promise<ProviderTurn> {
+      const body: Record<string, unknown> = { model: settings.model, messages: toMessages(system, conversation) };
+      if (tools.length > 0) body.tools = tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
+      let response: Response;
+      try {
+        response = await fetch(`${settings.baseUrl}/chat/completions`, {
+          method: 'POST', signal,
+          headers: { 'content-type': 'application/json', ...(settings.apiKey ? { authorization: `Bearer ${settings.apiKey}` } : {}) },
+          body: JSON.stringify(body),
+        });
+      } catch (error) {
+        if (signal.aborted) throw error;
+        throw new HookError('provider_unavailable', `Cannot reach ${settings.baseUrl}: ${error instanceof Error ? error.message : String(error)}`, { retryable: true });
+      }
+      const text = await response.text();
+      if (!response.ok) throw classifyHttpFailure('The model provider', response.status, providerMessage(text));
+      let parsed: { choices?: Array<{ message?: { content?: unknown; tool_calls?: Array<{ id?: unknown; function?: { name?: unknown; arguments?: unknown } }> } }> };
+      try {
+        parsed = JSON.parse(text) as typeof parsed;
+      } catch {
+        throw new HookError('provider_unavailable', 'The model provider answered with something that is not JSON', { retryable: true });
+      }
+      const message = parsed.choices?.[0]?.message;
+      if (!message) throw new HookError('provider_response', 'The model provider answered without a message');
+      const toolCalls: ToolCall[] = (message.tool_calls ?? []).map((call, index) => {
+        let input: unknown = {};
+        try {
+          input = typeof call.function?.arguments === 'string' && call.function.arguments ? JSON.parse(call.function.arguments) : {};
+        } catch {
+          input = { unparsable_arguments: call.function?.arguments };
+        }
+        return { id: typeof call.id === 'string' ? call.id : `call_${index}`, name: String(call.function?.name ?? ''), input };
+      });
+      return { text: typeof message.content === 'string' ? message.content : '', toolCalls };
+    },
+  };
+}
