@@ -165,3 +165,27 @@ describe('Bedrock Converse', () => {
     await expect(run()).rejects.toMatchObject({ code: 'provider_auth', retryable: false });
   });
 });
+
+describe('code-review tools on GitLab', () => {
+  test('merge request diffs and files through /projects/:id/merge_requests/:iid/diffs with PRIVATE-TOKEN', async () => {
+    const gitlab = await startLocalServer((req, res) => {
+      if (req.headers['private-token'] !== 'gl-token') sendJson(res, 401, { message: '401 Unauthorized' });
+      else if (req.url === '/api/v4/projects/1/merge_requests/1/diffs?per_page=100') sendJson(res, 200, [{ new_path: 'README.md', diff: '@@ -1 +1 @@\n-a\n+b\n', new_file: false, deleted_file: false, renamed_file: false }]);
+      else sendJson(res, 404, { message: '404 Not Found' });
+    });
+    try {
+      const { readFileSync } = await import('node:fs');
+      const { join } = await import('node:path');
+      const payload = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'gitlab', 'merge_request.json'), 'utf8')) as Record<string, unknown>;
+      const context = {
+        message: { ...request().message, source: 'gitlab' as const }, payload, signal: AbortSignal.timeout(2000),
+        delivery: { timeout_ms: 1000, codehost: { gitlab: { token: 'gl-token', api_url: `${gitlab.url}/api/v4` } } },
+      };
+      expect(await BUILTIN_TOOLS.list_changed_files!.run({}, context)).toBe('modified README.md');
+      expect(await BUILTIN_TOOLS.get_change_diff!.run({}, context)).toBe('--- README.md\n@@ -1 +1 @@\n-a\n+b\n');
+      await expect(BUILTIN_TOOLS.get_change_diff!.run({}, { ...context, payload: { object_kind: 'push', project: { id: 1 } } })).rejects.toMatchObject({ code: 'tool_no_change' });
+    } finally {
+      await gitlab.close();
+    }
+  });
+});
