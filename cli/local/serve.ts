@@ -25,7 +25,7 @@ import { LocalQueue } from '../../functions/local/queue';
 import { openLocalStore } from '../../functions/local/store';
 import { createAgent } from '../../functions/worker/agent-factory';
 import { createWorkerHandler } from '../../functions/worker/batch';
-import { createTargets } from '../../functions/worker/targets';
+import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_QUEUE_TABLES, LOCAL_VISIBILITY_TIMEOUT_MS, dataDir, touch, wakeFile } from '../context';
 import { ensureConfig, loadDotEnv } from './first-run';
 import { createLocalHttpServer } from './http-server';
@@ -74,7 +74,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   });
   const worker = createWorkerHandler({
     events, payloads, subscriptions: subscriptionStore, agent: createAgent(config.agent, config.delivery, config.aws?.region), skills: new SkillLibrary(options.configDir),
-    targets: createTargets(config.delivery), config, clock: systemClock, logger, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
+    targets: createDeliveryTargets(config.delivery), config, clock: systemClock, logger, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
     deadLetters: { send: (body, reason) => queue.sendToDeadLetters(body, LOCAL_MAX_RECEIVE_COUNT).then(() => logger.warn('dead-lettered', { reason })) },
   });
   const consumer = new QueueConsumer(queue, worker, { batchSize: 10, concurrency: 2, idleCheckMs: 5_000, logger });

@@ -19,7 +19,7 @@ import { SsmSecretSource } from '../aws/ssm-secrets';
 import { DynamoSubscriptionStore } from '../aws/subscription-store';
 import { createAgent } from './agent-factory';
 import { createWorkerHandler } from './batch';
-import { createTargets } from './targets';
+import { createDeliveryTargets } from '../core/delivery/targets';
 
 const powertools = new PowertoolsLogger({ serviceName: 'hookagent-worker' });
 const logger: Logger = {
@@ -46,7 +46,7 @@ async function start() {
     subscriptions: new DynamoSubscriptionStore(dynamo, deployment.tables.subscriptions),
     agent: createAgent(config.agent, config.delivery, deployment.region),
     skills: new SkillLibrary(deployment.configDir),
-    targets: createTargets(config.delivery),
+    targets: createDeliveryTargets(config.delivery),
     config,
     clock: systemClock,
     logger,

@@ -1,0 +1,127 @@
+/**
+ * One HTTP call to a delivery API, with the failure handling every target shares:
+ * `delivery.timeout` per request (the **Delivery timeouts** condition), 5xx and network
+ * errors retried with exponential backoff and jitter, rate limits waited out as the API
+ * says (bounded), other 4xx permanent with the API's own message. URLs are never echoed:
+ * Telegram's carries the bot token.
+ */
+import type { DeliveryOutcome } from './target';
+
+export interface HttpOptions {
+  timeoutMs: number;
+  /** Attempts within this call before the queue takes over (retryable failure). */
+  attempts?: number;
+  /** The longest rate-limit wait honoured in-process. */
+  maxWaitMs?: number;
+  /** Injected so tests do not wait for real. */
+  sleep?: (ms: number) => Promise<void>;
+  /** The API's name in messages. */
+  api: string;
+  /** Reads a rate-limit wait (ms) from an answer, beyond `Retry-After`. */
+  rateLimitWait?: (status: number, headers: Headers, body: string) => number | undefined;
+  /** Reads the API's own error message from a body. */
+  errorMessage?: (body: string) => string | undefined;
+}
+
+export type HttpResult = { ok: true; status: number; body: string; headers: Headers } | { ok: false; failure: Extract<DeliveryOutcome, { status: 'failed' }> };
+
+export const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The message of common JSON error bodies (`message`, `error`, `description`). */
+export function jsonMessage(body: string): string | undefined {
+  try {
+    const parsed = JSON.parse(body) as Record<string, unknown>;
+    for (const key of ['message', 'description', 'error']) {
+      const value = parsed[key];
+      if (typeof value === 'string' && value) return value;
+      if (value && typeof value === 'object' && typeof (value as { message?: unknown }).message === 'string') return (value as { message: string }).message;
+    }
+  } catch {
+    // Not JSON.
+  }
+  return undefined;
+}
+
+function retryAfterMs(headers: Headers): number | undefined {
+  const value = headers.get('retry-after');
+  if (!value) return undefined;
+  const seconds = Number(value);
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
+  const date = Date.parse(value);
+  return Number.isFinite(date) ? Math.max(0, date - Date.now()) : undefined;
+}
+
+const failed = (code: string, message: string, retryable: boolean): HttpResult => ({ ok: false, failure: { status: 'failed', retryable, code, message } });
+
+export async function deliveryRequest(url: string, init: RequestInit, options: HttpOptions): Promise<HttpResult> {
+  const attempts = options.attempts ?? 3;
+  const sleep = options.sleep ?? realSleep;
+  const maxWait = options.maxWaitMs ?? 15_000;
+  let last: HttpResult = failed('delivery_failed', `${options.api}: no attempt made`, true);
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    let response: Response;
+    let body: string;
+    try {
+      response = await fetch(url, { ...init, signal: AbortSignal.timeout(options.timeoutMs) });
+      body = await response.text();
+    } catch (error) {
+      // Node 20's DOMException is not an Error subclass: compare names.
+      const name = (error as { name?: unknown } | null)?.name;
+      const timedOut = name === 'TimeoutError' || name === 'AbortError';
+      if (timedOut) return failed('delivery_timeout', `Delivery timeouts: ${options.api} did not answer within ${options.timeoutMs} ms (delivery.timeout)`, true);
+      const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
+      last = failed('network_error', `${options.api} could not be reached: ${cause.replace(/https?:\/\/\S+/g, '<url>')}`, true);
+      await sleep(backoff(attempt));
+      continue;
+    }
+    if (response.ok) return { ok: true, status: response.status, body, headers: response.headers };
+    const message = (options.errorMessage ?? jsonMessage)(body) ?? `HTTP ${response.status}`;
+    const wait = options.rateLimitWait?.(response.status, response.headers, body) ?? (response.status === 429 ? retryAfterMs(response.headers) ?? 1000 : undefined);
+    if (wait !== undefined) {
+      last = failed('rate_limited', `${options.api} rate limit: ${message} (retry after ${Math.ceil(wait / 1000)} s)`, true);
+      if (wait > maxWait || attempt === attempts) return last;
+      await sleep(wait);
+      continue;
+    }
+    if (response.status >= 500) {
+      last = failed(`http_${response.status}`, `${options.api} answered ${response.status}: ${message}`, true);
+      if (attempt < attempts) await sleep(backoff(attempt));
+      continue;
+    }
+    return failed(`http_${response.status}`, `${options.api} refused the delivery (${response.status}): ${message}`, false);
+  }
+  return last;
+}
+
+/** Exponential backoff with full jitter: 0..(250 ms × 2^attempt). */
+function backoff(attempt: number): number {
+  return Math.floor(Math.random() * 250 * 2 ** attempt);
+}
+
+/** Cuts a reply to fit `limit` characters together with `suffix`, saying so visibly. */
+export function fitReply(reply: string, limit: number, suffix: string): string {
+  if (reply.length + suffix.length <= limit) return reply + suffix;
+  const note = `\n\n…(cut: the reply was ${reply.length} characters)`;
+  return reply.slice(0, Math.max(0, limit - suffix.length - note.length)) + note + suffix;
+}
+
+/**
+ * Posting exactly once under retries: before each attempt look for what an earlier one
+ * may have posted (the marker), so a 5xx or a lost answer never leads to a second post.
+ */
+export async function postOnce(
+  find: () => Promise<DeliveryOutcome | undefined>,
+  post: () => Promise<DeliveryOutcome>,
+  options: { attempts?: number; sleep?: (ms: number) => Promise<void> } = {},
+): Promise<DeliveryOutcome> {
+  const attempts = options.attempts ?? 3;
+  let outcome: DeliveryOutcome = { status: 'failed', retryable: true, code: 'delivery_failed', message: 'no attempt made' };
+  for (let attempt = 1; attempt <= attempts; attempt++) {
+    const existing = await find();
+    if (existing) return existing;
+    outcome = await post();
+    if (outcome.status === 'delivered' || !outcome.retryable || outcome.code === 'delivery_timeout' || outcome.code === 'rate_limited') return outcome;
+    if (attempt < attempts) await (options.sleep ?? realSleep)(backoff(attempt));
+  }
+  return outcome;
+}

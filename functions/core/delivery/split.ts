@@ -1,0 +1,26 @@
+/** Splits text into chunks of at most `limit` characters, at line boundaries when it can. */
+export function splitMessage(text: string, limit: number): string[] {
+  const chunks: string[] = [];
+  let current = '';
+  const push = () => {
+    if (current) chunks.push(current);
+    current = '';
+  };
+  for (const line of text.split('\n')) {
+    const candidate = current ? `${current}\n${line}` : line;
+    if (candidate.length <= limit) {
+      current = candidate;
+      continue;
+    }
+    push();
+    // A single line longer than the limit is cut hard.
+    let rest = line;
+    while (rest.length > limit) {
+      chunks.push(rest.slice(0, limit));
+      rest = rest.slice(limit);
+    }
+    current = rest;
+  }
+  push();
+  return chunks.length > 0 ? chunks : [''];
+}

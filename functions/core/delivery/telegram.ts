@@ -1,0 +1,47 @@
+/**
+ * `messenger` on Telegram: Bot API `sendMessage` in HTML mode with every character that
+ * HTML gives meaning escaped, so no reply can break the formatting; replies over 4,096
+ * characters go as several messages, split at line boundaries, in order.
+ */
+import type { MessengerSettings } from '../config/types';
+import { deliveryRequest, type HttpOptions } from './http';
+import { splitMessage } from './split';
+import type { DeliveryOutcome, DeliveryRequest } from './target';
+
+export const TELEGRAM_TEXT_LIMIT = 4_096;
+
+export const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+export async function sendTelegram(request: DeliveryRequest, settings: MessengerSettings, http: Omit<HttpOptions, 'api'>): Promise<DeliveryOutcome> {
+  const chatId = request.subscription.chat_id ?? settings.chat_id;
+  if (!chatId) return { status: 'failed', retryable: false, code: 'chat_id_missing', message: 'Telegram needs a chat id: set delivery.messenger.chat_id or subscribe with --chat-id' };
+  const options: HttpOptions = {
+    ...http, api: 'Telegram',
+    errorMessage: (body) => { try { return String((JSON.parse(body) as { description?: unknown }).description ?? ''); } catch { return undefined; } },
+    rateLimitWait: (status, _headers, body) => {
+      if (status !== 429) return undefined;
+      try {
+        const seconds = (JSON.parse(body) as { parameters?: { retry_after?: unknown } }).parameters?.retry_after;
+        return typeof seconds === 'number' ? seconds * 1000 : 1000;
+      } catch {
+        return 1000;
+      }
+    },
+  };
+  // The limit counts characters after entity parsing, so split before escaping.
+  const chunks = splitMessage(request.reply, TELEGRAM_TEXT_LIMIT);
+  const ids: string[] = [];
+  for (const [index, chunk] of chunks.entries()) {
+    const result = await deliveryRequest(`${settings.api_url}/bot${settings.bot_token}/sendMessage`, {
+      method: 'POST', headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ chat_id: chatId, text: escapeHtml(chunk), parse_mode: 'HTML', link_preview_options: { is_disabled: true } }),
+    }, options);
+    if (!result.ok) {
+      const failure = result.failure;
+      return index === 0 ? failure : { ...failure, message: `${failure.message} (after ${index} of ${chunks.length} parts were sent)` };
+    }
+    const sent = JSON.parse(result.body) as { result?: { message_id?: number } };
+    ids.push(String(sent.result?.message_id ?? '?'));
+  }
+  return { status: 'delivered', detail: `chat ${chatId} message${ids.length > 1 ? 's' : ''} ${ids.join(',')}` };
+}
