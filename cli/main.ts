@@ -12,7 +12,8 @@ import { serve } from './local/serve';
 import { listOption } from './webhook/options';
 import { events, list, show } from './webhook/read';
 import { pause, remove, replay, resume } from './webhook/state';
-import { test } from './webhook/test';
+import { send } from './webhook/send';
+import { readPayload, test } from './webhook/test';
 import { subscribe, update, type SubscriptionFields } from './webhook/write';
 
 // The SDK's notice about future Node versions is not the user's concern on every command.
@@ -92,11 +93,18 @@ function webhookCommands(y: Argv): Argv {
       .positional('name', { type: 'string', demandOption: true })
       .option('payload', { type: 'string', describe: 'a JSON file, or inline JSON' })
       .option('event', { type: 'string', describe: 'the event type, for prompts that use it' })
-      .option('send', { type: 'boolean', describe: 'post a signed sample event to the running service (hookagent serve)' })
-      .example('$0 webhook test pr-review --payload pr.json --event pull_request', ''),
+      .option('send', { type: 'boolean', describe: 'post a signed sample event to the running service and print the outcome' })
+      .option('url', { type: 'string', default: 'http://127.0.0.1:8644', describe: 'with --send: where the service listens' })
+      .option('wait', { type: 'number', default: 30, describe: 'with --send: seconds to wait for the outcome' })
+      .example('$0 webhook test pr-review --payload pr.json --event pull_request', '')
+      .example('$0 webhook test pr-review --send', ''),
     run(async (a) => {
-      if (a.send) throw new HookError('not_available', '--send is not available yet: it arrives with `hookagent serve`');
-      await test(ctxOf(a), String(a.name), a.payload as string | undefined, a.event as string | undefined);
+      const payload = a.payload as string | undefined;
+      if (a.send) {
+        await send(ctxOf(a), String(a.name), payload === undefined ? undefined : readPayload(payload), a.event as string | undefined, String(a.url).replace(/\/+$/, ''), Number(a.wait) * 1000);
+      } else {
+        await test(ctxOf(a), String(a.name), payload, a.event as string | undefined);
+      }
     }))
     .command('events <name>', 'recent events of a subscription and their outcome', (c) => c
       .positional('name', { type: 'string', demandOption: true })

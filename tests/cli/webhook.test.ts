@@ -157,13 +157,14 @@ describe('test', () => {
     expect(result.stdout).toContain('Unresolved placeholders (left as written): {missing.path}');
   });
 
-  test('inline JSON; invalid JSON and missing files → exit 1; --send not yet', async () => {
+  test('inline JSON; invalid JSON and missing files → exit 1; --send with nothing listening → exit 1', async () => {
     expect((await hk(dir, 'webhook', 'test', 'alerts', '--payload', '{"alerts":[]}')).code).toBe(0);
     const bad = await hk(dir, 'webhook', 'test', 'alerts', '--payload', '{"alerts":');
     expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining('not valid JSON')]);
     expect((await hk(dir, 'webhook', 'test', 'alerts', '--payload', '/no/such/file.json')).code).toBe(1);
     expect((await hk(dir, 'webhook', 'test', 'alerts', '--payload', '[1]')).code).toBe(1);
-    expect((await hk(dir, 'webhook', 'test', 'alerts', '--send')).code).toBe(1);
+    const unreachable = await hk(dir, 'webhook', 'test', 'alerts', '--send', '--url', 'http://127.0.0.1:1');
+    expect([unreachable.code, unreachable.stderr]).toEqual([1, expect.stringContaining('Nothing answers at http://127.0.0.1:1')]);
   });
 });
 
