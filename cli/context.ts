@@ -82,10 +82,16 @@ export function createContext(options: GlobalOptions): CliContext {
   };
 }
 
-async function openStores(dir: string, config: Config, options: GlobalOptions): Promise<Stores> {
+/** The AWS deployment the CLI acts on (--stage/--region, else the `aws` section), if any. */
+export function awsDeployment(config: Config, options: GlobalOptions): { stage: string; region: string | undefined } | undefined {
   const stage = options.stage ?? config.aws?.stage;
-  if (stage) {
-    const region = options.region ?? config.aws?.region;
+  return stage ? { stage, region: options.region ?? config.aws?.region } : undefined;
+}
+
+async function openStores(dir: string, config: Config, options: GlobalOptions): Promise<Stores> {
+  const deployment = awsDeployment(config, options);
+  if (deployment) {
+    const { stage, region } = deployment;
     const tables = tableNamesForStage(stage, config.aws?.tables ?? {});
     const dynamo = createDynamoClient(region ? { region } : {});
     const sqs = new SQSClient(region ? { region } : {});

@@ -1,5 +1,6 @@
 /**
- * `hookagent`: manage subscriptions (`webhook …`) and run the service locally (`serve`).
+ * `hookagent`: manage subscriptions (`webhook …`), a deployment's secrets (`secrets …`) and run
+ * the service locally (`serve`).
  * Exit codes: 0 success, 1 a refused operation (the message says which and what to do),
  * 2 a usage error. Results on stdout, errors on stderr, nothing else.
  */
@@ -13,6 +14,7 @@ import { listOption } from './webhook/options';
 import { events, list, show } from './webhook/read';
 import { pause, remove, replay, resume } from './webhook/state';
 import { send } from './webhook/send';
+import { listSecrets, readSecretValue, setSecret } from './secrets';
 import { readPayload, test } from './webhook/test';
 import { subscribe, update, type SubscriptionFields } from './webhook/write';
 
@@ -124,6 +126,19 @@ function webhookCommands(y: Argv): Argv {
     .demandCommand(1, 'Name a webhook command: subscribe, list, show, update, delete, pause, resume, test, events, replay');
 }
 
+function secretsCommands(y: Argv): Argv {
+  return y
+    .command('set <name>', 'store a secret as the SSM SecureString /hookagent/<stage>/<name> (value from stdin or a hidden prompt)', (c) => c
+      .positional('name', { type: 'string', demandOption: true, describe: 'the variable config.yaml references as ${NAME}' })
+      .example('$0 secrets set GITHUB_WEBHOOK_SECRET --stage prod', 'prompts for the value without echo')
+      .example('printf %s "$TOKEN" | $0 secrets set GITHUB_TOKEN --stage prod', 'reads it from stdin'),
+    run(async (a) => setSecret(ctxOf(a), a, String(a.name), (prompt) => readSecretValue(prompt))))
+    .command('list', 'names of the secrets stored for the stage (never their values)', (c) => c
+      .option('json', { type: 'boolean', describe: 'print a JSON array' }).example('$0 secrets list --stage prod', ''),
+    run(async (a) => listSecrets(ctxOf(a), a, Boolean(a.json))))
+    .demandCommand(1, 'Name a secrets command: set or list');
+}
+
 export async function main(args: string[]): Promise<void> {
   await yargs(args)
     .scriptName('hookagent')
@@ -132,6 +147,7 @@ export async function main(args: string[]): Promise<void> {
     .option('stage', { type: 'string', describe: 'act on the AWS deployment of this stage (default: aws.stage in config.yaml)', global: true })
     .option('region', { type: 'string', describe: 'AWS region of that deployment', global: true })
     .command('webhook', 'manage webhook subscriptions', webhookCommands)
+    .command('secrets', "manage a deployment's secrets in SSM Parameter Store", secretsCommands)
     .command('serve', 'run the whole service on this machine', (c) => c
       .option('port', { type: 'number', default: 8644, describe: 'port to listen on' })
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' })
@@ -150,7 +166,7 @@ export async function main(args: string[]): Promise<void> {
         process.exit(1);
       }
     })
-    .demandCommand(1, 'Name a command: webhook or serve')
+    .demandCommand(1, 'Name a command: webhook, secrets or serve')
     .strict()
     .recommendCommands()
     .help()

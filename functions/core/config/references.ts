@@ -39,6 +39,11 @@ export function restoreReferences(value: unknown): unknown {
   return value;
 }
 
+/** Whether `name` can be written as a `${NAME}` reference (and so stored as a secret). */
+export function isVariableName(name: string): boolean {
+  return NAME.test(name);
+}
+
 /** The variable name when `value` is exactly one reference. */
 export function referenceName(value: string): string | undefined {
   return WHOLE_REFERENCE.exec(value)?.[1];
