@@ -1,0 +1,38 @@
+// Builds the Lambda bundles for serverless.yml: dist/lambda/<function>/index.js (minified,
+// with source maps, AWS SDK clients bundled and tree-shaken), plus config.yaml (and user
+// skills) from {config_dir}, validated for what AWS can honour.
+// Usage: node scripts/build-lambda.mjs [--config-dir DIR]
+import { build } from 'esbuild';
+import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { join } from 'node:path';
+
+const args = process.argv.slice(2);
+const flag = args.indexOf('--config-dir');
+const configDir = (flag >= 0 ? args[flag + 1] : undefined) ?? process.env.HOOKAGENT_CONFIG_DIR ?? join(homedir(), '.hookagent');
+
+// Validate with the service's own loader (bundled on the fly, so no TypeScript runtime is needed).
+await build({
+  entryPoints: ['scripts/check-config.ts'], outfile: '.build/check-config.cjs', bundle: true, platform: 'node', target: 'node20',
+  format: 'cjs', logLevel: 'warning', external: ['@aws-sdk/*'],
+});
+const { checkForAws } = await import(join(process.cwd(), '.build/check-config.cjs'));
+const problems = checkForAws(configDir);
+if (problems) {
+  process.stderr.write(`${problems}\n`);
+  process.exit(1);
+}
+
+for (const fn of ['ingest', 'worker']) {
+  const out = join('dist', 'lambda', fn);
+  rmSync(out, { recursive: true, force: true });
+  await build({
+    entryPoints: [`functions/${fn}/handler.ts`], outfile: join(out, 'index.js'), bundle: true, minify: true, sourcemap: true,
+    platform: 'node', target: 'node22', format: 'cjs', loader: { '.md': 'text' }, legalComments: 'none', logLevel: 'warning',
+  });
+  mkdirSync(join(out, 'config'), { recursive: true });
+  if (existsSync(join(configDir, 'config.yaml'))) cpSync(join(configDir, 'config.yaml'), join(out, 'config', 'config.yaml'));
+  else writeFileSync(join(out, 'config', 'config.yaml'), '');
+  if (fn === 'worker' && existsSync(join(configDir, 'skills'))) cpSync(join(configDir, 'skills'), join(out, 'config', 'skills'), { recursive: true });
+}
+process.stdout.write(`Built dist/lambda/{ingest,worker} with ${join(configDir, 'config.yaml')}\n`);

@@ -1,0 +1,276 @@
+/**
+ * `osls package --stage test` on a machine without AWS credentials: the generated
+ * CloudFormation template and the function artifacts, as AWS would receive them.
+ */
+import { execFile } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { promisify } from 'node:util';
+import { tableDefinitions, tableNamesForStage } from '../../functions/aws/tables';
+import { WORKER_TIMEOUT_SECONDS } from '../../functions/aws/limits';
+import { apiEvent } from '../support/requests';
+import { readZip } from '../support/zip';
+
+const ROOT = join(__dirname, '..', '..');
+const OSLS = join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js');
+const run = promisify(execFile);
+
+/** Values set in the packaging environment; none may reach the template or the artifacts. */
+const CANARIES = {
+  GITHUB_WEBHOOK_SECRET: 'canary-github-webhook-secret-1f2e',
+  GITLAB_WEBHOOK_SECRET: 'canary-gitlab-webhook-secret-3d4c',
+  OPENAI_API_KEY: 'sk-canary-openai-key-5b6a',
+  SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/CANARY/CANARY/canary7890',
+};
+
+const CONFIG = `webhooks:
+  github: { secret: \${GITHUB_WEBHOOK_SECRET} }
+  gitlab: { secret: \${GITLAB_WEBHOOK_SECRET} }
+  max_payload_size: 4MB
+agent: { provider: openai, model: gpt-test, api_key: \${OPENAI_API_KEY}, timeout: 120s }
+delivery:
+  teamchat: { provider: slack, webhook_url: \${SLACK_WEBHOOK_URL} }
+`;
+
+const SKILL = `---
+name: release-notes
+description: Summarises a release for the team.
+---
+Write three bullet points.
+`;
+
+function configDir(yaml: string, withSkill = false): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hookagent-deploy-'));
+  writeFileSync(join(dir, 'config.yaml'), yaml);
+  if (withSkill) {
+    mkdirSync(join(dir, 'skills', 'release-notes'), { recursive: true });
+    writeFileSync(join(dir, 'skills', 'release-notes', 'SKILL.md'), SKILL);
+  }
+  return dir;
+}
+
+/** No credentials anywhere the SDK or osls would look; an isolated HOME. */
+function packagingEnv(dir: string): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [key, value] of Object.entries(process.env)) if (!key.startsWith('AWS_')) env[key] = value;
+  const home = mkdtempSync(join(tmpdir(), 'hookagent-home-'));
+  return {
+    ...env, ...CANARIES, HOME: home, HOOKAGENT_CONFIG_DIR: dir,
+    AWS_CONFIG_FILE: join(home, 'no-config'), AWS_SHARED_CREDENTIALS_FILE: join(home, 'no-credentials'),
+    AWS_EC2_METADATA_DISABLED: 'true', SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off',
+  };
+}
+
+function packageService(dir: string, out: string) {
+  return run(process.execPath, [OSLS, 'package', '--stage', 'test', '--region', 'eu-west-1', '--package', out], {
+    cwd: ROOT, env: packagingEnv(dir), maxBuffer: 16 * 1024 * 1024,
+  });
+}
+
+type Resource = { Type: string; Properties: Record<string, any>; Condition?: string };
+let template: { Resources: Record<string, Resource>; Outputs: Record<string, unknown> };
+let templateText: string;
+let out: string;
+
+const resources = (type: string) => Object.entries(template.Resources).filter(([, r]) => r.Type === type);
+const resource = (id: string): Resource => {
+  const found = template.Resources[id];
+  if (!found) throw new Error(`no resource ${id}`);
+  return found;
+};
+
+/** Every action a role's inline policies allow. */
+function roleActions(roleId: string): string[] {
+  const policies = resource(roleId).Properties.Policies as Array<{ PolicyDocument: { Statement: Array<{ Effect: string; Action: string | string[] }> } }>;
+  return policies.flatMap((p) => p.PolicyDocument.Statement.filter((s) => s.Effect === 'Allow').flatMap((s) => [s.Action].flat())).sort();
+}
+
+beforeAll(async () => {
+  out = mkdtempSync(join(tmpdir(), 'hookagent-package-'));
+  await packageService(configDir(CONFIG, true), out);
+  templateText = readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8');
+  template = JSON.parse(templateText);
+}, 180_000);
+
+test('the template declares the service: functions, API, queue and dead letters, tables, bucket, roles, alarms', () => {
+  const types = Object.values(template.Resources).map((r) => r.Type);
+  for (const type of [
+    'AWS::Lambda::Function', 'AWS::Lambda::EventSourceMapping', 'AWS::ApiGatewayV2::Api', 'AWS::ApiGatewayV2::Route',
+    'AWS::SQS::Queue', 'AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::IAM::Role', 'AWS::CloudWatch::Alarm', 'AWS::SNS::Topic',
+  ]) expect(types).toContain(type);
+  expect(resources('AWS::Lambda::Function').map(([id]) => id).sort()).toEqual(['IngestLambdaFunction', 'WorkerLambdaFunction']);
+  expect(resources('AWS::DynamoDB::Table')).toHaveLength(3);
+  expect(resources('AWS::SQS::Queue')).toHaveLength(2);
+  expect(template.Outputs).toHaveProperty('HttpApiUrl');
+});
+
+test('ingest: arm64, Node 22 or newer, small memory, timeout well under API Gateway\'s 30 s', () => {
+  const ingest = resource('IngestLambdaFunction').Properties;
+  expect(ingest.Architectures).toEqual(['arm64']);
+  expect(ingest.Runtime).toMatch(/^nodejs(2[2-9]|[3-9]\d)\.x$/);
+  expect(ingest.MemorySize).toBeLessThanOrEqual(512);
+  expect(ingest.Timeout).toBeLessThanOrEqual(10);
+  expect(ingest.Handler).toBe('dist/lambda/ingest/index.handler');
+  expect(ingest.Environment.Variables).toMatchObject({
+    HOOKAGENT_STAGE: 'test', HOOKAGENT_CONFIG_DIR: '/var/task/dist/lambda/ingest/config',
+    QUEUE_URL: { Ref: 'EventQueue' }, PAYLOAD_BUCKET: { Ref: 'PayloadBucket' }, EVENTS_TABLE: { Ref: 'EventsTable' },
+  });
+  expect(ingest.Role).toEqual({ 'Fn::GetAtt': ['IngestRole', 'Arn'] });
+});
+
+test('worker: timeout sized for agent runs; SQS mapping reports partial batch failures with a batch size and window', () => {
+  const worker = resource('WorkerLambdaFunction').Properties;
+  expect(worker.Architectures).toEqual(['arm64']);
+  expect(worker.Timeout).toBe(WORKER_TIMEOUT_SECONDS);
+  expect(worker.Role).toEqual({ 'Fn::GetAtt': ['WorkerRole', 'Arn'] });
+  expect(worker.Environment.Variables).toMatchObject({ DEAD_LETTER_QUEUE_URL: { Ref: 'DeadLetterQueue' }, MAX_RECEIVE_COUNT: '5' });
+  const [[, mapping]] = resources('AWS::Lambda::EventSourceMapping') as [[string, Resource]];
+  expect(mapping.Properties).toMatchObject({
+    EventSourceArn: { 'Fn::GetAtt': ['EventQueue', 'Arn'] },
+    FunctionName: { 'Fn::GetAtt': ['WorkerLambdaFunction', 'Arn'] },
+    FunctionResponseTypes: ['ReportBatchItemFailures'],
+    BatchSize: 10,
+  });
+  expect(mapping.Properties.MaximumBatchingWindowInSeconds).toBeGreaterThan(0);
+  expect(mapping.Properties.ScalingConfig.MaximumConcurrency).toBeGreaterThanOrEqual(2);
+});
+
+test('queue: explicit message size, visibility ≥ 6 × the worker timeout, redrive to a 14-day dead-letter queue', () => {
+  const queue = resource('EventQueue').Properties;
+  expect(queue.QueueName).toBe('hookagent-test-queue');
+  expect(queue.MaximumMessageSize).toBe(262144);
+  expect(queue.VisibilityTimeout).toBeGreaterThanOrEqual(6 * resource('WorkerLambdaFunction').Properties.Timeout);
+  expect(queue.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': ['DeadLetterQueue', 'Arn'] }, maxReceiveCount: 5 });
+  const dlq = resource('DeadLetterQueue').Properties;
+  expect(dlq.MessageRetentionPeriod).toBe(14 * 24 * 3600);
+  expect(queue.MessageRetentionPeriod).toBeLessThan(dlq.MessageRetentionPeriod);
+  expect(queue.SqsManagedSseEnabled).toBe(true);
+  expect(dlq.SqsManagedSseEnabled).toBe(true);
+});
+
+test('tables: the keys the code uses, on demand, TTL where the design says, point-in-time recovery, encryption', () => {
+  const names = tableNamesForStage('test');
+  const ttl: Record<string, boolean> = { [names.subscriptions]: false, [names.dedup]: true, [names.events]: true };
+  for (const expected of tableDefinitions(names)) {
+    const [, table] = resources('AWS::DynamoDB::Table').find(([, r]) => r.Properties.TableName === expected.TableName) ?? [];
+    expect(table).toBeDefined();
+    const p = table!.Properties;
+    expect(p.BillingMode).toBe('PAY_PER_REQUEST');
+    expect(p.KeySchema).toEqual(expected.KeySchema);
+    expect(p.AttributeDefinitions).toEqual(expected.AttributeDefinitions);
+    expect(p.GlobalSecondaryIndexes ?? []).toEqual(expected.GlobalSecondaryIndexes ?? []);
+    expect(p.PointInTimeRecoverySpecification).toEqual({ PointInTimeRecoveryEnabled: true });
+    expect(p.SSESpecification).toEqual({ SSEEnabled: true });
+    if (ttl[expected.TableName as string]) expect(p.TimeToLiveSpecification).toEqual({ AttributeName: 'expires_at', Enabled: true });
+    else expect(p.TimeToLiveSpecification).toBeUndefined();
+  }
+});
+
+test('payload bucket: private, encrypted, TLS only, objects expire', () => {
+  const bucket = resource('PayloadBucket').Properties;
+  expect(bucket.PublicAccessBlockConfiguration).toEqual({ BlockPublicAcls: true, BlockPublicPolicy: true, IgnorePublicAcls: true, RestrictPublicBuckets: true });
+  expect(bucket.BucketEncryption.ServerSideEncryptionConfiguration[0].ServerSideEncryptionByDefault.SSEAlgorithm).toBe('AES256');
+  expect(bucket.LifecycleConfiguration.Rules[0]).toMatchObject({ Status: 'Enabled', ExpirationInDays: 15 });
+  const policy = resource('PayloadBucketPolicy').Properties.PolicyDocument.Statement[0];
+  expect(policy).toMatchObject({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } });
+});
+
+test('IAM: one role per function, each with only the actions its code calls', () => {
+  expect(resources('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['IngestRole', 'WorkerRole']);
+  expect(roleActions('IngestRole')).toEqual([
+    'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:Scan',
+    'logs:CreateLogStream', 'logs:PutLogEvents', 's3:PutObject', 'sqs:SendMessage', 'ssm:GetParameter',
+  ]);
+  expect(roleActions('WorkerRole')).toEqual([
+    'bedrock:InvokeModel', 'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem',
+    'logs:CreateLogStream', 'logs:PutLogEvents', 's3:GetObject',
+    'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage', 'ssm:GetParameter',
+  ]);
+  // Every statement names its resources; the only wildcards are within this stage's parameters and Bedrock models.
+  for (const role of ['IngestRole', 'WorkerRole']) {
+    const statements = resource(role).Properties.Policies.flatMap((p: any) => p.PolicyDocument.Statement);
+    for (const statement of statements) {
+      expect(statement.Resource).not.toBe('*');
+      expect([statement.Action].flat().every((a: string) => !a.includes('*'))).toBe(true);
+    }
+    const ssm = statements.find((s: any) => s.Sid === 'ReadSecrets');
+    expect(ssm.Resource['Fn::Sub']).toMatch(/:parameter\/hookagent\/test\/\*$/);
+  }
+  const sqsReaders = resources('AWS::IAM::Role').filter(([id]) => roleActions(id).includes('sqs:ReceiveMessage')).map(([id]) => id);
+  expect(sqsReaders).toEqual(['WorkerRole']);
+});
+
+test('API routes: the endpoints of the contract, and everything else to ingest for its JSON 404/405', () => {
+  const routes = resources('AWS::ApiGatewayV2::Route').map(([, r]) => r.Properties.RouteKey).sort();
+  expect(routes).toEqual(['$default', 'GET /health', 'POST /webhooks/custom/{name}', 'POST /webhooks/github', 'POST /webhooks/gitlab']);
+  const integrations = resources('AWS::ApiGatewayV2::Integration');
+  expect(integrations).toHaveLength(1);
+  expect(integrations[0]?.[1].Properties.PayloadFormatVersion).toBe('2.0');
+});
+
+test('alarms: dead-letter queue not empty and worker errors, to a topic with an optional e-mail subscription', () => {
+  const alarms = Object.fromEntries(resources('AWS::CloudWatch::Alarm').map(([, r]) => [r.Properties.MetricName + ':' + JSON.stringify(r.Properties.Dimensions[0].Value), r.Properties]));
+  expect(alarms['ApproximateNumberOfMessagesVisible:{"Fn::GetAtt":["DeadLetterQueue","QueueName"]}']).toMatchObject({ Threshold: 0, ComparisonOperator: 'GreaterThanThreshold', AlarmActions: [{ Ref: 'AlarmTopic' }] });
+  expect(alarms['Errors:{"Ref":"WorkerLambdaFunction"}']).toMatchObject({ Threshold: 0, AlarmActions: [{ Ref: 'AlarmTopic' }] });
+  expect(resource('AlarmEmailSubscription').Condition).toBe('HasAlarmEmail');
+});
+
+test('no secret value appears in the template or the artifacts; config.yaml and user skills are packaged', () => {
+  const ingest = readZip(join(out, 'ingest.zip'));
+  const worker = readZip(join(out, 'worker.zip'));
+  expect([...ingest.keys()].sort()).toEqual(['dist/lambda/ingest/config/config.yaml', 'dist/lambda/ingest/index.js', 'dist/lambda/ingest/index.js.map']);
+  expect([...worker.keys()].sort()).toEqual([
+    'dist/lambda/worker/config/config.yaml', 'dist/lambda/worker/config/skills/release-notes/SKILL.md', 'dist/lambda/worker/index.js', 'dist/lambda/worker/index.js.map',
+  ]);
+  expect(ingest.get('dist/lambda/ingest/config/config.yaml')?.toString()).toBe(CONFIG);
+  const everything = [templateText, readFileSync(join(out, 'serverless-state.json'), 'utf8'), ...[...ingest.values(), ...worker.values()].map((b) => b.toString('utf8'))];
+  for (const text of everything) for (const value of Object.values(CANARIES)) expect(text.includes(value)).toBe(false);
+  // Minified (long lines; only template literals keep their newlines), with its source map beside it.
+  for (const [zip, fn] of [[ingest, 'ingest'], [worker, 'worker']] as const) {
+    const code = zip.get(`dist/lambda/${fn}/index.js`)!.toString();
+    expect(code.length / code.split('\n').length).toBeGreaterThan(2000);
+    expect(code.trimEnd().endsWith('//# sourceMappingURL=index.js.map')).toBe(true);
+  }
+});
+
+test('the packaged ingest bundle starts on this Node and answers', async () => {
+  const extracted = mkdtempSync(join(tmpdir(), 'hookagent-bundle-'));
+  for (const [name, data] of readZip(join(out, 'ingest.zip'))) {
+    mkdirSync(join(extracted, dirname(name)), { recursive: true });
+    writeFileSync(join(extracted, name), data);
+  }
+  const script = `const { handler } = require(${JSON.stringify(join(extracted, 'dist/lambda/ingest/index.js'))});
+    (async () => { for (const e of JSON.parse(process.env.EVENTS)) console.log(JSON.stringify(await handler(e))); })();`;
+  const events = [
+    apiEvent({ method: 'GET', path: '/health' }),
+    apiEvent({ method: 'POST', path: '/webhooks/github', headers: { 'x-github-event': 'push', 'x-hub-signature-256': 'sha256=00' }, body: '{}' }),
+  ];
+  const { stdout } = await run(process.execPath, ['-e', script], {
+    env: {
+      PATH: process.env.PATH, EVENTS: JSON.stringify(events), HOOKAGENT_STAGE: 'test', QUEUE_URL: 'http://127.0.0.1:9/queue', PAYLOAD_BUCKET: 'bucket',
+      HOOKAGENT_CONFIG_DIR: join(extracted, 'dist/lambda/ingest/config'), AWS_REGION: 'eu-west-1', POWERTOOLS_LOG_LEVEL: 'ERROR',
+      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...CANARIES,
+    },
+  });
+  const [health, unsigned] = stdout.trim().split('\n').map((line) => JSON.parse(line));
+  expect(health).toMatchObject({ statusCode: 200 });
+  expect(JSON.parse(health.body)).toEqual({ status: 'ok' });
+  expect(unsigned.statusCode).toBe(401);
+}, 30_000);
+
+describe('configuration AWS cannot honour is refused at packaging', () => {
+  test.each([
+    ['webhooks:\n  max_payload_size: 20MB\n', "webhooks.max_payload_size: must be at most 10MB (API Gateway's request limit)"],
+    ['webhooks:\n  max_payload_size: 6MB\n', 'webhooks.max_payload_size: must be at most 4MB on AWS'],
+    ['agent: { timeout: 10m }\n', "agent.timeout: agent.timeout plus 3 × delivery.timeout must stay under the worker's 300s Lambda timeout"],
+    ['webhooks:\n  github: { secret: inline-literal }\n', 'webhooks.github.secret'],
+    ['webhooks: { unknown_key: 1 }\n', 'unknown_key'],
+  ])('%s', async (yaml, message) => {
+    const failed = await packageService(configDir(yaml), mkdtempSync(join(tmpdir(), 'hookagent-package-'))).then(
+      () => undefined, (error: { code: number; stderr: string; stdout: string }) => error,
+    );
+    expect(failed?.code).not.toBe(0);
+    expect(`${failed?.stdout}\n${failed?.stderr}`).toContain(message);
+  }, 60_000);
+});
