@@ -7,5 +7,6 @@ module.exports = {
   testPathIgnorePatterns: ['/node_modules/', '/tests/bench/', '\\.slow\\.test\\.ts$'],
   transform: { '^.+\\.(ts|md)$': '<rootDir>/tests/support/esbuild-transform.cjs' },
   moduleFileExtensions: ['ts', 'js', 'cjs', 'mjs', 'json', 'md'],
+  setupFiles: ['<rootDir>/tests/support/jest-env.cjs'],
   testTimeout: 30000,
 };
