@@ -34,29 +34,39 @@ export async function benchIngestCpu(): Promise<Measurement> {
 
   const cases = githubExamples.flatMap((group) => group.examples.map((example) => ({ event: group.name, body: JSON.stringify(example) })));
   const ratios: number[] = [];
+  const floors: number[] = [];
+  const ingests: number[] = [];
   const rounds = 30;
+  // Each side is timed in several interleaved passes and the fastest pass counts, so a GC
+  // pause or a scheduler hiccup lands on neither side's figure.
+  const passes = 5;
   let delivery = 0;
   for (const c of cases) {
     const signature = signHub(c.body, SECRET);
-    const events = Array.from({ length: rounds }, () =>
-      apiEvent({ path: '/webhooks/github', body: c.body, headers: { 'x-github-event': c.event, 'x-hub-signature-256': signature, 'x-github-delivery': `b${delivery++}` } }));
-    // Warm up both paths once.
-    await handler(events[0]!);
-    const floorStart = process.hrtime.bigint();
-    for (let i = 0; i < rounds; i++) {
-      createHmac('sha256', SECRET).update(c.body).digest('hex');
-      JSON.parse(c.body);
+    const event = () => apiEvent({ path: '/webhooks/github', body: c.body, headers: { 'x-github-event': c.event, 'x-hub-signature-256': signature, 'x-github-delivery': `b${delivery++}` } });
+    await handler(event()); // warm-up
+    let floor = Infinity;
+    let measured = Infinity;
+    for (let pass = 0; pass < passes; pass++) {
+      const events = Array.from({ length: rounds }, event);
+      const floorStart = process.hrtime.bigint();
+      for (let i = 0; i < rounds; i++) {
+        createHmac('sha256', SECRET).update(c.body).digest('hex');
+        JSON.parse(c.body);
+      }
+      floor = Math.min(floor, Number(process.hrtime.bigint() - floorStart));
+      const ingestStart = process.hrtime.bigint();
+      for (const e of events) {
+        const result = await handler(e);
+        if ((result.statusCode ?? 500) >= 300) throw new Error(`ingest answered ${result.statusCode} for ${c.event}: ${result.body}`);
+      }
+      measured = Math.min(measured, Number(process.hrtime.bigint() - ingestStart));
+      queue.messages.length = 0;
     }
-    const floor = Number(process.hrtime.bigint() - floorStart);
-    const ingestStart = process.hrtime.bigint();
-    for (let i = 1; i < rounds; i++) {
-      const result = await handler(events[i]!);
-      if ((result.statusCode ?? 500) >= 300) throw new Error(`ingest answered ${result.statusCode} for ${c.event}: ${result.body}`);
-    }
-    const measured = (Number(process.hrtime.bigint() - ingestStart) / (rounds - 1)) * rounds;
     ratios.push(measured / floor);
-    queue.messages.length = 0;
+    floors.push(floor / rounds / 1000);
+    ingests.push(measured / rounds / 1000);
   }
   const ratio = median(ratios);
-  return { name: 'ingest CPU per event (median over payloads, ingest ÷ HMAC+JSON.parse)', value: ratio, unit: '×', target: '≤ 1.5×', met: ratio <= 1.5, detail: { payloads: cases.length } };
+  return { name: 'ingest CPU per event (median over payloads, ingest ÷ HMAC+JSON.parse)', value: ratio, unit: '×', target: '≤ 1.5×', met: ratio <= 1.5, detail: { payloads: cases.length, floor_us_median: median(floors), ingest_us_median: median(ingests), body_bytes_median: median(cases.map((c) => Buffer.byteLength(c.body))) } };
 }

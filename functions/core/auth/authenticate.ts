@@ -1,7 +1,7 @@
 /** Which schemes each endpoint accepts, and with which secrets (DESIGN §2.2). */
 import type { Source } from '../types';
 import {
-  basicPassword, bearerToken, verifyHexHmacList, verifyHubSignature, verifyStandardWebhooks, verifyToken, type Headers,
+  basicPassword, bearerToken, verifyHexHmacList, verifyHubSignature, verifyStandardWebhooks, verifyToken, type Headers, type RawBody,
 } from './signatures';
 
 export type AuthScheme =
@@ -15,7 +15,7 @@ export type AuthOutcome =
  * Checks a request's credentials. `secrets` empty = nothing configured = refused
  * (fail closed). Reasons are for the service log only; the sender gets one message.
  */
-export function authenticate(source: Source, body: Buffer, headers: Headers, secrets: readonly string[], nowMs: number): AuthOutcome {
+export function authenticate(source: Source, body: RawBody, headers: Headers, secrets: readonly string[], nowMs: number): AuthOutcome {
   if (secrets.length === 0) return { ok: false, reason: `no secret is configured for the ${source} endpoint` };
   if (source === 'github') {
     if (verifyHubSignature(body, headers['x-hub-signature-256'], secrets)) return { ok: true, scheme: 'hub-signature' };

@@ -9,6 +9,12 @@ export const TIMESTAMP_TOLERANCE_SECONDS = 300;
 
 export type Headers = Readonly<Record<string, string | undefined>>;
 
+/**
+ * The body as received: bytes, or the text API Gateway already decoded from UTF-8 (then
+ * HMACs hash its UTF-8 encoding, the bytes the sender signed, without another copy).
+ */
+export type RawBody = Buffer | string;
+
 function safeEqual(a: Buffer, b: Buffer): boolean {
   return a.length === b.length && timingSafeEqual(a, b);
 }
@@ -20,7 +26,7 @@ function tokensEqual(presented: string, expected: string): boolean {
 }
 
 /** `X-Hub-Signature-256: sha256=<hex HMAC-SHA256(secret, body)>` (GitHub, and custom senders). */
-export function verifyHubSignature(body: Buffer, header: string | undefined, secrets: readonly string[]): boolean {
+export function verifyHubSignature(body: RawBody, header: string | undefined, secrets: readonly string[]): boolean {
   if (!header || secrets.length === 0) return false;
   const match = /^sha256=([0-9a-fA-F]{64})$/.exec(header.trim());
   if (!match) return false;
@@ -57,7 +63,7 @@ export type StandardWebhooksOutcome = 'valid' | 'missing' | 'invalid' | 'stale';
  * `webhook-timestamp` within ±5 minutes of now.
  */
 export function verifyStandardWebhooks(
-  body: Buffer,
+  body: RawBody,
   headers: Headers,
   secrets: readonly string[],
   nowMs: number,
@@ -99,7 +105,7 @@ export function signHub(body: string | Buffer, secret: string): string {
  * v1=<hex>,v1=<hex>` (several during rotation) and Grafana's `X-Grafana-Alerting-Signature:
  * <hex>` (configured without a timestamp header).
  */
-export function verifyHexHmacList(body: Buffer, header: string | undefined, secrets: readonly string[], prefix: string): boolean {
+export function verifyHexHmacList(body: RawBody, header: string | undefined, secrets: readonly string[], prefix: string): boolean {
   if (!header || secrets.length === 0) return false;
   const presented = header
     .split(',')

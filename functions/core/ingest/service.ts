@@ -5,6 +5,7 @@
  */
 import type { Config } from '../config/types';
 import { authenticate } from '../auth/authenticate';
+import type { RawBody } from '../auth/signatures';
 import { describeError, isHookError } from '../errors';
 import { classifyEvent, type Payload } from '../events/classify';
 import { eventMatches } from '../events/filters';
@@ -74,8 +75,9 @@ export function createIngest(deps: IngestDeps): Ingest {
     if (Number.isFinite(declared) && declared > maxSize && !request.isBase64Encoded) return errors.payloadTooLarge(maxSize);
     const raw = request.body ?? '';
     if (request.isBase64Encoded && Math.floor((raw.length * 3) / 4) - 2 > maxSize) return errors.payloadTooLarge(maxSize);
-    const body = Buffer.from(raw, request.isBase64Encoded ? 'base64' : 'utf8');
-    if (body.length > maxSize) return errors.payloadTooLarge(maxSize);
+    // Text API Gateway already decoded stays a string: no copy into bytes and back.
+    const body: RawBody = request.isBase64Encoded ? Buffer.from(raw, 'base64') : raw;
+    if (!fitsIn(body, maxSize)) return errors.payloadTooLarge(maxSize);
 
     try {
       // 3. Route: a custom endpoint names a subscription.
@@ -129,10 +131,18 @@ export function createIngest(deps: IngestDeps): Ingest {
   };
 }
 
-function parsePayload(body: Buffer): { payload: Payload } | { error: string } {
+/** Whether the body is at most `limit` bytes; text is only measured when its length leaves doubt. */
+function fitsIn(body: RawBody, limit: number): boolean {
+  if (typeof body !== 'string') return body.length <= limit;
+  // A UTF-16 code unit takes 1 to 3 bytes in UTF-8.
+  if (body.length > limit) return false;
+  return body.length * 3 <= limit || Buffer.byteLength(body, 'utf8') <= limit;
+}
+
+function parsePayload(body: RawBody): { payload: Payload } | { error: string } {
   let text: string;
   try {
-    text = utf8.decode(body);
+    text = typeof body === 'string' ? body : utf8.decode(body);
   } catch {
     return { error: 'not valid UTF-8' };
   }
@@ -155,7 +165,7 @@ interface Accepted {
   action: string | undefined;
   deliveryId: string | undefined;
   payload: Payload;
-  body: Buffer;
+  body: RawBody;
 }
 
 async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]): Promise<Reply> {
@@ -172,23 +182,33 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
 
   const receivedAt = new Date(now).toISOString();
   const records: EventRecord[] = [];
+  const queued: string[] = [];
+  const held: string[] = [];
   try {
-    const carried = input.body.length > INLINE_PAYLOAD_LIMIT
-      ? { payload_ref: await deps.payloads.put(eventId, input.body.toString('utf8')) }
-      : { payload: input.payload };
+    const payloadRef = fitsIn(input.body, INLINE_PAYLOAD_LIMIT)
+      ? undefined
+      : await deps.payloads.put(eventId, typeof input.body === 'string' ? input.body : input.body.toString('utf8'));
     const messages: QueueMessage[] = [];
     for (const subscription of matched) {
       const message: QueueMessage = {
         v: 1, event_id: eventId, subscription: subscription.name, source: input.source, event: input.event,
-        ...(input.action ? { action: input.action } : {}), delivery_id: deliveryId, received_at: receivedAt, ...carried,
+        delivery_id: deliveryId, received_at: receivedAt,
       };
-      const held = subscription.state === 'paused';
-      if (!held) messages.push(message);
-      records.push({
-        event_id: eventId, subscription: subscription.name, status: held ? 'held' : 'queued', source: input.source,
-        event: input.event, ...(input.action ? { action: input.action } : {}), delivery_id: deliveryId,
-        received_at: receivedAt, updated_at: receivedAt, message, attempts: 0,
-      });
+      if (input.action) message.action = input.action;
+      if (payloadRef) message.payload_ref = payloadRef;
+      else message.payload = input.payload;
+      const paused = subscription.state === 'paused';
+      const record: EventRecord = {
+        event_id: eventId, subscription: subscription.name, status: paused ? 'held' : 'queued', source: input.source,
+        event: input.event, delivery_id: deliveryId, received_at: receivedAt, updated_at: receivedAt, message, attempts: 0,
+      };
+      if (input.action) record.action = input.action;
+      records.push(record);
+      if (paused) held.push(subscription.name);
+      else {
+        messages.push(message);
+        queued.push(subscription.name);
+      }
     }
     await deps.events.putAll(records);
     if (messages.length > 0) await deps.queue.send(messages);
@@ -201,8 +221,6 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
     throw error;
   }
 
-  const queued = records.filter((r) => r.status === 'queued').map((r) => r.subscription);
-  const held = records.filter((r) => r.status === 'held').map((r) => r.subscription);
   for (const record of records) {
     logger.info(record.status === 'held' ? 'held for a paused subscription' : 'queued', {
       event_id: eventId, subscription: record.subscription, source: input.source, event: input.event,
