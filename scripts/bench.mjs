@@ -4,7 +4,7 @@ import { spawnSync } from 'node:child_process';
 
 await build({
   entryPoints: ['tests/bench/main.ts'], outfile: '.build/bench.cjs', bundle: true, platform: 'node', target: 'node20', format: 'cjs',
-  external: ['dynalite', 'classic-level', 'level', '@octokit/webhooks-examples', 'autocannon', '@octokit/webhooks'], loader: { '.md': 'text' }, logLevel: 'warning',
+  external: ['esbuild', 'dynalite', 'classic-level', 'level', '@octokit/webhooks-examples', 'autocannon', '@octokit/webhooks'], loader: { '.md': 'text' }, logLevel: 'warning',
 });
 const run = spawnSync(process.execPath, ['.build/bench.cjs'], { stdio: 'inherit' });
 process.exit(run.status ?? 1);

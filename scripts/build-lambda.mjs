@@ -6,6 +6,8 @@ import { build } from 'esbuild';
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
+// The esbuild settings of a Lambda bundle; the cold-start benchmark builds with the same ones.
+import options from './lambda-esbuild.json' with { type: 'json' };
 
 const args = process.argv.slice(2);
 const flag = args.indexOf('--config-dir');
@@ -26,10 +28,7 @@ if (problems) {
 for (const fn of ['ingest', 'worker']) {
   const out = join('dist', 'lambda', fn);
   rmSync(out, { recursive: true, force: true });
-  await build({
-    entryPoints: [`functions/${fn}/handler.ts`], outfile: join(out, 'index.js'), bundle: true, minify: true, sourcemap: true,
-    platform: 'node', target: 'node22', format: 'cjs', loader: { '.md': 'text' }, legalComments: 'none', logLevel: 'warning',
-  });
+  await build({ ...options, entryPoints: [`functions/${fn}/handler.ts`], outfile: join(out, 'index.js') });
   mkdirSync(join(out, 'config'), { recursive: true });
   if (existsSync(join(configDir, 'config.yaml'))) cpSync(join(configDir, 'config.yaml'), join(out, 'config', 'config.yaml'));
   else writeFileSync(join(out, 'config', 'config.yaml'), '');

@@ -5,11 +5,13 @@
  */
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { benchColdStart } from './cold-start';
 import { benchIngestCpu } from './ingest-cpu';
 import type { Measurement } from './stats';
 
-const benches: Array<[string, () => Promise<Measurement>]> = [
+const benches: Array<[string, () => Promise<Measurement | Measurement[]>]> = [
   ['ingest-cpu', benchIngestCpu],
+  ['cold-start', benchColdStart],
 ];
 
 async function main(): Promise<void> {
@@ -17,7 +19,7 @@ async function main(): Promise<void> {
   const errors: string[] = [];
   for (const [name, run] of benches) {
     try {
-      results.push(await run());
+      results.push(...[await run()].flat());
     } catch (error) {
       errors.push(`${name}: ${error instanceof Error ? error.message : String(error)}`);
     }

@@ -1,15 +1,17 @@
 /**
- * config.yaml: parse (js-yaml), validate (ajv, one schema), normalise (defaults, sizes,
- * durations, CIDR) and, separately, resolve `${VAR}` references through a SecretSource.
+ * config.yaml: parse (js-yaml), validate (schema.ts's JSON Schema, compiled by ajv at build
+ * time into config-validator.generated.ts), normalise (defaults, sizes, durations, CIDR)
+ * and, separately, resolve `${VAR}` references through a SecretSource.
  * Every problem is reported with its key path and what to write instead.
  */
-import Ajv, { type ErrorObject } from 'ajv';
+import type { ErrorObject } from 'ajv';
 import * as yaml from 'js-yaml';
 import { fail, ok, type Result } from '../errors';
 import type { SecretSource } from '../ports';
 import { isHttpUrl, parseCidr, parseDuration, parseSize } from './formats';
 import { protectReferences, referencedNames, referenceName, restoreReferences, substitute } from './references';
-import { SECRET_KEYS, configSchema } from './schema';
+import { validateConfig as validate } from './config-validator.generated';
+import { SECRET_KEYS } from './schema';
 import type { Config, ConfigSection } from './types';
 
 export interface ConfigIssue {
@@ -50,8 +52,6 @@ const SUGGESTED_VARIABLES: Record<string, string> = {
   'delivery.messenger.bot_token': 'TELEGRAM_BOT_TOKEN',
 };
 
-const ajv = new Ajv({ allErrors: true, verbose: true, strict: true, allowUnionTypes: true });
-const validate = ajv.compile(configSchema);
 
 function configError(issues: ConfigIssue[]): ConfigError {
   const lines = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message));

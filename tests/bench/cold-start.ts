@@ -1,0 +1,80 @@
+/**
+ * Bench 2: cold start. Each Lambda bundle, built exactly as for deployment, next to a
+ * bundle holding only the AWS SDK imports of that function's own code (same esbuild
+ * settings): its size, and its module-initialisation time (require() in a fresh Node
+ * process, run with the deployed NODE_OPTIONS), median over alternating runs.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { build, type BuildOptions, type Metafile } from 'esbuild';
+import lambdaOptions from '../../scripts/lambda-esbuild.json';
+import { median, type Measurement } from './stats';
+
+const ROOT = resolve(__dirname, '..');
+const OUT = join(ROOT, '.build', 'bench', 'cold-start');
+const RUNS = 15;
+/** As serverless.yml sets them for both functions. */
+const DEPLOYED_NODE_OPTIONS = '--enable-source-maps';
+
+/** `export { A, B } from '@aws-sdk/x'` for every value import from the AWS SDK in our own sources. */
+function sdkOnlyEntry(metafile: Metafile): string {
+  const imports = new Map<string, Set<string>>();
+  for (const input of Object.keys(metafile.inputs)) {
+    if (input.includes('node_modules') || !input.endsWith('.ts')) continue;
+    const source = readFileSync(join(ROOT, input), 'utf8');
+    for (const match of source.matchAll(/import\s*\{([^}]*)\}\s*from\s*'(@aws-sdk\/[^']+)'/g)) {
+      const names = (match[1] as string).split(',').map((n) => n.trim()).filter((n) => n && !n.startsWith('type '));
+      const set = imports.get(match[2] as string) ?? new Set<string>();
+      for (const name of names) set.add(name.split(/\s+as\s+/)[0] as string);
+      imports.set(match[2] as string, set);
+    }
+  }
+  if (imports.size === 0) throw new Error('found no AWS SDK imports: the baseline could not be built');
+  return [...imports].filter(([, names]) => names.size > 0).map(([module, names]) => `export { ${[...names].sort().join(', ')} } from '${module}';`).join('\n') + '\n';
+}
+
+function requireTimeMs(file: string): number {
+  const script = `const t = process.hrtime.bigint(); require(${JSON.stringify(file)}); process.stdout.write(String(Number(process.hrtime.bigint() - t) / 1e6));`;
+  const run = spawnSync(process.execPath, ['-e', script], {
+    encoding: 'utf8', env: { PATH: process.env.PATH, NODE_OPTIONS: DEPLOYED_NODE_OPTIONS, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' },
+  });
+  const ms = Number(run.stdout);
+  if (run.status !== 0 || !Number.isFinite(ms) || ms <= 0) throw new Error(`could not load ${file}: ${run.stderr.slice(0, 500)}`);
+  return ms;
+}
+
+export async function benchColdStart(): Promise<Measurement[]> {
+  const results: Measurement[] = [];
+  for (const fn of ['ingest', 'worker']) {
+    const dir = join(OUT, fn);
+    mkdirSync(dir, { recursive: true });
+    const options = { ...(lambdaOptions as BuildOptions), absWorkingDir: ROOT };
+    const real = join(dir, 'handler.js');
+    const built = await build({ ...options, entryPoints: [join(ROOT, 'functions', fn, 'handler.ts')], outfile: real, metafile: true });
+    const entry = join(dir, 'sdk-only.ts');
+    writeFileSync(entry, sdkOnlyEntry(built.metafile));
+    const baseline = join(dir, 'sdk-only.js');
+    await build({ ...options, entryPoints: [entry], outfile: baseline });
+
+    const size = statSync(real).size / statSync(baseline).size;
+    const realTimes: number[] = [];
+    const baselineTimes: number[] = [];
+    requireTimeMs(real); // the first read warms the file cache for both
+    requireTimeMs(baseline);
+    for (let i = 0; i < RUNS; i++) {
+      realTimes.push(requireTimeMs(real));
+      baselineTimes.push(requireTimeMs(baseline));
+    }
+    const init = median(realTimes) / median(baselineTimes);
+    results.push({
+      name: `${fn} bundle size ÷ AWS SDK-only bundle`, value: size, unit: '×', target: '≤ 1.2×', met: size <= 1.2,
+      detail: { bundle_bytes: statSync(real).size, sdk_only_bytes: statSync(baseline).size },
+    });
+    results.push({
+      name: `${fn} module init ÷ AWS SDK-only init`, value: init, unit: '×', target: '≤ 1.2×', met: init <= 1.2,
+      detail: { bundle_ms_median: median(realTimes), sdk_only_ms_median: median(baselineTimes), runs: RUNS, node_options: DEPLOYED_NODE_OPTIONS },
+    });
+  }
+  return results;
+}
