@@ -3,7 +3,6 @@
  * becomes a comment on a local GitHub API, an Alertmanager alert becomes a Telegram
  * message, [SILENT] delivers nothing, kill -9 loses nothing, SIGTERM exits 0.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, writeFileSync, existsSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -11,41 +10,11 @@ import githubExamples from '@octokit/webhooks-examples';
 import { signHub } from '../../functions/core/auth/signatures';
 import { BIN, buildCli, runCli } from '../support/cli';
 import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
+import { eventually, startServe as startServeWith } from '../support/serve';
 
 const GH_SECRET = 'e2e-github-secret';
 const env = { GH_SECRET, GITHUB_TOKEN: 'ghp_e2e', TELEGRAM_BOT_TOKEN: '42:e2e', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
-
-interface Serve {
-  child: ChildProcess;
-  url: string;
-  output: () => string;
-  exited: Promise<number | null>;
-}
-
-function startServe(dir: string): Promise<Serve> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--config-dir', dir, '--port', '0'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
-    const onData = (chunk: Buffer) => {
-      output += chunk.toString();
-      const match = /listening on (http:\/\/127\.0\.0\.1:\d+)/.exec(output);
-      if (match) resolve({ child, url: match[1] as string, output: () => output, exited });
-    };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    void exited.then((code) => reject(new Error(`serve exited with ${code}:\n${output}`)));
-  });
-}
-
-/** Resolves when `check` holds, re-checking as the service works (no fixed sleep). */
-async function eventually(check: () => boolean | Promise<boolean>, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise<void>((resolve) => setImmediate(resolve));
-  }
-}
+const startServe = (dir: string) => startServeWith(dir, env);
 
 let github: LocalServer;
 let telegram: LocalServer;
