@@ -7,17 +7,30 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchColdStart } from './cold-start';
 import { benchIngestCpu } from './ingest-cpu';
+import { benchLocalServer } from './local-server';
+import { benchWorkerConcurrency } from './worker-concurrency';
+import { benchE2eLatency } from './e2e-latency';
 import type { Measurement } from './stats';
 
 const benches: Array<[string, () => Promise<Measurement | Measurement[]>]> = [
   ['ingest-cpu', benchIngestCpu],
   ['cold-start', benchColdStart],
+  ['local-server', benchLocalServer],
+  ['worker-concurrency', benchWorkerConcurrency],
+  ['e2e-latency', benchE2eLatency],
 ];
 
 async function main(): Promise<void> {
   const results: Measurement[] = [];
   const errors: string[] = [];
+  const only = process.argv.slice(2);
+  const unknown = only.filter((name) => !benches.some(([known]) => known === name));
+  if (unknown.length > 0) {
+    process.stderr.write(`unknown measurement ${unknown.join(', ')}; known: ${benches.map(([name]) => name).join(', ')}\n`);
+    process.exit(2);
+  }
   for (const [name, run] of benches) {
+    if (only.length > 0 && !only.includes(name)) continue;
     try {
       results.push(...[await run()].flat());
     } catch (error) {

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import githubExamples from '@octokit/webhooks-examples';
 import { signHub } from '../../functions/core/auth/signatures';
-import { BIN, buildCli, runCli } from '../support/cli';
+import { buildCli, runCli } from '../support/cli';
 import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
 import { eventually, startServe as startServeWith } from '../support/serve';
 

@@ -1,0 +1,68 @@
+/**
+ * Bench 4: one SQS batch of 10 messages through the worker handler, with an agent that
+ * takes 1 s per run, over the local store serve uses (dynalite tables, payload files):
+ * the records run side by side, so the batch takes about one agent run, not ten.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { SQSEvent } from 'aws-lambda';
+import { echoAgent, type Agent } from '../../functions/core/agent/agent';
+import { parseConfig, resolveConfig } from '../../functions/core/config/load';
+import { createDeliveryTargets } from '../../functions/core/delivery/targets';
+import { silentLogger } from '../../functions/core/log';
+import { systemClock } from '../../functions/core/ports';
+import { SkillLibrary } from '../../functions/core/skills/library';
+import type { QueueMessage } from '../../functions/core/types';
+import { DynamoEventLog } from '../../functions/aws/event-log';
+import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
+import { toSqsRecord } from '../../functions/local/consumer';
+import { FilePayloadStore } from '../../functions/local/file-payload-store';
+import { openLocalStore } from '../../functions/local/store';
+import { createWorkerHandler } from '../../functions/worker/batch';
+import { median, type Measurement } from './stats';
+
+const AGENT_DELAY_MS = 1_000;
+const BATCH = 10;
+const ROUNDS = 3;
+
+export async function benchWorkerConcurrency(): Promise<Measurement> {
+  const dir = mkdtempSync(join(tmpdir(), 'hookagent-bench-worker-'));
+  const store = await openLocalStore(join(dir, 'data'), { role: 'cli' });
+  try {
+    const parsed = parseConfig('');
+    if (!parsed.ok) throw new Error(parsed.error.message);
+    const resolved = await resolveConfig(parsed.value, { get: async () => undefined });
+    if (!resolved.ok) throw new Error(resolved.error.message);
+    const subscriptions = new DynamoSubscriptionStore(store.client, store.tables.subscriptions);
+    await subscriptions.create({ name: 'bench', events: [], skills: [], deliver: ['log'], state: 'active', created_at: '', updated_at: '', secret: 'x' });
+    // Stands in for an LLM provider: answers after a fixed delay.
+    const slowAgent: Agent = { run: async (request) => { await new Promise((resolve) => setTimeout(resolve, AGENT_DELAY_MS)); return echoAgent.run(request); } };
+    const handler = createWorkerHandler({
+      events: new DynamoEventLog(store.client, store.tables.events), payloads: new FilePayloadStore(join(dir, 'payloads')), subscriptions,
+      agent: slowAgent, skills: new SkillLibrary(undefined), targets: createDeliveryTargets(resolved.value.delivery), config: resolved.value,
+      clock: systemClock, logger: silentLogger, maxReceiveCount: 5,
+    });
+    const times: number[] = [];
+    for (let round = 0; round < ROUNDS; round++) {
+      const records = Array.from({ length: BATCH }, (_, i) => {
+        const message: QueueMessage = {
+          v: 1, event_id: `evt_bench_${round}_${i}`, subscription: 'bench', source: 'custom', event: 'custom', delivery_id: `d${round}-${i}`,
+          received_at: new Date().toISOString(), payload: { n: i },
+        };
+        return toSqsRecord({ messageId: `m${round}-${i}`, receiptHandle: `r${round}-${i}`, body: JSON.stringify(message), receiveCount: 1, sentAt: Date.now() }, 'arn:aws:sqs:local:000000000000:bench');
+      });
+      const start = performance.now();
+      const result = await handler({ Records: records } satisfies SQSEvent);
+      times.push((performance.now() - start) / 1000);
+      if (result.batchItemFailures.length > 0) throw new Error(`${result.batchItemFailures.length} records of the batch failed`);
+    }
+    const seconds = median(times);
+    return {
+      name: `worker: batch of ${BATCH} with a ${AGENT_DELAY_MS / 1000} s agent (median of ${ROUNDS})`, value: seconds, unit: 's', target: '≤ 1.5 s', met: seconds <= 1.5,
+      detail: { seconds: times },
+    };
+  } finally {
+    await store.close();
+  }
+}
