@@ -1,7 +1,8 @@
 /**
  * Fuzzing the ingest handler (fast-check): random and mutated methods, paths, headers,
- * bodies, encodings and lengths. Whatever arrives: no 5xx, never 2xx without valid
- * authentication, and the answer is always JSON with a `status`.
+ * bodies, encodings and lengths. Whatever arrives: no 5xx except an injected
+ * "unavailable" (503), never 2xx without valid authentication, and the answer is always
+ * JSON with a `status`.
  */
 import fc from 'fast-check';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
@@ -14,13 +15,25 @@ import { systemClock } from '../../functions/core/ports';
 import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
 import { MemoryDedupStore, MemoryEventLog, MemoryPayloadStore, MemoryQueue, MemorySubscriptionStore } from '../../functions/local/memory';
 import { apiEvent } from '../support/requests';
+import { Tally } from './tally';
+import type { EventQueue } from '../../functions/core/ports';
+import type { QueueMessage } from '../../functions/core/types';
 
 const GH = 'fuzz-github-secret';
 const GL = 'fuzz-gitlab-secret';
 const CUSTOM = 'whsec_ZnV6ei1jdXN0b20tc2VjcmV0LTMyLWJ5dGVzLWxvbmc=';
 
 let handler: ReturnType<typeof apiGatewayHandler>;
-const counts = { tried: 0, failed: 0 };
+const tally = new Tally('fuzz');
+/** A queue whose sends fail while `refusing` is set: the injected outage. */
+let refusing = false;
+class FlakyQueue implements EventQueue {
+  readonly inner = new MemoryQueue();
+  async send(messages: QueueMessage[]): Promise<void> {
+    if (refusing) throw Object.assign(new Error('queue refused the send'), { name: 'ServiceUnavailable' });
+    await this.inner.send(messages);
+  }
+}
 
 beforeAll(async () => {
   const parsed = parseConfig('webhooks: { github: { secret: ${GH} }, gitlab: { secret: ${GL} }, max_payload_size: 4KB }');
@@ -30,15 +43,13 @@ beforeAll(async () => {
   const store = new MemorySubscriptionStore();
   await store.create({ name: 'alerts', events: [], skills: [], deliver: ['log'], state: 'active', created_at: '', updated_at: '', secret: CUSTOM });
   const ingest = createIngest({
-    config: resolved.value, subscriptions: new SubscriptionCache(store, 0, systemClock), queue: new MemoryQueue(),
+    config: resolved.value, subscriptions: new SubscriptionCache(store, 0, systemClock), queue: new FlakyQueue(),
     dedup: new MemoryDedupStore(systemClock), events: new MemoryEventLog(), payloads: new MemoryPayloadStore(), clock: systemClock, logger: silentLogger,
   });
   handler = apiGatewayHandler(async () => ingest, silentLogger);
 });
 
-afterAll(() => {
-  process.stdout.write(`fuzz: ${counts.tried} tried, ${counts.failed} failed\n`);
-});
+afterAll(() => tally.flush());
 
 const paths = fc.oneof(
   fc.constantFrom('/webhooks/github', '/webhooks/gitlab', '/webhooks/custom/alerts', '/webhooks/custom/nope', '/health', '/', '/webhooks/custom/', '/webhooks/custom/%ZZ', '/webhooks/github/../gitlab'),
@@ -58,9 +69,10 @@ const bodies = fc.oneof(
 );
 
 function check(result: { statusCode?: number; body?: string }, authenticated: boolean): void {
-  counts.tried += 1;
+  tally.add(1, 0);
   try {
-    expect(result.statusCode).toBeLessThan(500);
+    if (refusing && result.statusCode === 503) expect(JSON.parse(result.body ?? '')).toMatchObject({ status: 'error', code: 'unavailable' });
+    else expect(result.statusCode).toBeLessThan(500);
     const body = JSON.parse(result.body ?? '') as { status?: unknown };
     expect(typeof body.status).toBe('string');
     if (!authenticated && result.statusCode !== undefined && result.statusCode >= 200 && result.statusCode < 300) {
@@ -68,7 +80,7 @@ function check(result: { statusCode?: number; body?: string }, authenticated: bo
       expect(['ok']).toContain(body.status);
     }
   } catch (error) {
-    counts.failed += 1;
+    tally.add(0, 1);
     throw error;
   }
 }
@@ -112,4 +124,25 @@ test('validly signed requests, then mutated: a mutation never gets through as ac
       if (scheme !== 'gitlab' && scheme !== 'bearer') expect(mutated.statusCode).toBe(401);
     },
   ), { numRuns: 400 });
+});
+
+test('with the queue refusing sends: valid events get 503 unavailable (never 500), the rest their usual answer', async () => {
+  let delivery = 0;
+  await fc.assert(fc.asyncProperty(
+    fc.object({ maxDepth: 2 }), fc.boolean(), fc.boolean(),
+    async (payload, signed, outage) => {
+      refusing = outage;
+      try {
+        const body = JSON.stringify(payload);
+        const headers = { 'x-github-event': 'push', 'x-github-delivery': `fz-${delivery++}`, 'x-hub-signature-256': signed ? signHub(body, GH) : 'sha256=00' };
+        const result = await handler(apiEvent({ path: '/webhooks/github', headers, body }));
+        check(result, signed);
+        if (!signed) expect(result.statusCode).toBe(401);
+        else if (outage) expect(result.statusCode).toBe(503);
+        else expect(result.statusCode).toBe(202);
+      } finally {
+        refusing = false;
+      }
+    },
+  ), { numRuns: 300 });
 });

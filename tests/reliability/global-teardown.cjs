@@ -1,0 +1,1 @@
+module.exports = require('./summary.cjs').teardown;
