@@ -54,6 +54,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
   const config = resolved.value;
 
+  const startedAt = Date.now();
   const data = dataDir(options.configDir);
   const store = await openLocalStore(data, { role: 'serve' });
   const queue = new LocalQueue(store.client, {
@@ -71,6 +72,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     // No cache: a change made with the CLI applies to the very next request.
     subscriptions: new SubscriptionCache(subscriptionStore, 0, systemClock),
     dedup: new DynamoDedupStore(store.client, store.tables.dedup, systemClock),
+    // This process owns the store: a claim made before it started belongs to a request that died with its process.
+    claimsAbandonedBefore: startedAt,
   });
   const worker = createWorkerHandler({
     events, payloads, subscriptions: subscriptionStore, agent: createAgent(config.agent, config.delivery, config.aws?.region), skills: new SkillLibrary(options.configDir),

@@ -20,10 +20,31 @@ export interface EventQueue {
   send(messages: QueueMessage[]): Promise<void>;
 }
 
+/**
+ * What claiming a delivery id found. A claim is pending while the request that made it
+ * runs and committed once its event is stored and queued; a pending claim older than the
+ * lease belongs to a request that died (a crash, a timeout) and is taken over with its
+ * event id, so the sender's retry finishes that event instead of being called a duplicate.
+ */
+export type Claim =
+  | { kind: 'new' }
+  | { kind: 'resumed'; eventId: string }
+  | { kind: 'duplicate' }
+  | { kind: 'in_progress' };
+
+export interface ClaimOptions {
+  /** The event this request would create. */
+  eventId: string;
+  ttlSeconds: number;
+  /** Epoch ms: a pending claim made before this is abandoned and taken over. */
+  staleBefore: number;
+}
+
 export interface DedupStore {
-  /** Records the key for `ttlSeconds`; false when it was already recorded and not yet expired. */
-  claim(key: string, ttlSeconds: number): Promise<boolean>;
-  /** Forgets the key, so a sender's retry is processed. */
+  claim(key: string, options: ClaimOptions): Promise<Claim>;
+  /** The event is stored and queued: from now on the key answers "duplicate". */
+  commit(key: string): Promise<void>;
+  /** Gives a pending claim up after a failure: the sender's retry takes it over at once. */
   release(key: string): Promise<void>;
 }
 

@@ -3,7 +3,7 @@
  * for fuzzing at volume. Not durable; `serve` uses the on-disk store.
  */
 import { HookError } from '../core/errors';
-import type { Clock, DedupStore, EventLog, EventQueue, PayloadStore, SubscriptionStore } from '../core/ports';
+import type { Claim, ClaimOptions, Clock, DedupStore, EventLog, EventQueue, PayloadStore, SubscriptionStore } from '../core/ports';
 import type { EventRecord, EventStatus, QueueMessage, Subscription } from '../core/types';
 
 export class MemorySubscriptionStore implements SubscriptionStore {
@@ -29,18 +29,29 @@ export class MemorySubscriptionStore implements SubscriptionStore {
 }
 
 export class MemoryDedupStore implements DedupStore {
-  private readonly expiries = new Map<string, number>();
+  private readonly claims = new Map<string, { expires: number; eventId: string; claimedAt: number; committed: boolean }>();
   constructor(private readonly clock: Clock) {}
 
-  async claim(key: string, ttlSeconds: number): Promise<boolean> {
+  async claim(key: string, options: ClaimOptions): Promise<Claim> {
     const now = this.clock.now();
-    const expires = this.expiries.get(key);
-    if (expires !== undefined && expires > now) return false;
-    this.expiries.set(key, now + ttlSeconds * 1000);
-    return true;
+    const held = this.claims.get(key);
+    const fresh = { expires: now + options.ttlSeconds * 1000, claimedAt: now, committed: false };
+    if (held === undefined || held.expires <= now) {
+      this.claims.set(key, { ...fresh, eventId: options.eventId });
+      return { kind: 'new' };
+    }
+    if (held.committed) return { kind: 'duplicate' };
+    if (held.claimedAt >= options.staleBefore) return { kind: 'in_progress' };
+    this.claims.set(key, { ...fresh, eventId: held.eventId });
+    return { kind: 'resumed', eventId: held.eventId };
+  }
+  async commit(key: string): Promise<void> {
+    const held = this.claims.get(key);
+    if (held) held.committed = true;
   }
   async release(key: string): Promise<void> {
-    this.expiries.delete(key);
+    const held = this.claims.get(key);
+    if (held && !held.committed) held.claimedAt = 0;
   }
 }
 

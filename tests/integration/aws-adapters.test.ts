@@ -13,6 +13,8 @@ import { SqsEventQueue, chunkEntries } from '../../functions/aws/sqs-queue';
 import { SsmSecretSource } from '../../functions/aws/ssm-secrets';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { HookError } from '../../functions/core/errors';
+import type { DedupStore } from '../../functions/core/ports';
+import { MemoryDedupStore } from '../../functions/local/memory';
 import type { EventRecord, QueueMessage, Subscription } from '../../functions/core/types';
 import { startDynalite, type TestDynamo } from '../support/dynalite';
 import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
@@ -57,17 +59,54 @@ describe('DynamoSubscriptionStore', () => {
   });
 });
 
-describe('DynamoDedupStore', () => {
-  test('claim once per key; an expired item no longer counts; release forgets', async () => {
-    const clock = new ManualClock();
-    const dedup = new DynamoDedupStore(dynamo.client, dynamo.tables.dedup, clock);
-    expect(await dedup.claim('github#a', 60)).toBe(true);
-    expect(await dedup.claim('github#a', 60)).toBe(false);
-    expect(await dedup.claim('gitlab#a', 60)).toBe(true);
-    clock.advance(60_000);
-    expect(await dedup.claim('github#a', 60)).toBe(true);
-    await dedup.release('github#a');
-    expect(await dedup.claim('github#a', 60)).toBe(true);
+describe.each([
+  ['DynamoDedupStore', (clock: ManualClock): DedupStore => new DynamoDedupStore(dynamo.client, dynamo.tables.dedup, clock)],
+  ['MemoryDedupStore', (clock: ManualClock): DedupStore => new MemoryDedupStore(clock)],
+])('%s', (_name, open) => {
+  const LEASE = 60_000;
+  let clock: ManualClock;
+  let dedup: DedupStore;
+  let n = 0;
+  beforeEach(() => {
+    clock = new ManualClock(Date.parse('2026-11-23T10:00:00Z') + 1_000_000 * n++);
+    dedup = open(clock);
+  });
+  const claim = (key: string, eventId = 'evt_new') => dedup.claim(key, { eventId, ttlSeconds: 3600, staleBefore: clock.now() - LEASE });
+
+  test('a key is claimed once: pending answers in_progress, committed answers duplicate, until the TTL ends', async () => {
+    const key = `github#once-${n}`;
+    expect(await claim(key, 'evt_1')).toEqual({ kind: 'new' });
+    expect(await claim(key)).toEqual({ kind: 'in_progress' });
+    await dedup.commit(key);
+    expect(await claim(key)).toEqual({ kind: 'duplicate' });
+    expect(await claim(`gitlab#once-${n}`)).toEqual({ kind: 'new' });
+    clock.advance(3600_000);
+    expect(await claim(key, 'evt_2')).toEqual({ kind: 'new' });
+  });
+
+  test('a pending claim older than the lease is taken over with its event id, once', async () => {
+    const key = `github#stale-${n}`;
+    expect(await claim(key, 'evt_dead')).toEqual({ kind: 'new' });
+    clock.advance(LEASE - 1);
+    expect(await claim(key)).toEqual({ kind: 'in_progress' });
+    clock.advance(2);
+    expect(await claim(key)).toEqual({ kind: 'resumed', eventId: 'evt_dead' });
+    expect(await claim(key)).toEqual({ kind: 'in_progress' });
+    // Claims made before a given instant (serve's start) are abandoned whatever their age.
+    expect(await dedup.claim(key, { eventId: 'x', ttlSeconds: 3600, staleBefore: clock.now() + 1 })).toEqual({ kind: 'resumed', eventId: 'evt_dead' });
+  });
+
+  test('release gives a pending claim up at once; it cannot undo a commit; absent keys are ignored', async () => {
+    const key = `github#release-${n}`;
+    expect(await claim(key, 'evt_r')).toEqual({ kind: 'new' });
+    await dedup.release(key);
+    expect(await claim(key)).toEqual({ kind: 'resumed', eventId: 'evt_r' });
+    await dedup.commit(key);
+    await dedup.release(key);
+    expect(await claim(key)).toEqual({ kind: 'duplicate' });
+    await dedup.commit(`github#absent-${n}`);
+    await dedup.release(`github#absent-${n}`);
+    expect(await claim(`github#absent-${n}`)).toEqual({ kind: 'new' });
   });
 });
 

@@ -8,6 +8,9 @@ import githubExamples from '@octokit/webhooks-examples';
 import { signHub } from '../../functions/core/auth/signatures';
 import { commentMarker } from '../../functions/core/events/loop-guard';
 import { eventMatches } from '../../functions/core/events/filters';
+import { newEventId } from '../../functions/core/ids';
+import { DEDUP_TTL_SECONDS, DEFAULT_CLAIM_LEASE_MS } from '../../functions/core/ingest/service';
+import type { QueueMessage } from '../../functions/core/types';
 import { apiEvent, githubEvent, standardHeaders } from '../support/requests';
 import { GITHUB_SECRET, GITLAB_SECRET, bodyOf, startHarness, type Harness } from '../support/ingest-harness';
 
@@ -98,6 +101,52 @@ describe('the response table of DESIGN §2.1', () => {
     h.clock.advance(2000);
     expect(bodyOf(await h.handler(event)).status).toBe('accepted');
     expect(h.queue.sent).toHaveLength(2);
+  });
+
+  test('a request that died holding a delivery id: its retry answers 503 in_progress within the lease, then finishes the same event', async () => {
+    await h.addSubscription({ name: 'after-crash', events: ['pull_request'] });
+    // What a request killed between storing and queueing leaves: a pending claim and a queued record.
+    const eventId = newEventId(h.clock.now());
+    expect(await h.dedup.claim('github#died-1', { eventId, ttlSeconds: DEDUP_TTL_SECONDS, staleBefore: 0 })).toEqual({ kind: 'new' });
+    const message: QueueMessage = { v: 1, event_id: eventId, subscription: 'after-crash', source: 'github', event: 'pull_request', action: 'opened', delivery_id: 'died-1', received_at: new Date(h.clock.now()).toISOString(), payload: JSON.parse(PR_BODY) as Record<string, unknown> };
+    await h.events.putAll([{ event_id: eventId, subscription: 'after-crash', status: 'queued', source: 'github', event: 'pull_request', action: 'opened', delivery_id: 'died-1', received_at: message.received_at, updated_at: message.received_at, message, attempts: 0 }]);
+
+    const retry = githubEvent('pull_request', PR_BODY, GITHUB_SECRET, { 'x-github-delivery': 'died-1' });
+    const early = await h.handler(retry);
+    expect(early.statusCode).toBe(503);
+    expect(early.headers?.['retry-after']).toBe('5');
+    expect(bodyOf(early)).toMatchObject({ status: 'error', code: 'in_progress' });
+    expect(h.queue.sent).toHaveLength(0);
+
+    h.clock.advance(DEFAULT_CLAIM_LEASE_MS + 1);
+    const late = await h.handler(retry);
+    expect(late.statusCode).toBe(202);
+    expect(bodyOf(late)).toMatchObject({ status: 'accepted', event_id: eventId, subscriptions: ['after-crash'] });
+    expect(h.queue.sent).toEqual([message]);
+    expect(await h.events.getEvent(eventId)).toHaveLength(1);
+    expect(bodyOf(await h.handler(retry))).toEqual({ status: 'duplicate', delivery_id: 'died-1' });
+  });
+
+  test('a dead request\'s claim with nothing recorded yet: the retry records and queues the event under the claimed id', async () => {
+    await h.addSubscription({ name: 'after-early-crash', events: ['pull_request'] });
+    await h.dedup.claim('github#died-2', { eventId: 'evt_claimed_only', ttlSeconds: DEDUP_TTL_SECONDS, staleBefore: 0 });
+    h.clock.advance(DEFAULT_CLAIM_LEASE_MS + 1);
+    const late = await h.handler(githubEvent('pull_request', PR_BODY, GITHUB_SECRET, { 'x-github-delivery': 'died-2' }));
+    expect(bodyOf(late)).toMatchObject({ status: 'accepted', event_id: 'evt_claimed_only' });
+    expect(h.queue.sent.map((m) => [m.event_id, m.subscription])).toEqual([['evt_claimed_only', 'after-early-crash']]);
+    expect((await h.events.getEvent('evt_claimed_only')).map((r) => r.status)).toEqual(['queued']);
+  });
+
+  test('a dead request whose event the worker already finished: the retry answers 202 and queues nothing', async () => {
+    await h.addSubscription({ name: 'after-late-crash', events: ['pull_request'] });
+    await h.dedup.claim('github#died-3', { eventId: 'evt_done', ttlSeconds: DEDUP_TTL_SECONDS, staleBefore: 0 });
+    const message: QueueMessage = { v: 1, event_id: 'evt_done', subscription: 'after-late-crash', source: 'github', event: 'pull_request', delivery_id: 'died-3', received_at: '2026-11-23T10:00:00.000Z', payload: {} };
+    await h.events.putAll([{ event_id: 'evt_done', subscription: 'after-late-crash', status: 'delivered', source: 'github', event: 'pull_request', delivery_id: 'died-3', received_at: message.received_at, updated_at: message.received_at, message }]);
+    h.clock.advance(DEFAULT_CLAIM_LEASE_MS + 1);
+    const late = await h.handler(githubEvent('pull_request', PR_BODY, GITHUB_SECRET, { 'x-github-delivery': 'died-3' }));
+    expect(bodyOf(late)).toMatchObject({ status: 'accepted', event_id: 'evt_done' });
+    expect(h.queue.sent).toHaveLength(0);
+    expect((await h.events.getEvent('evt_done')).map((r) => r.status)).toEqual(['delivered']);
   });
 
   test('dedup is per endpoint: the same id on GitLab is a different delivery', async () => {

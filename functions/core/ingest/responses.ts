@@ -36,5 +36,7 @@ export const errors = {
   methodNotAllowed: (allow: string) => errorReply(405, 'method_not_allowed', `Method not allowed; use ${allow}`, { allow }),
   unavailable: () =>
     errorReply(503, 'unavailable', 'Service temporarily unavailable; retry later', { 'retry-after': String(RETRY_AFTER_SECONDS) }),
+  inProgress: () =>
+    errorReply(503, 'in_progress', 'A request with this delivery id is being processed; retry later', { 'retry-after': String(RETRY_AFTER_SECONDS) }),
   internal: () => errorReply(500, 'internal', 'Internal error'),
 };

@@ -40,10 +40,16 @@ export interface IngestDeps {
   payloads: PayloadStore;
   clock: Clock;
   logger: Logger;
+  /** A pending dedup claim older than this belongs to a request that died (default: 60 s, six ingest timeouts). */
+  claimLeaseMs?: number;
+  /** Epoch ms: claims made before it are abandoned (serve owns its store: earlier ones belong to a process that is gone). */
+  claimsAbandonedBefore?: number;
 }
 
 /** Delivery ids are remembered this long (DESIGN §2.1). */
 export const DEDUP_TTL_SECONDS = 24 * 3600;
+/** See IngestDeps.claimLeaseMs. */
+export const DEFAULT_CLAIM_LEASE_MS = 60_000;
 /** Payloads above this travel through the PayloadStore, not inside the SQS message. */
 export const INLINE_PAYLOAD_LIMIT = 200 * 1024;
 
@@ -171,13 +177,28 @@ interface Accepted {
 async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]): Promise<Reply> {
   const { logger } = deps;
   const now = deps.clock.now();
-  const eventId = newEventId(now);
+  let eventId = newEventId(now);
   const deliveryId = input.deliveryId ?? eventId;
   const dedupKey = input.deliveryId === undefined ? undefined : `${input.source === 'custom' ? `custom/${input.name}` : input.source}#${input.deliveryId}`;
 
-  if (dedupKey && !(await deps.dedup.claim(dedupKey, DEDUP_TTL_SECONDS))) {
-    logger.info('duplicate delivery', { source: input.source, event: input.event, delivery_id: deliveryId });
-    return reply(200, { status: 'duplicate', delivery_id: deliveryId });
+  // Records an earlier request for this delivery id made before it died, by subscription.
+  let earlier = new Map<string, EventRecord>();
+  if (dedupKey) {
+    const staleBefore = Math.max(now - (deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS), deps.claimsAbandonedBefore ?? 0);
+    const claim = await deps.dedup.claim(dedupKey, { eventId, ttlSeconds: DEDUP_TTL_SECONDS, staleBefore });
+    if (claim.kind === 'duplicate') {
+      logger.info('duplicate delivery', { source: input.source, event: input.event, delivery_id: deliveryId });
+      return reply(200, { status: 'duplicate', delivery_id: deliveryId });
+    }
+    if (claim.kind === 'in_progress') {
+      logger.info('delivery id in progress in another request', { source: input.source, event: input.event, delivery_id: deliveryId });
+      return errors.inProgress();
+    }
+    if (claim.kind === 'resumed') {
+      eventId = claim.eventId;
+      earlier = new Map((await deps.events.getEvent(eventId)).map((r) => [r.subscription, r]));
+      logger.warn('resuming an event whose first request died before it was queued', { event_id: eventId, delivery_id: deliveryId });
+    }
   }
 
   const receivedAt = new Date(now).toISOString();
@@ -190,6 +211,15 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
       : await deps.payloads.put(eventId, typeof input.body === 'string' ? input.body : input.body.toString('utf8'));
     const messages: QueueMessage[] = [];
     for (const subscription of matched) {
+      const prior = earlier.get(subscription.name);
+      if (prior) {
+        // Recorded by the dead request: queue it again only while it may never have been
+        // queued. The worker is idempotent, so a second copy of a message that did go out
+        // is harmless.
+        (prior.status === 'held' ? held : queued).push(subscription.name);
+        if (prior.status === 'queued') messages.push(prior.message);
+        continue;
+      }
       const message: QueueMessage = {
         v: 1, event_id: eventId, subscription: subscription.name, source: input.source, event: input.event,
         delivery_id: deliveryId, received_at: receivedAt,
@@ -210,16 +240,18 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
         queued.push(subscription.name);
       }
     }
-    await deps.events.putAll(records);
+    if (records.length > 0) await deps.events.putAll(records);
     if (messages.length > 0) await deps.queue.send(messages);
   } catch (error) {
-    // Nothing was accepted: forget the delivery id so the sender's retry goes through.
+    // Nothing was accepted: forget what this request wrote and give the delivery id up,
+    // so the sender's retry is processed.
     await Promise.allSettled([
       records.length > 0 ? deps.events.deleteAll(records) : Promise.resolve(),
       dedupKey ? deps.dedup.release(dedupKey) : Promise.resolve(),
     ]);
     throw error;
   }
+  if (dedupKey) await commitClaim(deps, dedupKey, eventId, deliveryId);
 
   for (const record of records) {
     logger.info(record.status === 'held' ? 'held for a paused subscription' : 'queued', {
@@ -230,4 +262,16 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
   const base = { event: input.event, delivery_id: deliveryId, event_id: eventId };
   if (queued.length === 0) return reply(202, { status: 'held', ...base, subscriptions: held });
   return reply(202, { status: 'accepted', ...base, subscriptions: queued, ...(held.length > 0 ? { held } : {}) });
+}
+
+/**
+ * The event is stored and queued, so the answer is 202 even if the commit fails: a retry
+ * after the lease then queues it again at worst, which the worker's idempotence absorbs.
+ */
+async function commitClaim(deps: IngestDeps, key: string, eventId: string, deliveryId: string): Promise<void> {
+  try {
+    await deps.dedup.commit(key);
+  } catch (error) {
+    deps.logger.warn('the delivery id could not be marked done', { event_id: eventId, delivery_id: deliveryId, error: describeError(error) });
+  }
 }
