@@ -26,9 +26,10 @@ export async function benchIngestCpu(): Promise<Measurement> {
   const store = new MemorySubscriptionStore();
   await store.create({ name: 'all', events: [], skills: [], deliver: ['log'], state: 'active', created_at: '', updated_at: '', secret: 'x' });
   const queue = new MemoryQueue();
+  const eventLog = new MemoryEventLog();
   const ingest = createIngest({
     config: resolved.value, subscriptions: new SubscriptionCache(store, 5_000, systemClock), queue, dedup: new MemoryDedupStore(systemClock),
-    events: new MemoryEventLog(), payloads: new MemoryPayloadStore(), clock: systemClock, logger: silentLogger,
+    events: eventLog, payloads: new MemoryPayloadStore(), clock: systemClock, logger: silentLogger,
   });
   const handler = apiGatewayHandler(async () => ingest, silentLogger);
 
@@ -61,7 +62,10 @@ export async function benchIngestCpu(): Promise<Measurement> {
         if ((result.statusCode ?? 500) >= 300) throw new Error(`ingest answered ${result.statusCode} for ${c.event}: ${result.body}`);
       }
       measured = Math.min(measured, Number(process.hrtime.bigint() - ingestStart));
+      // What was stored leaves the process, as it does for DynamoDB and SQS: records kept
+      // here would only grow the heap the collector walks.
       queue.messages.length = 0;
+      await eventLog.deleteAll(await eventLog.listBySubscription('all', Number.MAX_SAFE_INTEGER));
     }
     ratios.push(measured / floor);
     floors.push(floor / rounds / 1000);
