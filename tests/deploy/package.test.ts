@@ -11,6 +11,12 @@ import { tableDefinitions, tableNamesForStage } from '../../functions/aws/tables
 import { WORKER_TIMEOUT_SECONDS } from '../../functions/aws/limits';
 import { apiEvent } from '../support/requests';
 import { readZip } from '../support/zip';
+import { DynamoDedupStore } from '../../functions/aws/dedup-store';
+import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
+import { signHub } from '../../functions/core/auth/signatures';
+import { toSqsRecord } from '../../functions/local/consumer';
+import { startAwsRecorder, type AwsCall, type AwsRecorder } from '../support/aws-recorder';
+import { startDynalite, type TestDynamo } from '../support/dynalite';
 
 const ROOT = join(__dirname, '..', '..');
 const OSLS = join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js');
@@ -179,7 +185,7 @@ test('payload bucket: private, encrypted, TLS only, objects expire', () => {
 test('IAM: one role per function, each with only the actions its code calls', () => {
   expect(resources('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['IngestRole', 'WorkerRole']);
   expect(roleActions('IngestRole')).toEqual([
-    'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:PutItem', 'dynamodb:Scan',
+    'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem',
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:PutObject', 'sqs:SendMessage', 'ssm:GetParameter',
   ]);
   expect(roleActions('WorkerRole')).toEqual([
@@ -234,30 +240,129 @@ test('no secret value appears in the template or the artifacts; config.yaml and 
   }
 });
 
-test('the packaged ingest bundle starts on this Node and answers', async () => {
+/** Unpacks a function's zip; returns the directory. */
+function extract(zip: string): string {
   const extracted = mkdtempSync(join(tmpdir(), 'hookagent-bundle-'));
-  for (const [name, data] of readZip(join(out, 'ingest.zip'))) {
+  for (const [name, data] of readZip(join(out, zip))) {
     mkdirSync(join(extracted, dirname(name)), { recursive: true });
     writeFileSync(join(extracted, name), data);
   }
-  const script = `const { handler } = require(${JSON.stringify(join(extracted, 'dist/lambda/ingest/index.js'))});
-    (async () => { for (const e of JSON.parse(process.env.EVENTS)) console.log(JSON.stringify(await handler(e))); })();`;
-  const events = [
-    apiEvent({ method: 'GET', path: '/health' }),
-    apiEvent({ method: 'POST', path: '/webhooks/github', headers: { 'x-github-event': 'push', 'x-hub-signature-256': 'sha256=00' }, body: '{}' }),
-  ];
+  return extracted;
+}
+
+/** Runs a packaged handler in a fresh Node process over `inputs`, one after another; returns its answers. */
+async function invokeBundle(fn: 'ingest' | 'worker', inputs: unknown[], env: NodeJS.ProcessEnv): Promise<Array<Record<string, any>>> {
+  const root = extract(`${fn}.zip`);
+  const file = join(root, 'inputs.json');
+  writeFileSync(file, JSON.stringify(inputs));
+  const script = `const { handler } = require(${JSON.stringify(join(root, `dist/lambda/${fn}/index.js`))});
+    (async () => { for (const e of require(${JSON.stringify(file)})) console.log(JSON.stringify(await handler(e))); })();`;
   const { stdout } = await run(process.execPath, ['-e', script], {
     env: {
-      PATH: process.env.PATH, EVENTS: JSON.stringify(events), HOOKAGENT_STAGE: 'test', QUEUE_URL: 'http://127.0.0.1:9/queue', PAYLOAD_BUCKET: 'bucket',
-      HOOKAGENT_CONFIG_DIR: join(extracted, 'dist/lambda/ingest/config'), AWS_REGION: 'eu-west-1', POWERTOOLS_LOG_LEVEL: 'ERROR',
-      AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...CANARIES,
+      PATH: process.env.PATH, HOOKAGENT_STAGE: 'test', AWS_REGION: 'eu-west-1', POWERTOOLS_LOG_LEVEL: 'ERROR',
+      HOOKAGENT_CONFIG_DIR: join(root, `dist/lambda/${fn}/config`), AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env,
     },
   });
-  const [health, unsigned] = stdout.trim().split('\n').map((line) => JSON.parse(line));
+  return stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
+}
+
+test('the packaged ingest bundle starts on this Node and answers', async () => {
+  const [health, unsigned] = await invokeBundle('ingest', [
+    apiEvent({ method: 'GET', path: '/health' }),
+    apiEvent({ method: 'POST', path: '/webhooks/github', headers: { 'x-github-event': 'push', 'x-hub-signature-256': 'sha256=00' }, body: '{}' }),
+  ], { QUEUE_URL: 'http://127.0.0.1:9/queue', PAYLOAD_BUCKET: 'bucket', ...CANARIES });
   expect(health).toMatchObject({ statusCode: 200 });
-  expect(JSON.parse(health.body)).toEqual({ status: 'ok' });
-  expect(unsigned.statusCode).toBe(401);
+  expect(JSON.parse(health!.body)).toEqual({ status: 'ok' });
+  expect(unsigned!.statusCode).toBe(401);
 }, 30_000);
+
+describe('each role allows every AWS call its packaged bundle makes', () => {
+  let dynamo: TestDynamo;
+  let recorder: AwsRecorder;
+  let env: NodeJS.ProcessEnv;
+  const GH = 'iam-github-secret';
+  const queueUrl = (logicalId: string) => `${recorder.url}/000000000000/${logicalId}`;
+
+  beforeAll(async () => {
+    dynamo = await startDynalite('test');
+    recorder = await startAwsRecorder({
+      dynamoEndpoint: dynamo.endpoint, refuseSendsContaining: 'refuse-me',
+      parameters: {
+        '/hookagent/test/GITHUB_WEBHOOK_SECRET': GH, '/hookagent/test/GITLAB_WEBHOOK_SECRET': 'iam-gitlab',
+        '/hookagent/test/OPENAI_API_KEY': 'sk-iam', '/hookagent/test/SLACK_WEBHOOK_URL': 'http://127.0.0.1:9/services/x',
+      },
+    });
+    env = {
+      AWS_ENDPOINT_URL_DYNAMODB: recorder.url, AWS_ENDPOINT_URL_SQS: recorder.url, AWS_ENDPOINT_URL_S3: recorder.url, AWS_ENDPOINT_URL_SSM: recorder.url,
+      AWS_ACCESS_KEY_ID: 'AKIDIAMTEST', AWS_SECRET_ACCESS_KEY: 'iam-test', AWS_MAX_ATTEMPTS: '1',
+      QUEUE_URL: queueUrl('EventQueue'), DEAD_LETTER_QUEUE_URL: queueUrl('DeadLetterQueue'), PAYLOAD_BUCKET: 'hookagent-test-payloads',
+    };
+    await new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions).create({
+      name: 'iam', events: ['pull_request'], skills: [], deliver: ['log'], state: 'active', created_at: '', updated_at: '', secret: 'x',
+    });
+  });
+  afterAll(async () => {
+    await recorder.close();
+    await dynamo.close();
+  });
+
+  /** Whether `role` has an Allow statement for the call's action on the call's resource. */
+  function allows(role: string, call: AwsCall): boolean {
+    const statements = (resource(role).Properties.Policies as any[]).flatMap((p) => p.PolicyDocument.Statement as any[])
+      .filter((st) => st.Effect === 'Allow' && [st.Action].flat().includes(call.action));
+    return statements.some((st) => [st.Resource].flat().some((r: any) => {
+      const att = r?.['Fn::GetAtt'] as [string, string] | undefined;
+      if (call.action.startsWith('dynamodb:')) return att?.[1] === 'Arn' && resource(att[0]).Properties.TableName === call.resource;
+      if (call.action.startsWith('sqs:')) return att?.[1] === 'Arn' && call.resource === queueUrl(att[0]);
+      if (call.action.startsWith('s3:')) {
+        const [bucketArn, suffix] = r?.['Fn::Join']?.[1] ?? [];
+        return bucketArn?.['Fn::GetAtt']?.[0] === 'PayloadBucket' && call.resource.startsWith(`${env.PAYLOAD_BUCKET}${String(suffix).replace(/\*$/, '')}`);
+      }
+      if (call.action.startsWith('ssm:')) {
+        const pattern = String(r?.['Fn::Sub'] ?? '').split(':parameter')[1] ?? '';
+        return pattern.endsWith('/*') && call.resource.startsWith(pattern.slice(0, -1));
+      }
+      return false;
+    }));
+  }
+
+  const refused = (role: string) => recorder.calls.filter((call) => !allows(role, call)).map((c) => `${c.action} ${c.resource}`);
+  const made = () => [...new Set(recorder.calls.map((c) => `${c.action} ${c.resource}`))].sort();
+
+  test('ingest: accepted, duplicate, large payload, a dead request resumed, a queue refusal released', async () => {
+    recorder.calls.length = 0;
+    const dedup = new DynamoDedupStore(dynamo.client, dynamo.tables.dedup, { now: () => Date.now() - 120_000 });
+    await dedup.claim('github#iam-resume', { eventId: 'evt_iam_resume', ttlSeconds: 3600, staleBefore: 0 });
+    const signed = (delivery: string, title: string) => {
+      const body = JSON.stringify({ action: 'opened', number: 1, pull_request: { number: 1, title }, repository: { full_name: 'o/r' } });
+      return apiEvent({ path: '/webhooks/github', body, headers: { 'x-github-event': 'pull_request', 'x-github-delivery': delivery, 'x-hub-signature-256': signHub(body, GH) } });
+    };
+    const answers = await invokeBundle('ingest', [
+      signed('iam-1', 'small'), signed('iam-1', 'small'), signed('iam-large', 'x'.repeat(300_000)), signed('iam-resume', 'again'), signed('iam-refused', 'refuse-me'),
+    ], env);
+    expect(answers.map((a) => [a.statusCode, JSON.parse(a.body).status])).toEqual([[202, 'accepted'], [200, 'duplicate'], [202, 'accepted'], [202, 'accepted'], [503, 'error']]);
+    expect(JSON.parse(answers[3]!.body).event_id).toBe('evt_iam_resume');
+    expect(made()).toEqual(expect.arrayContaining([
+      'dynamodb:Scan hookagent-test-subscriptions', 'dynamodb:PutItem hookagent-test-dedup', 'dynamodb:GetItem hookagent-test-dedup', 'dynamodb:UpdateItem hookagent-test-dedup',
+      'dynamodb:BatchWriteItem hookagent-test-events', 'dynamodb:Query hookagent-test-events', `sqs:SendMessage ${queueUrl('EventQueue')}`,
+      'ssm:GetParameter /hookagent/test/GITHUB_WEBHOOK_SECRET', expect.stringMatching(/^s3:PutObject hookagent-test-payloads\/payloads\//),
+    ]));
+    expect(refused('IngestRole')).toEqual([]);
+  }, 60_000);
+
+  test('worker: a message for an unknown subscription and a malformed one end in the dead-letter queue', async () => {
+    recorder.calls.length = 0;
+    const message = { v: 1, event_id: 'evt_iam_w', subscription: 'gone', source: 'github', event: 'pull_request', delivery_id: 'w1', received_at: new Date().toISOString(), payload: {} };
+    const sqsEvent = (body: string, id: string) => ({ Records: [toSqsRecord({ messageId: id, receiptHandle: id, body, receiveCount: 1, sentAt: Date.now() }, 'arn:aws:sqs:eu-west-1:0:q')] });
+    const answers = await invokeBundle('worker', [sqsEvent(JSON.stringify(message), 'w1'), sqsEvent('not json', 'w2')], env);
+    expect(answers).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
+    expect(made()).toEqual(expect.arrayContaining([
+      'dynamodb:GetItem hookagent-test-subscriptions', 'dynamodb:GetItem hookagent-test-events', 'dynamodb:BatchWriteItem hookagent-test-events',
+      `sqs:SendMessage ${queueUrl('DeadLetterQueue')}`, 'ssm:GetParameter /hookagent/test/OPENAI_API_KEY',
+    ]));
+    expect(refused('WorkerRole')).toEqual([]);
+  }, 60_000);
+});
 
 describe('configuration AWS cannot honour is refused at packaging', () => {
   test.each([
