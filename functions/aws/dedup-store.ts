@@ -18,7 +18,7 @@ export class DynamoDedupStore implements DedupStore {
     try {
       // A vanished item (expired and deleted between the two reads) is claimed on the next round.
       for (let round = 0; round < 3; round++) {
-        if (await this.put(key, options.eventId, options.ttlSeconds, 'attribute_not_exists(#key) OR expires_at <= :now')) return { kind: 'new' };
+        if (await this.put(key, options.eventId, options.ttlSeconds, { expression: 'attribute_not_exists(#key) OR expires_at <= :now', names: NAMES, values: { ':now': { N: String(Math.floor(this.clock.now() / 1000)) } } })) return { kind: 'new' };
         const held = await this.client.send(new GetItemCommand({ TableName: this.table, Key: { key: { S: key } }, ConsistentRead: true }));
         const item = held.Item;
         if (!item) continue;
@@ -27,7 +27,7 @@ export class DynamoDedupStore implements DedupStore {
         // Items without a claim time or event id predate claims: they are committed.
         if (item.committed?.BOOL === true || claimedAt === undefined || eventId === undefined) return { kind: 'duplicate' };
         if (Number(claimedAt) >= options.staleBefore) return { kind: 'in_progress' };
-        const taken = await this.put(key, eventId, options.ttlSeconds, 'claimed_at = :seen AND attribute_not_exists(committed)', { ':seen': { N: claimedAt } });
+        const taken = await this.put(key, eventId, options.ttlSeconds, { expression: 'claimed_at = :seen AND attribute_not_exists(committed)', values: { ':seen': { N: claimedAt } } });
         return taken ? { kind: 'resumed', eventId } : { kind: 'in_progress' };
       }
       return { kind: 'in_progress' };
@@ -45,7 +45,7 @@ export class DynamoDedupStore implements DedupStore {
   }
 
   /** Writes a pending claim under `condition`; false when the condition does not hold. */
-  private async put(key: string, eventId: string, ttlSeconds: number, condition: string, values: Record<string, { N: string }> = {}): Promise<boolean> {
+  private async put(key: string, eventId: string, ttlSeconds: number, condition: { expression: string; names?: Record<string, string>; values: Record<string, { N: string }> }): Promise<boolean> {
     const now = this.clock.now();
     try {
       await this.client.send(new PutItemCommand({
@@ -54,9 +54,9 @@ export class DynamoDedupStore implements DedupStore {
           key: { S: key }, event_id: { S: eventId }, claimed_at: { N: String(now) },
           expires_at: { N: String(Math.floor(now / 1000) + ttlSeconds) },
         },
-        ConditionExpression: condition,
-        ...(condition.includes('#key') ? { ExpressionAttributeNames: NAMES } : {}),
-        ExpressionAttributeValues: { ...(condition.includes(':now') ? { ':now': { N: String(Math.floor(now / 1000)) } } : {}), ...values },
+        ConditionExpression: condition.expression,
+        ...(condition.names ? { ExpressionAttributeNames: condition.names } : {}),
+        ExpressionAttributeValues: condition.values,
       }));
       return true;
     } catch (error) {

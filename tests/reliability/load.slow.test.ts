@@ -153,13 +153,13 @@ async function balance(dir: string, sent: Sent[]): Promise<void> {
   const valid = sent.filter((s) => s.kind !== 'invalid');
   const invalid = sent.filter((s) => s.kind === 'invalid');
   // Accepted: 202, or 200 "duplicate" for a resend of one the killed server had stored.
-  const accepted = valid.filter((s) => s.answer?.status === 202 || (s.answer?.status === 200 && s.answer.body.status === 'duplicate'));
-  const rejected = sent.filter((s) => s.answer?.status === 401 && s.answer.body.code === 'signature_invalid');
+  const accepted = new Set(valid.filter((s) => s.answer?.status === 202 || (s.answer?.status === 200 && s.answer.body.status === 'duplicate')));
+  const rejected = new Set(sent.filter((s) => s.answer?.status === 401 && s.answer.body.code === 'signature_invalid'));
 
   let log: LogEntry[] = [];
   await eventually(async () => {
     log = await eventLog(dir);
-    return log.length >= accepted.length && log.every((e) => TERMINAL.has(e.status));
+    return log.length >= accepted.size && log.every((e) => TERMINAL.has(e.status));
   }, 'every accepted event to finish', 240_000).catch(() => undefined); // the checks below say what is missing
   const byDelivery = new Map<string, LogEntry[]>();
   for (const entry of log) byDelivery.set(entry.delivery_id, [...(byDelivery.get(entry.delivery_id) ?? []), entry]);
@@ -168,10 +168,10 @@ async function balance(dir: string, sent: Sent[]): Promise<void> {
   // Each request on its own: what went wrong with it, if anything.
   const problems = sent.flatMap((s): string[] => {
     const answer = `${s.answer?.status ?? 'no answer'} ${JSON.stringify(s.answer?.body ?? {})}`;
-    if (s.kind === 'invalid') return rejected.includes(s) && !byDelivery.has(s.deliveryId) ? [] : [`${s.deliveryId} (invalid): ${answer}`];
+    if (s.kind === 'invalid') return rejected.has(s) && !byDelivery.has(s.deliveryId) ? [] : [`${s.deliveryId} (invalid): ${answer}`];
     const entries = byDelivery.get(s.deliveryId) ?? [];
     const entry = entries[0];
-    if (!accepted.includes(s)) return [`${s.deliveryId}: not accepted: ${answer}`];
+    if (!accepted.has(s)) return [`${s.deliveryId}: not accepted: ${answer}`];
     if (entries.length !== 1 || !entry) return [`${s.deliveryId}: ${entries.length} records in the event log`];
     if (entry.subscription !== s.kind || entry.status !== EXPECTED[s.kind]) return [`${s.deliveryId}: ${entry.subscription} ${entry.status}, expected ${s.kind} ${EXPECTED[s.kind]}`];
     if (entry.status === 'failed' && !(entry.error?.code === 'http_404' && /404/.test(entry.error.message))) return [`${s.deliveryId}: dead-lettered without its reason: ${JSON.stringify(entry.error)}`];
@@ -185,7 +185,7 @@ async function balance(dir: string, sent: Sent[]): Promise<void> {
   // And the books as a whole.
   const count = (status: string) => log.filter((e) => e.status === status).length;
   await tally.check(() => expect({
-    accepted: accepted.length, rejected: rejected.length, delivered: count('delivered'), suppressed: count('suppressed'), deadLettered: count('failed'), records: log.length, comments: posted.length,
+    accepted: accepted.size, rejected: rejected.size, delivered: count('delivered'), suppressed: count('suppressed'), deadLettered: count('failed'), records: log.length, comments: posted.length,
   }).toEqual({
     accepted: valid.length, rejected: invalid.length, delivered: SHARES.reviews, suppressed: SHARES.quiet, deadLettered: SHARES.doomed, records: valid.length, comments: SHARES.reviews,
   }));
