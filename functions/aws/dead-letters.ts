@@ -1,7 +1,7 @@
 /** Sends a permanently failed message straight to the SQS dead-letter queue, with its reason. */
 import { SendMessageCommand, type SQSClient } from '@aws-sdk/client-sqs';
 import { HookError } from '../core/errors';
-import type { DeadLetterSink } from '../core/worker/process';
+import type { DeadLetterSink } from '../core/ports';
 
 export class SqsDeadLetters implements DeadLetterSink {
   constructor(private readonly client: SQSClient, private readonly queueUrl: string) {}

@@ -2,7 +2,7 @@
  * Ports: what the domain needs from the outside world. AWS adapters (functions/aws) and
  * local adapters implement them; the domain never imports an SDK.
  */
-import type { EventRecord, EventStatus, QueueMessage, Subscription } from './types';
+import type { EventRecord, EventStatus, QueueMessage, RequestOutcome, RequestRecord, Subscription } from './types';
 
 export interface SubscriptionStore {
   list(): Promise<Subscription[]>;
@@ -15,9 +15,65 @@ export interface SubscriptionStore {
   delete(name: string): Promise<void>;
 }
 
+export interface SendOptions {
+  /** Delivers the messages no earlier than this many seconds from now (SQS DelaySeconds, at most 900). */
+  delaySeconds?: number;
+}
+
 export interface EventQueue {
   /** Sends every message durably, or throws (HookError `unavailable`). */
-  send(messages: QueueMessage[]): Promise<void>;
+  send(messages: QueueMessage[], options?: SendOptions): Promise<void>;
+}
+
+/** Where a message that failed for good goes at once (the DLQ on AWS, the dead-letter table locally). */
+export interface DeadLetterSink {
+  send(body: string, reason: string): Promise<void>;
+}
+
+/**
+ * The worker's lease on one (event, subscription), like Powertools Idempotency's
+ * in-progress record: a conditional write with an expiry. While a live lease is held by
+ * another copy of the message, a copy does nothing and asks to be retried later; an
+ * expired lease (its holder died) is taken over.
+ */
+export interface LeaseStore {
+  /** True when `holder` now holds the lease for `leaseMs`; false while another holder's lease is live. */
+  acquire(eventId: string, subscription: string, holder: string, leaseMs: number): Promise<boolean>;
+  /** Gives the lease up, only if `holder` still holds it. */
+  release(eventId: string, subscription: string, holder: string): Promise<void>;
+}
+
+/**
+ * Counters in time windows: agent runs per subscription per hour (max_runs_per_hour),
+ * tokens per day (budgets). The caller puts the window in the key (e.g. `runs#pr-review#2026-11-23T15`).
+ */
+export interface CounterStore {
+  /** Adds `amount` (may be 0) and returns the new total; the counter expires after `ttlSeconds`. */
+  add(key: string, amount: number, ttlSeconds: number): Promise<number>;
+  get(key: string): Promise<number>;
+}
+
+/** Debounce: the latest event per (subscription, subject key). */
+export interface DebounceStore {
+  /** Records `eventId` as the latest of its subject (replacing the previous one). */
+  setLatest(subscription: string, subjectKey: string, eventId: string, ttlSeconds: number): Promise<void>;
+  getLatest(subscription: string, subjectKey: string): Promise<string | undefined>;
+}
+
+export interface RequestQuery {
+  /** `github`, `gitlab` or `custom/<name>`. */
+  endpoint?: string;
+  outcome?: RequestOutcome;
+  /** Epoch ms: only requests received at or after it. */
+  since?: number;
+  limit: number;
+}
+
+/** The request log of DESIGN §2.1: every inbound request and its outcome, kept 7 days. */
+export interface RequestLog {
+  record(entry: RequestRecord): Promise<void>;
+  /** Most recent first. */
+  list(query: RequestQuery): Promise<RequestRecord[]>;
 }
 
 /**

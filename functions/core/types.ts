@@ -28,6 +28,23 @@ export interface Subscription {
   updated_at: string;
   /** The custom endpoint's secret (Standard Webhooks form `whsec_<base64>`). */
   secret: string;
+  /** Payload filter expressions that must all hold (issue 17). */
+  filters?: string[];
+  /** `none`: the rendered template is delivered as is, without the agent. */
+  agent?: 'none';
+  /** Per-subscription agent settings overriding `agent.*`. */
+  model?: string;
+  max_steps?: number;
+  timeout_ms?: number;
+  max_tokens?: number;
+  /** Daily token budget of this subscription. */
+  daily_tokens?: number;
+  /** Agent runs per hour beyond which events are recorded `rate_limited`. */
+  max_runs_per_hour?: number;
+  /** Runs only the latest event of a burst per subject, after this many seconds (at most 900). */
+  debounce_seconds?: number;
+  /** Code-host comments: one edited comment per subject (default for pull/merge requests) or a new one per event. */
+  comment_mode?: 'sticky' | 'new';
 }
 
 /**
@@ -48,9 +65,69 @@ export interface QueueMessage {
   payload_ref?: string;
   /** Set by `replay`: a new attempt of an event that already ran. */
   replay_of?: string;
+  /** The stable key of what the event is about (PR, issue, commit, alert group), for debounce. */
+  subject_key?: string;
 }
 
-export type EventStatus = 'held' | 'queued' | 'processing' | 'delivered' | 'suppressed' | 'failed';
+export type EventStatus =
+  | 'held' | 'queued' | 'processing' | 'delivered' | 'suppressed' | 'failed'
+  /** Debounce: a later event of the same subject replaced it (`superseded_by`). */
+  | 'superseded'
+  /** Beyond the subscription's max_runs_per_hour; replayable. */
+  | 'rate_limited'
+  /** The daily token budget was spent; nothing was called. */
+  | 'over_budget'
+  /** Never accepted: the request that recorded it died or was refused before the event was queued. */
+  | 'abandoned';
+
+/** Tokens and steps of one agent run. */
+export interface AgentUsage {
+  provider: string;
+  model?: string;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens?: number;
+  cache_write_tokens?: number;
+  steps: number;
+  tool_calls?: Array<{ name: string; ms: number; bytes: number; ok: boolean }>;
+}
+
+/** Outcomes of the request log (DESIGN §2.1, issue 17). */
+export type RequestOutcome =
+  | 'accepted' | 'held' | 'duplicate' | 'not_handled' | 'filtered' | 'ignored_loop' | 'ping'
+  | 'rejected_signature' | 'ip_not_allowed' | 'payload_too_large' | 'invalid_json' | 'invalid_event'
+  | 'not_found' | 'method_not_allowed' | 'unavailable' | 'in_progress';
+
+/** Why one candidate subscription did or did not take a request. */
+export interface CandidateVerdict {
+  subscription: string;
+  matched: boolean;
+  /** e.g. `event filter pull_request.opened does not match push`, `filter "x == 1" failed`, `paused`. */
+  reason: string;
+}
+
+/** One entry of the request log. */
+export interface RequestRecord {
+  request_id: string;
+  received_at: string;
+  /** `github`, `gitlab` or `custom/<name>`. */
+  endpoint: string;
+  method: string;
+  status: number;
+  outcome: RequestOutcome;
+  event?: string;
+  action?: string;
+  delivery_id?: string;
+  event_id?: string;
+  source_ip?: string;
+  /** Header names only: never values. */
+  header_names: string[];
+  candidates?: CandidateVerdict[];
+  /** The error message answered, for rejections. */
+  message?: string;
+  /** Rejections are sampled under a flood: how many similar ones this entry stands for. */
+  count?: number;
+}
 
 export interface TargetOutcome {
   status: 'delivered' | 'failed';
@@ -79,4 +156,10 @@ export interface EventRecord {
   attempts?: number;
   error?: { code: string; message: string };
   timings?: Record<string, number>;
+  /** Debounce: the event that replaced this one. */
+  superseded_by?: string;
+  /** The agent run's tokens and steps (issue 19). */
+  usage?: AgentUsage;
+  /** Where the agent's transcript is kept (PayloadStore pointer), or the transcript itself when small. */
+  transcript_ref?: string;
 }

@@ -8,7 +8,8 @@ import type { Config } from '../config/types';
 import type { DeliveryOutcome, DeliveryTarget } from '../delivery/target';
 import { describeError, isHookError } from '../errors';
 import type { Logger } from '../log';
-import type { Clock, EventLog, PayloadStore, SubscriptionStore } from '../ports';
+import type { Clock, DeadLetterSink, EventLog, PayloadStore, SubscriptionStore } from '../ports';
+
 import type { SkillLibrary } from '../skills/library';
 import type { Skill } from '../skills/skill';
 import { renderPrompt } from '../templates/template';
@@ -20,10 +21,6 @@ import { parseQueueMessage } from './message';
 
 /** What the event log keeps of a prompt or a reply. */
 export const STORED_TEXT_CAP = 64 * 1024;
-
-export interface DeadLetterSink {
-  send(body: string, reason: string): Promise<void>;
-}
 
 export interface WorkerDeps {
   events: EventLog;

@@ -1,0 +1,75 @@
+import githubExamples from '@octokit/webhooks-examples';
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { githubRepo, githubRepoPath, gitlabProject, gitlabProjectPath, subjectOf } from '../../functions/core/events/subject';
+
+const fixture = (name: string) => JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', name), 'utf8')) as Record<string, unknown>;
+const example = (event: string, action?: string) => {
+  const group = (githubExamples as Array<{ name: string; examples: Array<Record<string, unknown>> }>).find((g) => g.name === event);
+  const found = group?.examples.find((e) => action === undefined || e.action === action);
+  if (!found) throw new Error(`no example ${event}.${action}`);
+  return found;
+};
+
+describe('subjectOf: what an event is about', () => {
+  it('a GitHub pull request: repository, number, head commit, and a key shared by every event of that PR', () => {
+    const opened = subjectOf('github', 'pull_request', example('pull_request', 'opened'), 'e1');
+    expect(opened).toMatchObject({ host: 'github', kind: 'pull_request', repo: { owner: 'Codertocat', name: 'Hello-World' }, number: 2 });
+    expect(opened.commit).toMatch(/^[0-9a-f]{40}$/);
+    const synced = subjectOf('github', 'pull_request', example('pull_request', 'synchronize'), 'e2');
+    expect(synced.kind).toBe('pull_request');
+    expect(subjectOf('github', 'pull_request', { ...example('pull_request', 'opened') }, 'e3').key).toBe(opened.key);
+  });
+
+  it('a GitHub issue comment on a pull request is about the pull request', () => {
+    const payload = example('issue_comment', 'created');
+    const subject = subjectOf('github', 'issue_comment', payload, 'e1');
+    expect(subject.kind).toBe('issue');
+    const onPr = { ...payload, issue: { ...(payload.issue as object), pull_request: { url: 'x' } } };
+    expect(subjectOf('github', 'issue_comment', onPr, 'e1').kind).toBe('pull_request');
+  });
+
+  it('a GitHub push is about its head commit', () => {
+    const subject = subjectOf('github', 'push', example('push'), 'e1');
+    expect(subject.kind).toBe('commit');
+    expect(subject.commit).toMatch(/^[0-9a-f]{40}$/);
+  });
+
+  it('GitLab merge requests, issues, notes and pipelines', () => {
+    expect(subjectOf('gitlab', 'merge_request', fixture('gitlab/merge_request.json'), 'e1')).toMatchObject({ host: 'gitlab', kind: 'merge_request', number: 1 });
+    expect(subjectOf('gitlab', 'issue', fixture('gitlab/issue.json'), 'e1')).toMatchObject({ host: 'gitlab', kind: 'issue' });
+    expect(subjectOf('gitlab', 'note', fixture('gitlab/note_merge_request.json'), 'e1')).toMatchObject({ kind: 'merge_request' });
+    expect(subjectOf('gitlab', 'push', fixture('gitlab/push.json'), 'e1')).toMatchObject({ kind: 'commit' });
+  });
+
+  it('alert groups: Alertmanager and Grafana group keys, PagerDuty incidents', () => {
+    const am = subjectOf('custom', 'custom', fixture('alerts/alertmanager.json'), 'e1');
+    expect(am.kind).toBe('alert');
+    expect(subjectOf('custom', 'custom', fixture('alerts/alertmanager.json'), 'e2').key).toBe(am.key);
+    expect(subjectOf('custom', 'custom', fixture('alerts/grafana.json'), 'e1').kind).toBe('alert');
+    expect(subjectOf('custom', 'custom', fixture('alerts/pagerduty_v3.json'), 'e1').kind).toBe('alert');
+  });
+
+  it('no subject: the key is the event itself, so unrelated events are never merged', () => {
+    expect(subjectOf('custom', 'deploy', { service: 'api' }, 'e1')).toEqual({ kind: 'other', key: 'event:e1' });
+  });
+
+  it('payload text that would leave the API path yields no subject part', () => {
+    for (const full_name of ['../../admin/escape', 'a/b/c', 'owner/..', '-x/y', 'o/r?x=1', 'o/r#', 'o%2F/r', 'o/r\n']) {
+      const subject = subjectOf('custom', 'x', { repository: { full_name }, pull_request: { number: 1 } }, 'e1');
+      expect(subject.host).toBeUndefined();
+      expect(githubRepo(full_name)).toBeUndefined();
+    }
+    for (const number of [0, -1, 1.5, '1/../2', '01', 1e300, '2 ']) {
+      expect(subjectOf('github', 'pull_request', { repository: { full_name: 'o/r' }, pull_request: { number } }, 'e1').number).toBeUndefined();
+    }
+    for (const id of ['../x', 'a/../b', '', '1/2?x', 'group/pro ject']) expect(gitlabProject(id)).toBeUndefined();
+    expect(gitlabProject('group/sub.group/project')).toBe('group/sub.group/project');
+  });
+
+  it('paths are built from validated parts and encoded', () => {
+    expect(githubRepoPath({ owner: 'octo-org', name: 'my.repo' })).toBe('/repos/octo-org/my.repo');
+    expect(gitlabProjectPath('group/project')).toBe('/projects/group%2Fproject');
+    expect(gitlabProjectPath('42')).toBe('/projects/42');
+  });
+});
