@@ -189,8 +189,14 @@ describe('resolving references', () => {
     expect(resolved.ok).toBe(false);
     if (resolved.ok) return;
     expect(resolved.error.issues).toEqual([
-      { path: 'webhooks.gitlab.secret[0]', message: 'references ${GITLAB_WEBHOOK_SECRET}, which is not set; set the environment variable GITLAB_WEBHOOK_SECRET' },
+      { path: 'webhooks.gitlab.secret', message: 'references ${GITLAB_WEBHOOK_SECRET}, which is not set; set the environment variable GITLAB_WEBHOOK_SECRET' },
     ]);
+  });
+
+  test('an unset variable in one entry of a list of secrets names that entry', async () => {
+    const resolved = await resolveConfig(valid('webhooks: { github: { secret: [${A_SET}, ${B_UNSET}] } }'), { get: async (n) => (n === 'A_SET' ? 'x' : undefined) }, ['webhooks']);
+    expect(resolved.ok).toBe(false);
+    if (!resolved.ok) expect(resolved.error.issues.map((i) => i.path)).toEqual(['webhooks.github.secret[1]']);
   });
 
   test('only the sections asked for are resolved', async () => {

@@ -329,7 +329,8 @@ export async function resolveConfig(
     if (typeof value === 'string') {
       for (const name of referencedNames(value)) uses.set(name, [...(uses.get(name) ?? []), path]);
     } else if (Array.isArray(value)) {
-      value.forEach((item, i) => collect(item, `${path}[${i}]`));
+      // A scalar secret is normalised to a one-entry list: name the key as the user wrote it.
+      value.forEach((item, i) => collect(item, value.length === 1 ? path : `${path}[${i}]`));
     } else if (value !== null && typeof value === 'object') {
       for (const [key, item] of Object.entries(value)) collect(item, join(path, key));
     }
