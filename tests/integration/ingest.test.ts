@@ -420,7 +420,7 @@ describe('custom endpoints', () => {
     const sub = await h.addSubscription({ name: 'alerts' });
     const result = await custom({ authorization: `Bearer ${sub.secret}` });
     expect(result.statusCode).toBe(202);
-    expect(h.queue.sent[0]).toMatchObject({ subscription: 'alerts', source: 'custom', event: 'custom' });
+    expect(h.queue.sent[0]).toMatchObject({ subscription: 'alerts', source: 'custom', event: 'alert', action: 'firing' });
     expect((await custom({ authorization: 'Bearer nope' })).statusCode).toBe(401);
     expect((await custom({})).statusCode).toBe(401);
   });

@@ -2,6 +2,7 @@
 import { createHash } from 'node:crypto';
 import type { Headers } from '../auth/signatures';
 import type { Source } from '../types';
+import { alertSenderEvent } from './alert-senders';
 
 export interface EventIdentity {
   event: string;
@@ -59,11 +60,13 @@ export function classifyEvent(source: Source, headers: Headers, payload: Payload
       deliveryId = headers['idempotency-key'] ?? headers['x-gitlab-event-uuid'] ?? headers['webhook-id'];
       break;
     }
-    case 'custom':
-      event = text(headers['x-event-type']) ?? text(payload.event_type) ?? text(payload.type) ?? text(payload.event) ?? 'custom';
-      action = text(payload.action);
+    case 'custom': {
+      const alert = alertSenderEvent(payload);
+      event = text(headers['x-event-type']) ?? text(payload.event_type) ?? text(payload.type) ?? text(payload.event) ?? alert?.event ?? 'custom';
+      action = text(payload.action) ?? (alert && event === alert.event ? alert.action : undefined);
       deliveryId = headers['webhook-id'] ?? headers['x-request-id'] ?? headers['idempotency-key'];
       break;
+    }
   }
   if (!event || !EVENT_TYPE.test(event)) return undefined;
   const identity: EventIdentity = { event };
