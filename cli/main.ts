@@ -11,6 +11,7 @@ import { configDir as resolveConfigDir } from '../functions/core/config/file';
 import { createContext, type GlobalOptions } from './context';
 import { serve } from './local/serve';
 import { listOption } from './webhook/options';
+import { checkPort, explainUsageError } from './usage-errors';
 import { events, list, show } from './webhook/read';
 import { pause, remove, replay, resume } from './webhook/state';
 import { send } from './webhook/send';
@@ -140,7 +141,8 @@ function secretsCommands(y: Argv): Argv {
 }
 
 export async function main(args: string[]): Promise<void> {
-  await yargs(args)
+  const cli = yargs(args);
+  await cli
     .scriptName('hookagent')
     .usage('$0 <command> [options]')
     .option('config-dir', { type: 'string', describe: 'configuration directory (default $HOOKAGENT_CONFIG_DIR, else ~/.hookagent)', global: true })
@@ -153,6 +155,7 @@ export async function main(args: string[]): Promise<void> {
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' })
       .option('trust-proxy', { type: 'boolean', default: false, describe: 'take the source address from X-Forwarded-For (only behind a proxy you run)' })
       .option('log-format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'logs for a person, or JSON lines' })
+      .check((a) => checkPort(a.port))
       .example('$0 serve --port 8644', ''),
     async (a) => {
       try {
@@ -174,7 +177,9 @@ export async function main(args: string[]): Promise<void> {
     .version(false)
     .wrap(Math.min(110, process.stdout.columns || 110))
     .fail((message, error) => {
-      process.stderr.write(`error: ${message ?? error?.message}\nRun with --help for usage.\n`);
+      const known = Object.keys((cli as unknown as { getOptions(): { key: Record<string, unknown> } }).getOptions().key);
+      const text = message ? explainUsageError(message, args, known) : error?.message;
+      process.stderr.write(`error: ${text}\nRun with --help for usage.\n`);
       process.exit(2);
     })
     .parseAsync();

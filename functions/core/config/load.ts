@@ -4,6 +4,7 @@
  * and, separately, resolve `${VAR}` references through a SecretSource.
  * Every problem is reported with its key path and what to write instead.
  */
+import { closest } from '../suggest';
 import type { ErrorObject } from 'ajv';
 import * as yaml from 'js-yaml';
 import { fail, ok, type Result } from '../errors';
@@ -289,30 +290,6 @@ function normalise(raw: Raw, issues: ConfigIssue[]): Config {
     if (aws.tables) config.aws.tables = aws.tables as NonNullable<Config['aws']>['tables'];
   }
   return config;
-}
-
-/** Levenshtein-closest key within distance 3, for "did you mean" hints. */
-function closest(word: string, candidates: string[]): string | undefined {
-  let best: string | undefined;
-  let bestDistance = 4;
-  for (const candidate of candidates) {
-    const d = distance(word, candidate);
-    if (d < bestDistance) [best, bestDistance] = [candidate, d];
-  }
-  return best;
-}
-
-function distance(a: string, b: string): number {
-  let previous = Array.from({ length: b.length + 1 }, (_, i) => i);
-  for (let i = 1; i <= a.length; i++) {
-    const current = [i];
-    for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
-      current[j] = Math.min((previous[j] as number) + 1, (current[j - 1] as number) + 1, (previous[j - 1] as number) + cost);
-    }
-    previous = current;
-  }
-  return previous[b.length] as number;
 }
 
 /**

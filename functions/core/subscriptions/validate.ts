@@ -5,13 +5,27 @@
 import type { Config } from '../config/types';
 import { isCommentable } from '../delivery/commentable';
 import { fail, ok, type Failure, type Result } from '../errors';
-import { eventOrigin } from '../events/known';
+import { GITHUB_EVENTS, GITLAB_EVENTS, eventOrigin } from '../events/known';
+import { closest } from '../suggest';
 import { HookError } from '../errors';
 import type { SkillLibrary } from '../skills/library';
 import { checkTemplate } from '../templates/template';
 import { SUBSCRIPTION_NAME_PATTERN, TARGET_KINDS, type TargetKind } from '../types';
 
 const EVENT_FILTER = /^[A-Za-z0-9][A-Za-z0-9_:/-]{0,99}(\.[A-Za-z0-9_:/-]{1,100})?$/;
+
+/** Names people reach for first, and the target that does it. */
+const TARGET_HINTS: Record<string, TargetKind> = {
+  slack: 'teamchat', chat: 'teamchat', telegram: 'messenger', github: 'codehost_comment', gitlab: 'codehost_comment',
+  comment: 'codehost_comment', pr: 'codehost_comment', mr: 'codehost_comment',
+};
+
+function unknownEventWarning(filter: string): string {
+  const [name = filter, action] = filter.split('.');
+  const guess = closest(name, [...GITHUB_EVENTS, ...GITLAB_EVENTS], 2);
+  const suggestion = guess ? ` Did you mean '${guess}${action ? `.${action}` : ''}'?` : '';
+  return `'${filter}' is not a GitHub or GitLab event name; it can still match custom senders (X-Event-Type or the payload's event_type/type/event).${suggestion}`;
+}
 
 export function validateName(name: string): Result<string> {
   if (SUBSCRIPTION_NAME_PATTERN.test(name)) return ok(name);
@@ -25,7 +39,7 @@ export function validateEvents(events: string[]): Result<{ events: string[]; war
     if (!EVENT_FILTER.test(event)) {
       return fail({ code: 'event_invalid', message: `Invalid event filter ${JSON.stringify(event).slice(0, 80)}: write an event name such as pull_request, or name.action such as pull_request.opened` });
     }
-    if (eventOrigin(event) === 'unknown') warnings.push(`'${event}' is not a GitHub or GitLab event name; it can still match custom senders (X-Event-Type or the payload's event_type/type/event)`);
+    if (eventOrigin(event) === 'unknown') warnings.push(unknownEventWarning(event));
   }
   return ok({ events: [...new Set(events)], warnings });
 }
@@ -70,7 +84,8 @@ export function validateTargets(targets: string[], events: string[], config: Con
   const known = new Set<string>(TARGET_KINDS);
   for (const target of targets) {
     if (!known.has(target)) {
-      return fail({ code: 'target_invalid', message: `Unknown delivery target '${target}'; known targets: ${TARGET_KINDS.join(', ')}` });
+      const hint = TARGET_HINTS[target.toLowerCase()] ?? closest(target, TARGET_KINDS, 4);
+      return fail({ code: 'target_invalid', message: `Unknown delivery target '${target}'${hint ? `; did you mean '${hint}'?` : ''} Known targets: ${TARGET_KINDS.join(', ')}` });
     }
     const key = missingConfig(target as TargetKind, config, events);
     if (key) return fail({ code: 'target_unconfigured', message: `Delivery target '${target}' needs the config section ${key} in config.yaml` });

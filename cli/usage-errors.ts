@@ -1,0 +1,50 @@
+/**
+ * yargs' usage messages, reworded so each says what is wrong in plain words and what to do
+ * (issue 23): a missing argument is named, an unknown option gets the closest real one.
+ */
+import { closest } from '../functions/core/suggest';
+
+/** What each command's positional argument is, for "missing argument" messages. */
+const POSITIONALS: Record<string, string> = {
+  subscribe: '<name>: the name of the new subscription, e.g. pr-review',
+  show: '<name>: which subscription to show (hookagent webhook list names them)',
+  update: '<name>: which subscription to change',
+  delete: '<name>: which subscription to delete',
+  pause: '<name>: which subscription to pause',
+  resume: '<name>: which subscription to resume',
+  test: '<name>: which subscription to test',
+  events: '<name>: whose events to list',
+  replay: '<event-id>: the event to queue again (hookagent webhook events <name> lists ids)',
+  event: '<event-id>: the event to show (hookagent webhook events <name> lists ids)',
+  set: '<name>: the secret variable, e.g. GITHUB_TOKEN',
+  delete_secret: '<name>: the secret variable to delete',
+};
+
+export function explainUsageError(message: string, args: readonly string[], knownOptions: readonly string[]): string {
+  // The command is the word after `webhook`/`secrets` (option values may stand before it).
+  const group = args.findIndex((a) => a === 'webhook' || a === 'secrets');
+  const command = group >= 0 ? (args[group + 1] ?? '') : '';
+  if (/^Not enough non-option arguments/.test(message)) {
+    const what = POSITIONALS[args[group] === 'secrets' && command === 'delete' ? 'delete_secret' : command];
+    if (what) return `missing argument ${what}`;
+  }
+  const unknown = /^Unknown arguments?: (.+)$/.exec(message);
+  if (unknown) {
+    const names = (unknown[1] ?? '').split(',').map((n) => n.trim()).filter(Boolean);
+    const explained = names.map((name) => {
+      const flag = name.length === 1 ? `-${name}` : `--${name}`;
+      const guess = closest(name, knownOptions.filter((o) => o.length > 1), 3);
+      return guess ? `unknown option ${flag}; did you mean --${guess}?` : `unknown option ${flag}`;
+    });
+    return explained.join('\n');
+  }
+  return message;
+}
+
+/** A TCP port given on the command line: a whole number from 0 to 65535. */
+export function checkPort(value: unknown, option = '--port'): true {
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65535) {
+    throw new Error(`${option} must be a whole number from 0 to 65535 (got ${JSON.stringify(process.argv[process.argv.indexOf(option) + 1] ?? value)})`);
+  }
+  return true;
+}

@@ -1,0 +1,68 @@
+/**
+ * The CLI's answers to the mistakes a newcomer makes in the first hour (issue 23): each
+ * names what is wrong and what to do, with the contract's exit codes (2 usage, 1 refused).
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildCli, runCli } from '../support/cli';
+
+beforeAll(() => buildCli(), 60_000);
+
+function configDir(yaml = ''): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hookagent-papercuts-'));
+  writeFileSync(join(dir, 'config.yaml'), yaml);
+  return dir;
+}
+const hk = (dir: string, ...args: string[]) => runCli(['--config-dir', dir, ...args]);
+
+describe('usage errors in plain words (exit 2)', () => {
+  const dir = configDir();
+
+  test('a missing argument is named and explained', async () => {
+    const show = await hk(dir, 'webhook', 'show');
+    expect(show.code).toBe(2);
+    expect(show.stderr).toContain('missing argument <name>: which subscription to show');
+    expect(show.stderr).not.toContain('non-option');
+    const replay = await hk(dir, 'webhook', 'replay');
+    expect(replay.code).toBe(2);
+    expect(replay.stderr).toContain('missing argument <event-id>');
+  });
+
+  test('an unknown option gets the closest real one', async () => {
+    const result = await hk(dir, 'webhook', 'subscribe', 'x', '--event', 'push');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toContain('unknown option --event; did you mean --events?');
+    const far = await hk(dir, 'webhook', 'list', '--zzzzzzzz');
+    expect(far.code).toBe(2);
+    expect(far.stderr).toContain('unknown option --zzzzzzzz');
+    expect(far.stderr).not.toContain('did you mean');
+  });
+
+  test('serve --port abc is a usage error with a readable message, before anything starts', async () => {
+    for (const port of ['abc', '70000', '-1', '1.5']) {
+      const result = await hk(configDir(), 'serve', '--port', port);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('--port must be a whole number from 0 to 65535');
+      expect(result.stdout).toBe('');
+    }
+  });
+});
+
+describe('refused values with a hint (exit 1)', () => {
+  test('--deliver slack points at teamchat; telegram at messenger', async () => {
+    const dir = configDir();
+    const slack = await hk(dir, 'webhook', 'subscribe', 'a', '--events', 'push', '--deliver', 'slack');
+    expect(slack.code).toBe(1);
+    expect(slack.stderr).toContain("Unknown delivery target 'slack'; did you mean 'teamchat'?");
+    const telegram = await hk(dir, 'webhook', 'subscribe', 'a', '--events', 'push', '--deliver', 'telegram');
+    expect(telegram.stderr).toContain("did you mean 'messenger'?");
+  });
+
+  test('a misspelt event name is accepted with a warning that suggests the real one', async () => {
+    const dir = configDir();
+    const result = await hk(dir, 'webhook', 'subscribe', 'typo', '--events', 'pull_requst.opened');
+    expect(result.code).toBe(0);
+    expect(result.stderr).toContain("Did you mean 'pull_request.opened'?");
+  });
+});
