@@ -54,9 +54,9 @@ describe('refused values with a hint (exit 1)', () => {
     const dir = configDir();
     const slack = await hk(dir, 'webhook', 'subscribe', 'a', '--events', 'push', '--deliver', 'slack');
     expect(slack.code).toBe(1);
-    expect(slack.stderr).toContain("Unknown delivery target 'slack'; did you mean 'teamchat'?");
+    expect(slack.stderr).toContain("Unknown delivery target 'slack' (did you mean 'teamchat'?)");
     const telegram = await hk(dir, 'webhook', 'subscribe', 'a', '--events', 'push', '--deliver', 'telegram');
-    expect(telegram.stderr).toContain("did you mean 'messenger'?");
+    expect(telegram.stderr).toContain("(did you mean 'messenger'?)");
   });
 
   test('a misspelt event name is accepted with a warning that suggests the real one', async () => {

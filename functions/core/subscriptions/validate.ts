@@ -85,7 +85,7 @@ export function validateTargets(targets: string[], events: string[], config: Con
   for (const target of targets) {
     if (!known.has(target)) {
       const hint = TARGET_HINTS[target.toLowerCase()] ?? closest(target, TARGET_KINDS, 4);
-      return fail({ code: 'target_invalid', message: `Unknown delivery target '${target}'${hint ? `; did you mean '${hint}'?` : ''} Known targets: ${TARGET_KINDS.join(', ')}` });
+      return fail({ code: 'target_invalid', message: `Unknown delivery target '${target}'${hint ? ` (did you mean '${hint}'?)` : ''}; known targets: ${TARGET_KINDS.join(', ')}` });
     }
     const key = missingConfig(target as TargetKind, config, events);
     if (key) return fail({ code: 'target_unconfigured', message: `Delivery target '${target}' needs the config section ${key} in config.yaml` });
