@@ -1,0 +1,172 @@
+/**
+ * The configuration `serve` runs with, reloaded when `config.yaml` or `.env` changes (as
+ * adnanh/webhook's -hotreload): a new version is validated and resolved first; an invalid
+ * one keeps the running configuration and says why. What serve runs with is published in
+ * the data dir, so a CLI command that meets an answer explained by a stale configuration
+ * can say so.
+ */
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
+import { join } from 'node:path';
+import { configPath } from '../../functions/core/config/file';
+import { parseConfig, resolveConfig } from '../../functions/core/config/load';
+import type { Config } from '../../functions/core/config/types';
+import { fail, ok, type Result } from '../../functions/core/errors';
+
+export interface LoadedConfig {
+  config: Config;
+  /** Hash of config.yaml and .env as read: equal fingerprints, same configuration. */
+  fingerprint: string;
+}
+
+const readText = (path: string): string => {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw error;
+  }
+};
+
+/** `KEY=value` lines (optionally `export`, optionally quoted); comments and other lines are skipped. */
+export function parseDotEnv(text: string): Map<string, string> {
+  const values = new Map<string, string>();
+  for (const line of text.split(/\r?\n/)) {
+    if (line.trim().startsWith('#')) continue;
+    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
+    if (!match) continue;
+    const raw = match[2] as string;
+    values.set(match[1] as string, /^(['"])(.*)\1$/.exec(raw)?.[2] ?? raw);
+  }
+  return values;
+}
+
+export function fingerprintOf(configDir: string): string {
+  const hash = createHash('sha256');
+  hash.update(readText(configPath(configDir))).update('\0').update(readText(join(configDir, '.env')));
+  return hash.digest('hex').slice(0, 16);
+}
+
+/**
+ * Reads, validates and resolves the configuration. `${VAR}` references resolve from the
+ * environment serve was started with, else from `.env` (the environment wins, as before).
+ */
+export async function loadConfig(configDir: string, environment: NodeJS.ProcessEnv): Promise<Result<LoadedConfig>> {
+  let yaml: string;
+  let dotenv: string;
+  try {
+    yaml = readText(configPath(configDir));
+    dotenv = readText(join(configDir, '.env'));
+  } catch (error) {
+    return fail({ code: 'config_invalid', message: `Cannot read the configuration in ${configDir}: ${(error as Error).message}` });
+  }
+  const fingerprint = createHash('sha256').update(yaml).update('\0').update(dotenv).digest('hex').slice(0, 16);
+  const parsed = parseConfig(yaml);
+  if (!parsed.ok) return fail({ code: 'config_invalid', message: parsed.error.message });
+  const fromFile = parseDotEnv(dotenv);
+  const resolved = await resolveConfig(parsed.value, { get: async (name) => environment[name] ?? fromFile.get(name) });
+  if (!resolved.ok) return fail({ code: 'config_invalid', message: resolved.error.message });
+  return ok({ config: resolved.value, fingerprint });
+}
+
+/** What serve publishes about its configuration in the data dir. */
+export interface PublishedConfig {
+  pid: number;
+  fingerprint: string;
+  loaded_at: string;
+  /** Why the newest version of the files was not taken, while serve keeps the older one. */
+  rejected?: { fingerprint: string; reason: string };
+}
+
+const PUBLISHED = 'serve-config.json';
+
+export function publishConfigState(dataDir: string, state: PublishedConfig): void {
+  try {
+    writeFileSync(join(dataDir, PUBLISHED), JSON.stringify(state), { mode: 0o600 });
+  } catch {
+    // Only a hint for the CLI: serving never depends on it.
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/**
+ * When the running serve's configuration is not the one in the files, a sentence saying
+ * so (for a CLI command that just met an answer such as 401); undefined when it is current
+ * or no serve runs.
+ */
+export function staleConfigNote(configDir: string, dataDir: string): string | undefined {
+  const path = join(dataDir, PUBLISHED);
+  if (!existsSync(path)) return undefined;
+  let state: PublishedConfig;
+  try {
+    state = JSON.parse(readFileSync(path, 'utf8')) as PublishedConfig;
+  } catch {
+    return undefined;
+  }
+  if (!alive(state.pid)) return undefined;
+  const current = fingerprintOf(configDir);
+  if (state.fingerprint === current) return undefined;
+  if (state.rejected?.fingerprint === current) {
+    return `serve (pid ${state.pid}) is still running with the configuration it loaded at ${state.loaded_at}: it refused the edited files because ${state.rejected.reason}`;
+  }
+  return `serve (pid ${state.pid}) is running with an older configuration (loaded at ${state.loaded_at}); it reloads config.yaml and .env when they change — retry in a moment, or restart it`;
+}
+
+export interface ConfigWatcher {
+  close(): void;
+}
+
+/**
+ * Watches the config dir (editors often replace files, so the directory, not the file) and
+ * calls `onChange` with each new valid configuration, `onRejected` with the reason an
+ * edited one was refused. Changes within `settleMs` are taken together.
+ */
+export function watchConfig(
+  configDir: string,
+  environment: NodeJS.ProcessEnv,
+  initialFingerprint: string,
+  handlers: { onChange(loaded: LoadedConfig): void; onRejected(fingerprint: string, reason: string): void },
+  settleMs = 100,
+): ConfigWatcher {
+  let current = initialFingerprint;
+  let timer: NodeJS.Timeout | undefined;
+  let running = Promise.resolve();
+  const check = () => {
+    running = running.then(async () => {
+      const fingerprint = fingerprintOf(configDir);
+      if (fingerprint === current) return;
+      const loaded = await loadConfig(configDir, environment);
+      if (loaded.ok) {
+        current = loaded.value.fingerprint;
+        handlers.onChange(loaded.value);
+      } else {
+        current = fingerprint;
+        handlers.onRejected(fingerprint, loaded.error.message);
+      }
+    }).catch(() => undefined);
+  };
+  let watcher: FSWatcher | undefined;
+  try {
+    watcher = watch(configDir, (_event, file) => {
+      if (file !== null && file !== 'config.yaml' && file !== '.env') return;
+      if (timer) clearTimeout(timer);
+      timer = setTimeout(check, settleMs);
+    });
+  } catch {
+    // No file watching on this system: changes apply at the next start.
+  }
+  return {
+    close() {
+      if (timer) clearTimeout(timer);
+      watcher?.close();
+    },
+  };
+}
