@@ -14,7 +14,8 @@ export type ApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayPr
 
 export interface LocalHttpOptions {
   handler: ApiHandler;
-  maxBodyBytes: number;
+  /** A function when the limit can change while serving (configuration reloads). */
+  maxBodyBytes: number | (() => number);
   trustProxy: boolean;
   logger: Logger;
 }
@@ -80,7 +81,7 @@ export function createLocalHttpServer(options: LocalHttpOptions): Server {
   const server = createServer({ requestTimeout: 30_000 }, (req, res) => {
     void (async () => {
       try {
-        const body = await readBody(req, options.maxBodyBytes + 1);
+        const body = await readBody(req, (typeof options.maxBodyBytes === 'function' ? options.maxBodyBytes() : options.maxBodyBytes) + 1);
         send(res, await options.handler(toApiGatewayEvent(req, body, options.trustProxy)));
       } catch (error) {
         options.logger.error('local request failed', { error: describeError(error) });

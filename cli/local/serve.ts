@@ -7,8 +7,6 @@
 import { watch, type FSWatcher } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { readConfigFile } from '../../functions/core/config/file';
-import { resolveConfig } from '../../functions/core/config/load';
 import { HookError } from '../../functions/core/errors';
 import { SubscriptionCache } from '../../functions/core/ingest/subscription-cache';
 import { createIngest } from '../../functions/core/ingest/service';
@@ -27,7 +25,9 @@ import { createAgent } from '../../functions/worker/agent-factory';
 import { createWorkerHandler } from '../../functions/worker/batch';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_QUEUE_TABLES, LOCAL_VISIBILITY_TIMEOUT_MS, dataDir, touch, wakeFile } from '../context';
+import { loadConfig, publishConfigState, watchConfig } from './config-source';
 import { ensureConfig, loadDotEnv } from './first-run';
+import { secretWarnings } from '../setup-hints';
 import { createLocalHttpServer } from './http-server';
 
 export interface ServeOptions {
@@ -47,12 +47,13 @@ export async function serve(options: ServeOptions): Promise<void> {
     out(`Wrote a starter configuration to ${join(options.configDir, 'config.yaml')} (echo agent, log delivery).`);
     out('Next: hookagent webhook subscribe <name> --events <type>, then point a sender at the URLs below.');
   }
+  // `${VAR}`s resolve from the environment serve started with, else from .env (re-read on every reload).
+  const environment = { ...process.env };
+  const loaded = await loadConfig(options.configDir, environment);
+  if (!loaded.ok) throw new HookError('config_invalid', loaded.error.message);
+  let config = loaded.value.config;
+  // Variables of .env stay visible to what reads the environment directly (as before reloads existed).
   loadDotEnv(options.configDir);
-  const parsed = readConfigFile(options.configDir);
-  if (!parsed.ok) throw new HookError('config_invalid', parsed.error.message);
-  const resolved = await resolveConfig(parsed.value, { get: async (name) => process.env[name] });
-  if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
-  const config = resolved.value;
 
   const startedAt = Date.now();
   const data = dataDir(options.configDir);
@@ -67,20 +68,41 @@ export async function serve(options: ServeOptions): Promise<void> {
   const subscriptionStore = new DynamoSubscriptionStore(store.client, store.tables.subscriptions);
   const events = new DynamoEventLog(store.client, store.tables.events);
   const payloads = new FilePayloadStore(join(data, 'payloads'));
-  const ingest = createIngest({
-    config, queue, events, payloads, logger, clock: systemClock,
+  const buildIngest = (current: typeof config) => createIngest({
+    config: current, queue, events, payloads, logger, clock: systemClock,
     // No cache: a change made with the CLI applies to the very next request.
     subscriptions: new SubscriptionCache(subscriptionStore, 0, systemClock),
     dedup: new DynamoDedupStore(store.client, store.tables.dedup, systemClock),
     // This process owns the store: a claim made before it started belongs to a request that died with its process.
     claimsAbandonedBefore: startedAt,
   });
-  const worker = createWorkerHandler({
-    events, payloads, subscriptions: subscriptionStore, agent: createAgent(config.agent, config.delivery, config.aws?.region), skills: new SkillLibrary(options.configDir),
-    targets: createDeliveryTargets(config.delivery), config, clock: systemClock, logger, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
+  const buildWorker = (current: typeof config) => createWorkerHandler({
+    events, payloads, subscriptions: subscriptionStore, agent: createAgent(current.agent, current.delivery, current.aws?.region), skills: new SkillLibrary(options.configDir),
+    targets: createDeliveryTargets(current.delivery), config: current, clock: systemClock, logger, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
     deadLetters: { send: (body, reason) => queue.sendToDeadLetters(body, LOCAL_MAX_RECEIVE_COUNT).then(() => logger.warn('dead-lettered', { reason })) },
   });
-  const consumer = new QueueConsumer(queue, worker, { batchSize: 10, concurrency: 2, idleCheckMs: 5_000, logger });
+  let ingest = buildIngest(config);
+  let worker = buildWorker(config);
+  const consumer = new QueueConsumer(queue, (event) => worker(event), { batchSize: 10, concurrency: 2, idleCheckMs: 5_000, logger });
+
+  // config.yaml and .env apply without a restart; an invalid edit keeps what runs.
+  let loadedAt = new Date().toISOString();
+  publishConfigState(data, { pid: process.pid, fingerprint: loaded.value.fingerprint, loaded_at: loadedAt });
+  const configWatcher = watchConfig(options.configDir, environment, loaded.value.fingerprint, {
+    onChange(next) {
+      config = next.config;
+      ingest = buildIngest(config);
+      worker = buildWorker(config);
+      loadedAt = new Date().toISOString();
+      publishConfigState(data, { pid: process.pid, fingerprint: next.fingerprint, loaded_at: loadedAt });
+      logger.info('configuration reloaded', { config: join(options.configDir, 'config.yaml') });
+      for (const warning of secretWarnings(config)) logger.warn(warning);
+    },
+    onRejected(fingerprint, reason) {
+      publishConfigState(data, { pid: process.pid, fingerprint: loaded.value.fingerprint, loaded_at: loadedAt, rejected: { fingerprint, reason } });
+      logger.error('the edited configuration is invalid; still serving with the previous one', { reason });
+    },
+  });
 
   touch(wakeFile(options.configDir));
   let watcher: FSWatcher | undefined;
@@ -91,13 +113,14 @@ export async function serve(options: ServeOptions): Promise<void> {
   }
 
   const server = createLocalHttpServer({
-    handler: apiGatewayHandler(async () => ingest, logger), maxBodyBytes: config.webhooks.max_payload_size, trustProxy: options.trustProxy, logger,
+    handler: apiGatewayHandler(async () => ingest, logger), maxBodyBytes: () => config.webhooks.max_payload_size, trustProxy: options.trustProxy, logger,
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => reject(new HookError('listen_failed', error.code === 'EADDRINUSE' ? `Port ${options.port} on ${options.host} is in use; choose another with --port` : `Cannot listen on ${options.host}:${options.port}: ${error.message}`)));
     server.listen(options.port, options.host, () => resolve());
   }).catch(async (error: unknown) => {
     watcher?.close();
+    configWatcher.close();
     await store.close();
     throw error;
   });
@@ -110,6 +133,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     `hookagent is listening on ${base}`,
     `  POST ${base}/webhooks/github   POST ${base}/webhooks/gitlab   POST ${base}/webhooks/custom/<name>   GET ${base}/health`,
     `  subscriptions: ${active.length > 0 ? active.join(', ') : "none yet (hookagent webhook subscribe <name> …)"}`,
+    ...secretWarnings(config).map((w) => `  warning: ${w}`),
     `  agent: ${config.agent.provider}${config.agent.model ? ` (${config.agent.model})` : ''}   data: ${data}${recovered > 0 ? `   recovered ${recovered} unfinished message(s)` : ''}`,
   ].join('\n'));
 
@@ -121,6 +145,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       void consumer.stop(options.graceMs ?? 10_000)
         .then(() => {
           watcher?.close();
+          configWatcher.close();
           return store.close();
         })
         .then(resolve, resolve);

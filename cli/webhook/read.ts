@@ -1,7 +1,8 @@
 /** `list`, `show` and `events`: read-only views; secrets only with --show-secret. */
 import { HookError } from '../../functions/core/errors';
 import { describeSubscription, eventJson, eventRow, subscriptionJson, subscriptionRow, table } from '../output';
-import { withStores, type CliContext } from '../context';
+import { baseUrl, withStores, type CliContext } from '../context';
+import { senderSetup } from '../setup-hints';
 
 export async function list(ctx: CliContext, json: boolean): Promise<void> {
   const subscriptions = await withStores(ctx, (stores) => stores.subscriptions.list());
@@ -15,7 +16,8 @@ export async function list(ctx: CliContext, json: boolean): Promise<void> {
 export async function show(ctx: CliContext, name: string, json: boolean, showSecret: boolean): Promise<void> {
   const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
   if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
-  ctx.out(json ? JSON.stringify(subscriptionJson(subscription, showSecret), null, 2) : describeSubscription(subscription, showSecret));
+  if (json) return ctx.out(JSON.stringify(subscriptionJson(subscription, showSecret), null, 2));
+  ctx.out([describeSubscription(subscription, showSecret), 'endpoints:', ...senderSetup(ctx.config, baseUrl(ctx.config), subscription, false)].join('\n'));
 }
 
 export async function events(ctx: CliContext, name: string, limit: number, json: boolean): Promise<void> {

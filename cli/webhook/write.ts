@@ -1,6 +1,5 @@
 /** `subscribe` and `update`: validate every field, then write with a conditional put. */
 import { HookError } from '../../functions/core/errors';
-import { eventOrigin } from '../../functions/core/events/known';
 import { newSubscriptionSecret } from '../../functions/core/ids';
 import {
   validateEvents, validateName, validatePrompt, validateSkills, validateTargets,
@@ -8,6 +7,7 @@ import {
 import type { Result } from '../../functions/core/errors';
 import type { Subscription } from '../../functions/core/types';
 import { baseUrl, withStores, type CliContext } from '../context';
+import { codehostEndpoints, senderSetup } from '../setup-hints';
 
 export interface SubscriptionFields {
   events?: string[];
@@ -66,16 +66,11 @@ export async function update(ctx: CliContext, name: string, fields: Subscription
 }
 
 function printSetup(ctx: CliContext, s: Subscription): void {
-  const base = baseUrl(ctx.config);
-  const origins = new Set(s.events.map(eventOrigin));
-  const all = s.events.length === 0;
   const lines = [`Created subscription '${s.name}' (active), delivering to ${s.deliver.join(', ')}.`, '', 'Point your sender at:'];
-  if (all || origins.has('github') || origins.has('both')) lines.push(`  GitHub:  ${base}/webhooks/github   (secret: webhooks.github.secret in config.yaml)`);
-  if (all || origins.has('gitlab') || origins.has('both')) lines.push(`  GitLab:  ${base}/webhooks/gitlab   (secret token: webhooks.gitlab.secret in config.yaml)`);
-  lines.push(`  Custom:  ${base}/webhooks/custom/${s.name}`);
-  lines.push('', `Secret for ${base}/webhooks/custom/${s.name} (shown once; 'webhook show ${s.name} --show-secret' shows it again):`, `  ${s.secret}`);
+  lines.push(...senderSetup(ctx.config, baseUrl(ctx.config), s, true));
+  const codehost = codehostEndpoints(s.events);
   lines.push('', 'Sender setup:', '  Content type: application/json');
-  lines.push(`  Events to send: ${all ? 'any (this subscription takes every event)' : [...new Set(s.events.map((e) => e.split('.')[0]))].join(', ')}`);
-  lines.push('  Custom senders sign with Standard Webhooks or X-Hub-Signature-256, or send Authorization: Bearer <secret>.');
+  if (codehost.length > 0) lines.push(`  Events to send: ${[...new Set(s.events.map((e) => (e.includes(':') ? e.slice(e.indexOf(':') + 1) : e).split('.')[0]))].join(', ')}`);
+  else lines.push(`  This subscription has no code-host events: it is reached only through ${baseUrl(ctx.config)}/webhooks/custom/${s.name}`);
   ctx.out(lines.join('\n'));
 }

@@ -66,3 +66,24 @@ describe('refused values with a hint (exit 1)', () => {
     expect(result.stderr).toContain("Did you mean 'pull_request.opened'?");
   });
 });
+
+describe('the right secret, shown at the right time', () => {
+  test('a GitHub subscription names the configured GitHub secret, and warns for an endpoint without one', async () => {
+    const dir = configDir('webhooks:\n  github: { secret: ${GH_SECRET} }\n');
+    const result = await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'pr', '--events', 'pull_request,merge_request'], { GH_SECRET: 'x' });
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/GitHub: +http:\/\/127\.0\.0\.1:8644\/webhooks\/github\n +Secret: the value of webhooks\.github\.secret in config\.yaml/);
+    expect(result.stdout).toContain('warning: no webhooks.gitlab.secret is configured, so this endpoint refuses everything (401)');
+    const show = await runCli(['--config-dir', dir, 'webhook', 'show', 'pr'], { GH_SECRET: 'x' });
+    expect(show.stdout).toContain('endpoints:\n  GitHub:  http://127.0.0.1:8644/webhooks/github');
+    expect(show.stdout).not.toContain('whsec_');
+  });
+
+  test('a subscription without code-host events says it is reached only through its custom endpoint', async () => {
+    const dir = configDir();
+    const result = await hk(dir, 'webhook', 'subscribe', 'alerts');
+    expect(result.stdout).not.toContain('/webhooks/github');
+    expect(result.stdout).toContain('reached only through http://127.0.0.1:8644/webhooks/custom/alerts');
+    expect(result.stdout).toMatch(/Secret \(shown once.*whsec_/);
+  });
+});
