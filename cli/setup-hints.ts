@@ -50,7 +50,7 @@ export function senderSetup(config: Config, base: string, s: Subscription, secre
     const field = endpoint === 'github' ? 'Secret' : 'Secret token';
     lines.push(`  ${name}:  ${base}/webhooks/${endpoint}`);
     lines.push(hasSecret(config, endpoint)
-      ? `    ${field}: the value of webhooks.${endpoint}.secret in config.yaml (not the whsec_ secret below)`
+      ? `    ${field}: the value of webhooks.${endpoint}.secret in config.yaml (not the custom endpoint's secret)`
       : `    warning: no webhooks.${endpoint}.secret is configured, so this endpoint refuses everything (401). Uncomment it in config.yaml, put ${endpoint.toUpperCase()}_WEBHOOK_SECRET=<a random string> in .env, and paste the same string into ${name}'s "${field}" field`);
   }
   const codehost = lines.length > 0;

@@ -76,7 +76,7 @@ describe('the right secret, shown at the right time', () => {
     expect(result.stdout).toContain('warning: no webhooks.gitlab.secret is configured, so this endpoint refuses everything (401)');
     const show = await runCli(['--config-dir', dir, 'webhook', 'show', 'pr'], { GH_SECRET: 'x' });
     expect(show.stdout).toContain('endpoints:\n  GitHub:  http://127.0.0.1:8644/webhooks/github');
-    expect(show.stdout).not.toContain('whsec_');
+    expect(show.stdout).not.toMatch(/whsec_[A-Za-z0-9+/]{10}/);
   });
 
   test('a subscription without code-host events says it is reached only through its custom endpoint', async () => {
