@@ -8,41 +8,16 @@ import { resolveConfig } from '../../functions/core/config/load';
 import { HookError } from '../../functions/core/errors';
 import { eventOrigin } from '../../functions/core/events/known';
 import type { EventRecord, Subscription } from '../../functions/core/types';
-import gitlabIssue from '../../tests/fixtures/gitlab/issue.json';
-import gitlabMergeRequest from '../../tests/fixtures/gitlab/merge_request.json';
-import gitlabNote from '../../tests/fixtures/gitlab/note_merge_request.json';
-import gitlabPipeline from '../../tests/fixtures/gitlab/pipeline.json';
-import gitlabPush from '../../tests/fixtures/gitlab/push.json';
-import gitlabRelease from '../../tests/fixtures/gitlab/release.json';
-import gitlabTagPush from '../../tests/fixtures/gitlab/tag_push.json';
 import { loadDotEnv } from '../local/first-run';
+import { dataDir } from '../context';
+import { staleConfigNote } from '../local/config-source';
+import { GITLAB_SAMPLES, githubSample, sampleFor } from '../samples';
 import { withStores, type CliContext } from '../context';
-
-const GITLAB_SAMPLES: Record<string, [string, unknown]> = {
-  push: ['Push Hook', gitlabPush], tag_push: ['Tag Push Hook', gitlabTagPush], issue: ['Issue Hook', gitlabIssue],
-  merge_request: ['Merge Request Hook', gitlabMergeRequest], note: ['Note Hook', gitlabNote], pipeline: ['Pipeline Hook', gitlabPipeline],
-  release: ['Release Hook', gitlabRelease],
-};
 
 interface Sample {
   path: string;
   body: string;
   headers: Record<string, string>;
-}
-
-/** A GitHub example payload for the event (and action) from @octokit/webhooks-examples. */
-function githubSample(event: string, action: string | undefined): unknown {
-  let groups: Array<{ name: string; examples: Array<{ action?: string }> }>;
-  try {
-    // eslint-disable-next-line @typescript-eslint/no-require-imports
-    groups = require('@octokit/webhooks-examples') as typeof groups;
-  } catch {
-    throw new HookError('sample_unavailable', 'GitHub sample payloads come from @octokit/webhooks-examples (installed with the repository\'s dev dependencies); pass --payload instead');
-  }
-  const examples = groups.find((g) => g.name === event)?.examples ?? [];
-  const example = examples.find((e) => !action || e.action === action) ?? examples[0];
-  if (!example) throw new HookError('sample_unavailable', `No sample payload for GitHub '${event}'; pass --payload`);
-  return example;
 }
 
 async function buildSample(ctx: CliContext, subscription: Subscription, payloadOption: Record<string, unknown> | undefined, eventOption: string | undefined): Promise<Sample> {
@@ -54,7 +29,9 @@ async function buildSample(ctx: CliContext, subscription: Subscription, payloadO
   if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
   const id = randomUUID();
   if ((origin === 'github' || origin === 'both') && resolved.value.webhooks.github?.secret[0]) {
-    const body = JSON.stringify(payloadOption ?? githubSample(event, action));
+    const sample = payloadOption ?? githubSample(event, action);
+    if (!sample) throw new HookError('sample_unavailable', `No sample payload for GitHub '${event}' (samples come from @octokit/webhooks-examples, a dev dependency); pass --payload`);
+    const body = JSON.stringify(sample);
     return { path: '/webhooks/github', body, headers: { 'x-github-event': event, 'x-github-delivery': id, 'x-hub-signature-256': signHub(body, resolved.value.webhooks.github.secret[0]) } };
   }
   if ((origin === 'gitlab' || origin === 'both') && resolved.value.webhooks.gitlab?.secret[0]) {
@@ -63,7 +40,8 @@ async function buildSample(ctx: CliContext, subscription: Subscription, payloadO
     const body = JSON.stringify(payloadOption ?? sample?.[1]);
     return { path: '/webhooks/gitlab', body, headers: { 'x-gitlab-event': sample?.[0] ?? `${event} Hook`, 'idempotency-key': id, 'x-gitlab-token': resolved.value.webhooks.gitlab.secret[0] } };
   }
-  const body = JSON.stringify(payloadOption ?? { event_type: event, ...(action ? { action } : {}), test: true, sent_by: 'hookagent webhook test --send' });
+  const shipped = payloadOption ? undefined : sampleFor(filter);
+  const body = JSON.stringify(payloadOption ?? (shipped?.source === 'custom' ? shipped.payload : { event_type: event, ...(action ? { action } : {}), test: true, sent_by: 'hookagent webhook test --send' }));
   const timestamp = Math.floor(Date.now() / 1000);
   return {
     path: `/webhooks/custom/${subscription.name}`, body,
@@ -86,7 +64,11 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
   const answer = (await response.json()) as { status?: string; event_id?: string };
   ctx.out(`POST ${sample.path} → ${response.status} ${JSON.stringify(answer)}`);
   if (!answer.event_id) {
-    if (response.status >= 300) process.exitCode = 1;
+    if (response.status >= 300) {
+      const stale = staleConfigNote(ctx.configDir, dataDir(ctx.configDir));
+      if (stale) ctx.warn(`note: ${stale}`);
+      process.exitCode = 1;
+    }
     return;
   }
   // Wait for the outcome: the CLI polls the event log the running service writes.
@@ -100,6 +82,7 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
   if (!record || !FINAL.has(record.status)) return ctx.out(`Still ${record?.status ?? 'queued'} after ${waitMs / 1000}s; see 'hookagent webhook events ${name}'.`);
   const targets = Object.entries(record.targets ?? {}).map(([t, o]) => `${t}: ${o.status}${o.detail ? ` (${o.detail})` : ''}`);
   ctx.out(`Outcome: ${record.status}${record.error ? ` — ${record.error.code}: ${record.error.message}` : ''}${targets.length ? `\n  ${targets.join('\n  ')}` : ''}`);
+  for (const warning of record.warnings ?? []) ctx.out(`  warning: ${warning}`);
   if (record.reply) ctx.out(`Reply:\n${record.reply}`);
   if (record.status === 'failed') process.exitCode = 1;
 }

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { HookError } from '../../functions/core/errors';
 import { renderPrompt } from '../../functions/core/templates/template';
 import { withStores, type CliContext } from '../context';
+import { sampleFor } from '../samples';
 
 export function readPayload(value: string): Record<string, unknown> {
   const looksInline = value.trim().startsWith('{') || value.trim().startsWith('[');
@@ -23,8 +24,18 @@ export function readPayload(value: string): Record<string, unknown> {
 export async function test(ctx: CliContext, name: string, payloadOption: string | undefined, event: string | undefined): Promise<void> {
   const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
   if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
-  const payload = payloadOption === undefined ? {} : readPayload(payloadOption);
-  const rendered = renderPrompt(subscription.prompt, payload, event ?? subscription.events[0]?.split('.')[0] ?? 'custom');
+  let payload: Record<string, unknown>;
+  let type = event ?? subscription.events[0]?.replace(/^[a-z]+:/, '').split('.')[0] ?? 'custom';
+  if (payloadOption !== undefined) payload = readPayload(payloadOption);
+  else {
+    // A realistic sample of the subscription's first event, as --send uses.
+    const filter = event ?? subscription.events[0];
+    const sample = filter === undefined ? undefined : sampleFor(filter);
+    payload = sample?.payload ?? {};
+    if (sample) type = sample.action ? `${sample.event}.${sample.action}` : sample.event;
+    ctx.warn(sample ? `(rendered against a sample ${sample.source} '${type}' payload; pass --payload for your own)` : '(no sample payload ships for this event: rendered against {}; pass --payload)');
+  }
+  const rendered = renderPrompt(subscription.prompt, payload, type);
   ctx.out(rendered.text);
   if (rendered.missing.length > 0) ctx.out(`\nUnresolved placeholders (left as written): ${rendered.missing.map((p) => `{${p}}`).join(', ')}`);
 }

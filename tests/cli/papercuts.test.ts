@@ -87,3 +87,28 @@ describe('the right secret, shown at the right time', () => {
     expect(result.stdout).toMatch(/Secret \(shown once.*whsec_/);
   });
 });
+
+describe('webhook test that teaches', () => {
+  test('without --payload, the prompt renders against a sample of the subscription\'s event', async () => {
+    const dir = configDir();
+    await hk(dir, 'webhook', 'subscribe', 'pr', '--events', 'pull_request.opened', '--prompt', 'Review {pull_request.html_url} by {pull_request.user.login}');
+    const result = await hk(dir, 'webhook', 'test', 'pr');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toMatch(/^Review https:\/\/github\.com\/\S+\/pull\/\d+ by \S+/);
+    expect(result.stdout).not.toContain('Unresolved');
+    expect(result.stderr).toContain("sample github 'pull_request.opened' payload");
+  });
+
+  test('GitLab and alert subscriptions get their own samples; an unknown event says to pass --payload', async () => {
+    const dir = configDir();
+    await hk(dir, 'webhook', 'subscribe', 'mr', '--events', 'gitlab:merge_request', '--prompt', 'MR !{object_attributes.iid} in {project.path_with_namespace}');
+    const mr = await hk(dir, 'webhook', 'test', 'mr');
+    expect(mr.stdout).toMatch(/^MR !\d+ in \S+\/\S+/);
+    await hk(dir, 'webhook', 'subscribe', 'alerts', '--events', 'alert.firing', '--prompt', 'Alert {alerts.0.labels.alertname}');
+    expect((await hk(dir, 'webhook', 'test', 'alerts')).stdout).toMatch(/^Alert DiskRunningFull/);
+    await hk(dir, 'webhook', 'subscribe', 'odd', '--events', 'deploy', '--prompt', 'Deploy {service}');
+    const odd = await hk(dir, 'webhook', 'test', 'odd');
+    expect(odd.stderr).toContain('no sample payload ships for this event');
+    expect(odd.stdout).toContain('Unresolved placeholders (left as written): {service}');
+  });
+});
