@@ -113,12 +113,14 @@ function webhookCommands(y: Argv): Argv {
       .positional('name', { type: 'string', demandOption: true })
       .option('limit', { type: 'number', default: 20, describe: 'how many, newest first' })
       .option('json', { type: 'boolean', describe: 'print a JSON array' })
+      .option('before', { type: 'string', describe: 'only events older than this event id (the next page)' })
       .check((a) => {
         if (!Number.isInteger(a.limit) || (a.limit as number) < 1 || (a.limit as number) > 1000) throw new Error('--limit must be a whole number from 1 to 1000');
         return true;
       })
-      .example('$0 webhook events pr-review --limit 5', ''),
-    run((a) => events(ctxOf(a), String(a.name), Number(a.limit), Boolean(a.json))))
+      .example('$0 webhook events pr-review --limit 5', '')
+      .example('$0 webhook events pr-review --limit 1000 --before evt_0mws0mwck916a3c297ed36480', 'the next page'),
+    run((a) => events(ctxOf(a), String(a.name), Number(a.limit), Boolean(a.json), a.before as string | undefined)))
     .command('replay <event-id>', 'queue an event again, as a new attempt', (c) => c
       .positional('event-id', { type: 'string', demandOption: true })
       .option('subscription', { type: 'string', describe: 'only for this subscription' })

@@ -48,8 +48,21 @@ export function eventJson(r: EventRecord): Record<string, unknown> {
   };
 }
 
+/** What happened, in one cell: the reason of a failure or suppression, targets, warnings, the reply's start. */
+export function eventDetail(r: EventRecord): string {
+  const parts: string[] = [];
+  if (r.error) parts.push(`${r.error.code}: ${r.error.message}`);
+  else if (r.status === 'suppressed') parts.push('the agent answered [SILENT]');
+  else if (r.superseded_by) parts.push(`superseded by ${r.superseded_by}`);
+  const targets = Object.entries(r.targets ?? {}).map(([t, o]) => `${t} ${o.status}`);
+  if (targets.length > 0) parts.push(targets.join(', '));
+  if ((r.warnings ?? []).length > 0) parts.push(`${r.warnings?.length} warning(s): ${r.warnings?.[0]}`);
+  if (r.reply && r.status !== 'failed') parts.push(`reply: "${r.reply.replace(/\s+/g, ' ').slice(0, 60)}${r.reply.length > 60 ? '…' : ''}"`);
+  const text = parts.join(' · ');
+  return text.length > 160 ? `${text.slice(0, 159)}…` : text;
+}
+
 export function eventRow(r: EventRecord): string[] {
   const event = r.action ? `${r.event}.${r.action}` : r.event;
-  const why = r.error ? `${r.error.code}: ${r.error.message}` : Object.entries(r.targets ?? {}).map(([t, o]) => `${t} ${o.status}`).join(', ');
-  return [r.received_at.slice(0, 19).replace('T', ' '), r.event_id, event, r.status, String(r.attempts ?? 0), why.slice(0, 100)];
+  return [r.received_at.slice(0, 19).replace('T', ' '), r.event_id, event, r.status, String(r.attempts ?? 0), eventDetail(r)];
 }

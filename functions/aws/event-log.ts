@@ -60,11 +60,11 @@ export class DynamoEventLog implements EventLog {
     });
   }
 
-  async listBySubscription(subscription: string, limit: number): Promise<EventRecord[]> {
+  async listBySubscription(subscription: string, limit: number, before?: Pick<EventRecord, 'event_id' | 'received_at'>): Promise<EventRecord[]> {
     return this.query({
       IndexName: EVENTS_BY_SUBSCRIPTION_INDEX,
-      KeyConditionExpression: 'subscription = :s',
-      ExpressionAttributeValues: { ':s': { S: subscription } },
+      KeyConditionExpression: before ? 'subscription = :s AND arrival < :before' : 'subscription = :s',
+      ExpressionAttributeValues: { ':s': { S: subscription }, ...(before ? { ':before': { S: `${before.received_at}#${before.event_id}` } } : {}) },
       ScanIndexForward: false,
     }, limit);
   }

@@ -110,8 +110,8 @@ export interface EventLog {
   get(eventId: string, subscription: string): Promise<EventRecord | undefined>;
   /** Every record of one event (one per subscription). */
   getEvent(eventId: string): Promise<EventRecord[]>;
-  /** Most recent first. */
-  listBySubscription(subscription: string, limit: number): Promise<EventRecord[]>;
+  /** Most recent first; with `before`, only records that arrived before that one (paging). */
+  listBySubscription(subscription: string, limit: number, before?: Pick<EventRecord, 'event_id' | 'received_at'>): Promise<EventRecord[]>;
   /** Records of one subscription in one status, oldest first (arrival order). */
   listByStatus(subscription: string, status: EventStatus): Promise<EventRecord[]>;
   deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void>;

@@ -70,8 +70,9 @@ export class MemoryEventLog implements EventLog {
   async getEvent(eventId: string): Promise<EventRecord[]> {
     return [...this.records.values()].filter((r) => r.event_id === eventId).map((r) => structuredClone(r));
   }
-  async listBySubscription(subscription: string, limit: number): Promise<EventRecord[]> {
-    return this.arrival(subscription).reverse().slice(0, limit);
+  async listBySubscription(subscription: string, limit: number, before?: Pick<EventRecord, 'event_id' | 'received_at'>): Promise<EventRecord[]> {
+    const key = (r: Pick<EventRecord, 'event_id' | 'received_at'>) => `${r.received_at}#${r.event_id}`;
+    return this.arrival(subscription).filter((r) => !before || key(r) < key(before)).reverse().slice(0, limit);
   }
   async listByStatus(subscription: string, status: EventStatus): Promise<EventRecord[]> {
     return this.arrival(subscription).filter((r) => r.status === status);

@@ -289,4 +289,36 @@ describe('with a running service holding the store (as serve does)', () => {
     const empty = await hk(dir, 'webhook', 'events', 'held', '--limit', '1', '--json');
     expect(JSON.parse(empty.stdout)).toHaveLength(1);
   });
+
+  test('events shows what happened (reason, warnings, reply) and pages with --before', async () => {
+    await hk(dir, 'webhook', 'subscribe', 'paged', '--events', 'pull_request');
+    const base = Date.parse('2026-11-20T10:00:00Z');
+    const records = Array.from({ length: 5 }, (_, i) => {
+      const at = new Date(base + i * 1000).toISOString();
+      const id = `evt_paged_${i}`;
+      return {
+        event_id: id, subscription: 'paged', status: i === 0 ? 'failed' as const : i === 1 ? 'suppressed' as const : 'delivered' as const,
+        source: 'github' as const, event: 'pull_request', action: 'opened', delivery_id: `d${i}`, received_at: at, updated_at: at, attempts: 1,
+        message: { v: 1 as const, event_id: id, subscription: 'paged', source: 'github' as const, event: 'pull_request', delivery_id: `d${i}`, received_at: at },
+        ...(i === 0 ? { error: { code: 'agent_failed', message: 'the model answered 500' } } : {}),
+        ...(i >= 2 ? { reply: `Looks good, change ${i}`, warnings: ['unresolved placeholder {pull_request.nope}'], targets: { log: { status: 'delivered' as const, at } } } : {}),
+      };
+    });
+    await events.putAll(records);
+    const first = await hk(dir, 'webhook', 'events', 'paged', '--limit', '2');
+    expect(first.stdout).toContain('evt_paged_4');
+    expect(first.stdout).toContain('evt_paged_3');
+    expect(first.stdout).toContain('reply: "Looks good, change 4"');
+    expect(first.stdout).toContain('1 warning(s): unresolved placeholder {pull_request.nope}');
+    expect(first.stdout).toContain('Older events: hookagent webhook events paged --limit 2 --before evt_paged_3');
+    const second = await hk(dir, 'webhook', 'events', 'paged', '--limit', '2', '--before', 'evt_paged_3');
+    expect(second.stdout).not.toContain('evt_paged_3');
+    expect(second.stdout).toContain('evt_paged_2');
+    expect(second.stdout).toContain('evt_paged_1');
+    expect(second.stdout).toContain('the agent answered [SILENT]');
+    const third = await hk(dir, 'webhook', 'events', 'paged', '--limit', '2', '--before', 'evt_paged_1');
+    expect(third.stdout).toContain('agent_failed: the model answered 500');
+    const unknown = await hk(dir, 'webhook', 'events', 'paged', '--before', 'evt_nope');
+    expect([unknown.code, unknown.stderr]).toEqual([1, expect.stringContaining("--before takes an event id")]);
+  });
 });
