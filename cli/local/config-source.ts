@@ -64,7 +64,7 @@ export async function loadConfig(configDir: string, environment: NodeJS.ProcessE
   const parsed = parseConfig(yaml);
   if (!parsed.ok) return fail({ code: 'config_invalid', message: parsed.error.message });
   const fromFile = parseDotEnv(dotenv);
-  const resolved = await resolveConfig(parsed.value, { get: async (name) => environment[name] ?? fromFile.get(name) });
+  const resolved = await resolveConfig(parsed.value, { get: async (name) => environment[name] || fromFile.get(name) });
   if (!resolved.ok) return fail({ code: 'config_invalid', message: resolved.error.message });
   return ok({ config: resolved.value, fingerprint });
 }

@@ -1,0 +1,59 @@
+/**
+ * The first hour, followed as the README's walkthrough says (issue 23): serve with the
+ * starter config, a GitHub secret put into .env while serve runs applies to the next
+ * request; an invalid edit keeps serving with the old configuration and says why.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import githubExamples from '@octokit/webhooks-examples';
+import { signHub } from '../../functions/core/auth/signatures';
+import { buildCli, runCli } from '../support/cli';
+import { eventually, startServe, stopServe, type Serve } from '../support/serve';
+
+const pr = githubExamples.find((g) => g.name === 'pull_request')!.examples.find((e) => (e as { action?: string }).action === 'opened')!;
+
+async function postGithub(url: string, secret: string, delivery: string) {
+  const body = JSON.stringify(pr);
+  const response = await fetch(`${url}/webhooks/github`, {
+    method: 'POST', body,
+    headers: { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-github-delivery': delivery, 'x-hub-signature-256': signHub(body, secret) },
+  });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+beforeAll(() => buildCli(), 60_000);
+
+describe('configuration changes apply without a restart', () => {
+  let serve: Serve;
+  const dir = mkdtempSync(join(tmpdir(), 'hookagent-first-hour-'));
+  afterAll(async () => {
+    if (serve) await stopServe(serve);
+  });
+
+  test('starter config → banner warns; uncomment the GitHub secret and set it in .env → the next signed request verifies', async () => {
+    serve = await startServe(dir, { GITHUB_WEBHOOK_SECRET: '' });
+    expect(serve.output()).toContain('/webhooks/github refuses every request (401): no secret is configured');
+    const sub = await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'pr-review', '--events', 'pull_request']);
+    expect(sub.code).toBe(0);
+    expect((await postGithub(serve.url, 'first-hour-secret', 'd1')).status).toBe(401);
+
+    // The walkthrough: uncomment the line, put the variable in .env.
+    const config = readFileSync(join(dir, 'config.yaml'), 'utf8').replace('# github: { secret: ${GITHUB_WEBHOOK_SECRET} }', 'github: { secret: ${GITHUB_WEBHOOK_SECRET} }');
+    writeFileSync(join(dir, '.env'), 'GITHUB_WEBHOOK_SECRET=first-hour-secret\n');
+    writeFileSync(join(dir, 'config.yaml'), config);
+    await eventually(() => serve.output().includes('configuration reloaded'), 'the reload');
+    const accepted = await postGithub(serve.url, 'first-hour-secret', 'd2');
+    expect(accepted).toMatchObject({ status: 202, body: { status: 'accepted', subscriptions: ['pr-review'] } });
+
+    // An invalid edit: still serving with the previous configuration, and the log says why.
+    writeFileSync(join(dir, 'config.yaml'), `${config}\nwebhookz: {}\n`);
+    await eventually(() => serve.output().includes('the edited configuration is invalid'), 'the refusal');
+    expect(serve.output()).toContain('webhookz');
+    expect((await postGithub(serve.url, 'first-hour-secret', 'd3')).status).toBe(202);
+
+    // The CLI reads the same files and says what is wrong with them.
+    const listed = await runCli(['--config-dir', dir, 'webhook', 'list']);
+    expect([listed.code, listed.stderr]).toEqual([1, expect.stringContaining('webhookz')]);
+  }, 60_000);
+});
