@@ -9,7 +9,8 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { HookError } from '../../functions/core/errors';
 import { SubscriptionCache } from '../../functions/core/ingest/subscription-cache';
-import { createIngest } from '../../functions/core/ingest/service';
+import { DEFAULT_CLAIM_LEASE_MS, createIngest } from '../../functions/core/ingest/service';
+import { abandonStranded } from '../../functions/core/ingest/abandoned';
 import { jsonLogger, textLogger, type Logger } from '../../functions/core/log';
 import { systemClock } from '../../functions/core/ports';
 import { SkillLibrary } from '../../functions/core/skills/library';
@@ -83,6 +84,22 @@ export async function serve(options: ServeOptions): Promise<void> {
   });
   let ingest = buildIngest(config);
   let worker = buildWorker(config);
+  // Records of requests that died before their event was queued end as `abandoned`.
+  const sweepAbandoned = async (receivedBefore: number) => {
+    try {
+      const held = await queue.heldEvents();
+      const abandoned = await abandonStranded(events, subscriptionStore, {
+        queued: (eventId, subscription) => held.has(`${eventId}\u0000${subscription}`), receivedBefore, now: new Date().toISOString(),
+      });
+      for (const r of abandoned) logger.warn('abandoned: never accepted', { event_id: r.event_id, subscription: r.subscription, delivery_id: r.delivery_id });
+    } catch (error) {
+      logger.warn('could not check for abandoned events', { error: error instanceof Error ? error.message : String(error) });
+    }
+  };
+  await sweepAbandoned(startedAt);
+  const sweeper = setInterval(() => void sweepAbandoned(Date.now() - DEFAULT_CLAIM_LEASE_MS), DEFAULT_CLAIM_LEASE_MS);
+  sweeper.unref();
+
   const consumer = new QueueConsumer(queue, (event) => worker(event), { batchSize: 10, concurrency: 2, idleCheckMs: 5_000, logger });
 
   // config.yaml and .env apply without a restart; an invalid edit keeps what runs.
@@ -146,6 +163,7 @@ export async function serve(options: ServeOptions): Promise<void> {
         .then(() => {
           watcher?.close();
           configWatcher.close();
+          clearInterval(sweeper);
           return store.close();
         })
         .then(resolve, resolve);

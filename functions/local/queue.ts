@@ -217,6 +217,20 @@ export class LocalQueue implements EventQueue {
     }
   }
 
+  /** `event_id` + NUL + `subscription` of every message the queue holds (visible or in flight). */
+  async heldEvents(): Promise<Set<string>> {
+    const held = new Set<string>();
+    for (const item of await this.scan(this.options.table)) {
+      try {
+        const message = JSON.parse(item.body?.S ?? '') as { event_id?: unknown; subscription?: unknown };
+        if (typeof message.event_id === 'string' && typeof message.subscription === 'string') held.add(`${message.event_id}\u0000${message.subscription}`);
+      } catch {
+        // A malformed body names no event.
+      }
+    }
+    return held;
+  }
+
   async deadLetters(): Promise<DeadLetter[]> {
     return (await this.scan(this.options.deadLetterTable))
       .map((item) => ({

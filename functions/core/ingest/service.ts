@@ -217,7 +217,12 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
         // queued. The worker is idempotent, so a second copy of a message that did go out
         // is harmless.
         (prior.status === 'held' ? held : queued).push(subscription.name);
-        if (prior.status === 'queued') messages.push(prior.message);
+        if (prior.status === 'queued' || prior.status === 'abandoned') messages.push(prior.message);
+        if (prior.status === 'abandoned') {
+          // Marked abandoned while its sender waited longer than the lease: it is accepted now.
+          const { error: _abandonedBecause, ...rest } = prior;
+          records.push({ ...rest, status: 'queued', updated_at: receivedAt });
+        }
         continue;
       }
       const message: QueueMessage = {
