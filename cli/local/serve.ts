@@ -28,6 +28,7 @@ import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_QUEUE_TABLES, LOCAL_VISIBILITY_TIMEOUT_MS, dataDir, touch, wakeFile } from '../context';
 import { loadConfig, publishConfigState, watchConfig } from './config-source';
 import { ensureConfig, loadDotEnv } from './first-run';
+import { commandName } from '../invocation';
 import { secretWarnings } from '../setup-hints';
 import { createLocalHttpServer } from './http-server';
 
@@ -46,7 +47,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const logger: Logger = options.logFormat === 'json' ? jsonLogger() : textLogger();
   if (ensureConfig(options.configDir)) {
     out(`Wrote a starter configuration to ${join(options.configDir, 'config.yaml')} (echo agent, log delivery).`);
-    out('Next: hookagent webhook subscribe <name> --events <type>, then point a sender at the URLs below.');
+    out(`Next: ${commandName()} webhook subscribe <name> --events <type>, then point a sender at the URLs below.`);
   }
   // `${VAR}`s resolve from the environment serve started with, else from .env (re-read on every reload).
   const environment = { ...process.env };
@@ -149,7 +150,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   out([
     `hookagent is listening on ${base}`,
     `  POST ${base}/webhooks/github   POST ${base}/webhooks/gitlab   POST ${base}/webhooks/custom/<name>   GET ${base}/health`,
-    `  subscriptions: ${active.length > 0 ? active.join(', ') : "none yet (hookagent webhook subscribe <name> …)"}`,
+    `  subscriptions: ${active.length > 0 ? active.join(', ') : `none yet (${commandName()} webhook subscribe <name> …)`}`,
     ...secretWarnings(config).map((w) => `  warning: ${w}`),
     `  agent: ${config.agent.provider}${config.agent.model ? ` (${config.agent.model})` : ''}   data: ${data}${recovered > 0 ? `   recovered ${recovered} unfinished message(s)` : ''}`,
   ].join('\n'));

@@ -4,12 +4,13 @@ import type { EventRecord } from '../../functions/core/types';
 import { describeSubscription, eventJson, eventRow, subscriptionJson, subscriptionRow, table } from '../output';
 import { baseUrl, withStores, type CliContext } from '../context';
 import { senderSetup } from '../setup-hints';
+import { commandName } from '../invocation';
 
 export async function list(ctx: CliContext, json: boolean): Promise<void> {
   const subscriptions = await withStores(ctx, (stores) => stores.subscriptions.list());
   if (json) return ctx.out(JSON.stringify(subscriptions.map((s) => subscriptionJson(s)), null, 2));
   if (subscriptions.length === 0) {
-    return ctx.out("No subscriptions yet. Create one with: hookagent webhook subscribe <name> --events pull_request --prompt 'Review {pull_request.html_url}'");
+    return ctx.out(`No subscriptions yet. Create one with: ${commandName()} webhook subscribe <name> --events pull_request --prompt 'Review {pull_request.html_url}'`);
   }
   ctx.out(table(['NAME', 'STATE', 'EVENTS', 'DELIVER', 'SKILLS', 'CREATED'], subscriptions.map(subscriptionRow)));
 }

@@ -112,3 +112,17 @@ describe('webhook test that teaches', () => {
     expect(odd.stdout).toContain('Unresolved placeholders (left as written): {service}');
   });
 });
+
+describe('hints use the command as it was installed', () => {
+  test('run from a checkout (node bin/hookagent.cjs), hints say npx hookagent', async () => {
+    const result = await runCli(['--config-dir', configDir(), 'webhook', 'list'], { PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
+    expect(result.stdout).toContain('Create one with: npx hookagent webhook subscribe');
+  });
+
+  test('on the PATH as hookagent (a global install), hints say hookagent', async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'hookagent-bin-'));
+    writeFileSync(join(bin, 'hookagent'), '#!/bin/sh\n', { mode: 0o755 });
+    const result = await runCli(['--config-dir', configDir(), 'webhook', 'list'], { PATH: `${bin}:/usr/bin:/bin`, npm_lifecycle_event: '' });
+    expect(result.stdout).toContain('Create one with: hookagent webhook subscribe');
+  });
+});
