@@ -46,6 +46,15 @@ describe('configuration changes apply without a restart', () => {
     const accepted = await postGithub(serve.url, 'first-hour-secret', 'd2');
     expect(accepted).toMatchObject({ status: 202, body: { status: 'accepted', subscriptions: ['pr-review'] } });
 
+    // The walkthrough's checks: test --send reports the outcome, events lists what happened.
+    const sent = await runCli(['--config-dir', dir, 'webhook', 'test', 'pr-review', '--send', '--url', serve.url]);
+    expect(sent.code).toBe(0);
+    expect(sent.stdout).toContain('→ 202');
+    expect(sent.stdout).toContain('Outcome: delivered');
+    const listed = await runCli(['--config-dir', dir, 'webhook', 'events', 'pr-review']);
+    expect(listed.stdout).toMatch(/pull_request\.opened +delivered/);
+    expect(listed.stdout).toContain('log delivered');
+
     // An invalid edit: still serving with the previous configuration, and the log says why.
     writeFileSync(join(dir, 'config.yaml'), `${config}\nwebhookz: {}\n`);
     await eventually(() => serve.output().includes('the edited configuration is invalid'), 'the refusal');
@@ -53,7 +62,7 @@ describe('configuration changes apply without a restart', () => {
     expect((await postGithub(serve.url, 'first-hour-secret', 'd3')).status).toBe(202);
 
     // The CLI reads the same files and says what is wrong with them.
-    const listed = await runCli(['--config-dir', dir, 'webhook', 'list']);
-    expect([listed.code, listed.stderr]).toEqual([1, expect.stringContaining('webhookz')]);
+    const refused = await runCli(['--config-dir', dir, 'webhook', 'list']);
+    expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining('webhookz')]);
   }, 60_000);
 });
