@@ -7,7 +7,6 @@ import type { ConfigIssue } from '../core/config/load';
 
 /** serverless.yml sets these; keep them in step. */
 export const WORKER_TIMEOUT_SECONDS = 300;
-export const INGEST_TIMEOUT_SECONDS = 10;
 export const API_GATEWAY_MAX_BODY = 10 * 1024 * 1024;
 /**
  * API Gateway hands the body to Lambda inside a synchronous invocation, whose request is

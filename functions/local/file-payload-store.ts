@@ -1,6 +1,6 @@
 /** PayloadStore in a local directory (`{config_dir}/data/payloads` under `serve`). */
 import { mkdir, readFile, writeFile, rename } from 'node:fs/promises';
-import { join, resolve } from 'node:path';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { HookError } from '../core/errors';
 import type { PayloadStore } from '../core/ports';
 
@@ -20,7 +20,9 @@ export class FilePayloadStore implements PayloadStore {
   async get(pointer: string): Promise<string> {
     if (!pointer.startsWith('file://')) throw new HookError('payload_pointer_invalid', `Not a payload pointer: ${pointer}`);
     const path = pointer.slice('file://'.length);
-    if (!resolve(path).startsWith(resolve(this.directory))) throw new HookError('payload_pointer_invalid', 'Payload pointer outside the payload directory');
+    // Inside the directory itself: a sibling such as `payloads-old/` shares the prefix but is outside.
+    const inside = relative(resolve(this.directory), resolve(path));
+    if (inside === '' || inside.startsWith('..') || isAbsolute(inside)) throw new HookError('payload_pointer_invalid', 'Payload pointer outside the payload directory');
     try {
       return await readFile(path, 'utf8');
     } catch {

@@ -182,7 +182,8 @@ describe('the response table of DESIGN §2.1', () => {
   });
 
   test('names with path separators, dots or control characters are not echoed and not found', async () => {
-    for (const path of ['/webhooks/custom/..%2F..%2Fetc', '/webhooks/custom/a%0Ab', '/webhooks/custom/a.b']) {
+    // A leading '-' or '_' is not a valid name either (SUBSCRIPTION_NAME_PATTERN), so it is not echoed.
+    for (const path of ['/webhooks/custom/..%2F..%2Fetc', '/webhooks/custom/a%0Ab', '/webhooks/custom/a.b', '/webhooks/custom/-lead', '/webhooks/custom/_x']) {
       const result = await h.handler(apiEvent({ path, body: '{}' }));
       expect(result.statusCode).toBe(404);
       expect(bodyOf(result).message).toBe('No subscription with that name');

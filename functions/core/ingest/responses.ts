@@ -38,5 +38,4 @@ export const errors = {
     errorReply(503, 'unavailable', 'Service temporarily unavailable; retry later', { 'retry-after': String(RETRY_AFTER_SECONDS) }),
   inProgress: () =>
     errorReply(503, 'in_progress', 'A request with this delivery id is being processed; retry later', { 'retry-after': String(RETRY_AFTER_SECONDS) }),
-  internal: () => errorReply(500, 'internal', 'Internal error'),
 };

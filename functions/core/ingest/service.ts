@@ -13,7 +13,7 @@ import { causedByHookagent } from '../events/loop-guard';
 import { newEventId } from '../ids';
 import type { Logger } from '../log';
 import type { Clock, DedupStore, EventLog, EventQueue, PayloadStore } from '../ports';
-import type { EventRecord, QueueMessage, Source, Subscription } from '../types';
+import { SUBSCRIPTION_NAME_PATTERN, type EventRecord, type QueueMessage, type Source, type Subscription } from '../types';
 import { compileAllowList, isAllowed } from './ip-allowlist';
 import { MESSAGES, errors, reply, type Reply } from './responses';
 import { allowedMethod, parseRoute } from './routes';
@@ -90,7 +90,7 @@ export function createIngest(deps: IngestDeps): Ingest {
       let custom: Subscription | undefined;
       if (source === 'custom') {
         custom = name === undefined ? undefined : await deps.subscriptions.byName(name);
-        if (!custom) return errors.subscriptionNotFound(name && /^[a-z0-9_-]{1,63}$/.test(name) ? name : undefined);
+        if (!custom) return errors.subscriptionNotFound(name && SUBSCRIPTION_NAME_PATTERN.test(name) ? name : undefined);
       }
 
       // 4. Authentication, over the raw bytes.
