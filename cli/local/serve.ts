@@ -1,8 +1,8 @@
 /**
  * `hookagent serve`: the whole service in one process, through the same handlers as on
  * AWS. HTTP requests become API Gateway v2 events for the ingest handler; the local queue
- * (SQS semantics, on disk) feeds the worker handler with SQS batch events; tables live in
- * dynalite under `{config_dir}/data`, payloads in `{config_dir}/data/payloads`.
+ * (SQS semantics, on disk) feeds the worker handler with SQS batch events; everything lives
+ * in one SQLite database under `{config_dir}/data` (functions/local/compose.ts builds it).
  */
 import { watch, type FSWatcher } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -10,23 +10,17 @@ import { join } from 'node:path';
 import { readConfigFile } from '../../functions/core/config/file';
 import { resolveConfig } from '../../functions/core/config/load';
 import { HookError } from '../../functions/core/errors';
-import { SubscriptionCache } from '../../functions/core/ingest/subscription-cache';
 import { createIngest } from '../../functions/core/ingest/service';
 import { jsonLogger, textLogger, type Logger } from '../../functions/core/log';
 import { systemClock } from '../../functions/core/ports';
 import { SkillLibrary } from '../../functions/core/skills/library';
-import { DynamoDedupStore } from '../../functions/aws/dedup-store';
-import { DynamoEventLog } from '../../functions/aws/event-log';
-import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
 import { QueueConsumer } from '../../functions/local/consumer';
-import { FilePayloadStore } from '../../functions/local/file-payload-store';
-import { LocalQueue } from '../../functions/local/queue';
-import { openLocalStore } from '../../functions/local/store';
+import { openLocalRuntime } from '../../functions/local/compose';
 import { createAgent } from '../../functions/worker/agent-factory';
 import { createWorkerHandler } from '../../functions/worker/batch';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
-import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_QUEUE_TABLES, LOCAL_VISIBILITY_TIMEOUT_MS, dataDir, touch, wakeFile } from '../context';
+import { dataDir, touch, wakeFile } from '../context';
 import { ensureConfig, loadDotEnv } from './first-run';
 import { createLocalHttpServer } from './http-server';
 
@@ -54,32 +48,17 @@ export async function serve(options: ServeOptions): Promise<void> {
   if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
   const config = resolved.value;
 
-  const startedAt = Date.now();
   const data = dataDir(options.configDir);
-  const store = await openLocalStore(data, { role: 'serve' });
-  const queue = new LocalQueue(store.client, {
-    ...LOCAL_QUEUE_TABLES, visibilityTimeoutMs: LOCAL_VISIBILITY_TIMEOUT_MS, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT, clock: systemClock,
-  });
-  await queue.ensureTables();
-  // This process owns the store: whatever was in flight belonged to a process that is gone.
-  const recovered = await queue.releaseAll();
-
-  const subscriptionStore = new DynamoSubscriptionStore(store.client, store.tables.subscriptions);
-  const events = new DynamoEventLog(store.client, store.tables.events);
-  const payloads = new FilePayloadStore(join(data, 'payloads'));
-  const ingest = createIngest({
-    config, queue, events, payloads, logger, clock: systemClock,
-    // No cache: a change made with the CLI applies to the very next request.
-    subscriptions: new SubscriptionCache(subscriptionStore, 0, systemClock),
-    dedup: new DynamoDedupStore(store.client, store.tables.dedup, systemClock),
-    // This process owns the store: a claim made before it started belongs to a request that died with its process.
-    claimsAbandonedBefore: startedAt,
-  });
-  const worker = createWorkerHandler({
-    events, payloads, subscriptions: subscriptionStore, agent: createAgent(config.agent, config.delivery, config.aws?.region), skills: new SkillLibrary(options.configDir),
-    targets: createDeliveryTargets(config.delivery), config, clock: systemClock, logger, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
-    deadLetters: { send: (body, reason) => queue.sendToDeadLetters(body, LOCAL_MAX_RECEIVE_COUNT).then(() => logger.warn('dead-lettered', { reason })) },
-  });
+  // Takes the data dir's serve lock, migrates a dynalite data dir, releases what a previous serve left in flight.
+  const runtime = await openLocalRuntime(data, { role: 'serve', clock: systemClock, logger });
+  const { queue, recovered } = runtime;
+  const subscriptionStore = runtime.subscriptions;
+  const store = { close: async () => runtime.close() };
+  const ingest = createIngest(runtime.ingestDeps(config, logger));
+  const worker = createWorkerHandler(runtime.workerDeps({
+    agent: createAgent(config.agent, config.delivery, config.aws?.region), skills: new SkillLibrary(options.configDir),
+    targets: createDeliveryTargets(config.delivery), config, logger,
+  }));
   const consumer = new QueueConsumer(queue, worker, { batchSize: 10, concurrency: 2, idleCheckMs: 5_000, logger });
 
   touch(wakeFile(options.configDir));

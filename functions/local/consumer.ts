@@ -7,7 +7,7 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createHash } from 'node:crypto';
 import { describeError } from '../core/errors';
 import type { Logger } from '../core/log';
-import type { LocalQueue, ReceivedMessage } from './queue';
+import type { ReceivedMessage, SqliteQueue } from './sqlite/queue';
 
 export type BatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
 
@@ -51,7 +51,7 @@ export class QueueConsumer {
     this.stopSignal = resolve;
   });
 
-  constructor(private readonly queue: LocalQueue, private readonly handler: BatchHandler, private readonly options: ConsumerOptions) {}
+  constructor(private readonly queue: SqliteQueue, private readonly handler: BatchHandler, private readonly options: ConsumerOptions) {}
 
   start(): void {
     this.loop ??= this.run();
