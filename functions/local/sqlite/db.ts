@@ -57,6 +57,8 @@ export function damagedStore(dataDir: string, error: unknown): HookError {
 
 export class StoreDb {
   readonly db: Database.Database;
+  /** Transactions committed so far (one per event-loop turn with writes). */
+  commits = 0;
   private pending: Pending[] = [];
   private scheduled = false;
   private closed = false;
@@ -153,6 +155,7 @@ export class StoreDb {
       for (const item of batch) item.reject(storeUnavailable('The local store', error));
       return;
     }
+    this.commits += 1;
     batch.forEach((item, i) => {
       const outcome = outcomes[i]!;
       if (outcome.ok) item.resolve(outcome.value);

@@ -7,7 +7,7 @@
  * message shown to a second serve.
  */
 import Database from 'better-sqlite3';
-import { readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { HookError } from '../../core/errors';
 
@@ -20,6 +20,7 @@ export function acquireServeLock(dataDir: string): ServeLock {
   const infoFile = join(dataDir, 'serve.json');
   let db: Database.Database | undefined;
   try {
+    mkdirSync(dataDir, { recursive: true });
     db = new Database(lockFile, { timeout: 0 });
     db.pragma('locking_mode = EXCLUSIVE');
     db.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS holder (pid INTEGER, started_at TEXT); DELETE FROM holder; COMMIT');
