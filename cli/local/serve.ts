@@ -95,11 +95,14 @@ export async function serve(options: ServeOptions): Promise<void> {
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info('stopping', { signal });
-      server.close();
+      const graceMs = options.graceMs ?? 10_000;
+      // Requests already being answered finish (within the grace) before the store closes.
+      const drained = new Promise<void>((done) => server.close(() => done()));
       server.closeIdleConnections();
-      void consumer.stop(options.graceMs ?? 10_000)
+      void Promise.all([consumer.stop(graceMs), Promise.race([drained, new Promise<void>((done) => setTimeout(done, graceMs).unref())])])
         .then(() => {
           watcher?.close();
+          logger.info('stopped', { signal, unfinished_returned_to_queue: consumer.returned });
           return store.close();
         })
         .then(resolve, resolve);

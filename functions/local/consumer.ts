@@ -43,6 +43,8 @@ export function toSqsRecord(message: ReceivedMessage, queueArn: string): SQSReco
 
 export class QueueConsumer {
   private stopping = false;
+  /** Messages still in flight when the grace period ended, given back to the queue at once. */
+  returned = 0;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly unfinished = new Map<string, ReceivedMessage>();
   private loop: Promise<void> | undefined;
@@ -69,7 +71,9 @@ export class QueueConsumer {
     await Promise.race([Promise.allSettled([...this.inFlight]), grace]);
     clearTimeout(timer);
     for (const message of this.unfinished.values()) {
-      await this.queue.changeVisibility(message.receiptHandle, 0).catch(() => undefined);
+      await this.queue.changeVisibility(message.receiptHandle, 0).then(() => {
+        this.returned += 1;
+      }, () => undefined);
     }
     await this.loop;
   }
