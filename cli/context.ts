@@ -1,7 +1,7 @@
 /**
  * What every CLI command acts on: the configuration, the stores (the deployment's
- * DynamoDB tables when an `aws` section or --stage is given, else the local store under
- * `{config_dir}/data`), and the output streams. Results go to stdout, errors to stderr.
+ * DynamoDB tables when an `aws` section or --stage is given, else the local SQLite store
+ * under `{config_dir}/data`, opened beside a running serve), and the output streams. Results go to stdout, errors to stderr.
  */
 import { SQSClient, GetQueueUrlCommand } from '@aws-sdk/client-sqs';
 import { closeSync, openSync, utimesSync } from 'node:fs';
@@ -17,8 +17,7 @@ import { DynamoEventLog } from '../functions/aws/event-log';
 import { SqsEventQueue } from '../functions/aws/sqs-queue';
 import { DynamoSubscriptionStore } from '../functions/aws/subscription-store';
 import { tableNamesForStage } from '../functions/aws/tables';
-import { LocalQueue } from '../functions/local/queue';
-import { openLocalStore } from '../functions/local/store';
+import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_VISIBILITY_TIMEOUT_MS, openLocalRuntime } from '../functions/local/compose';
 
 export interface GlobalOptions {
   configDir?: string;
@@ -43,10 +42,7 @@ export interface CliContext {
   openStores(): Promise<Stores>;
 }
 
-/** Names of the local queue's tables; `serve` consumes from them. */
-export const LOCAL_QUEUE_TABLES = { table: 'hookagent-local-queue', deadLetterTable: 'hookagent-local-dead-letters' };
-export const LOCAL_VISIBILITY_TIMEOUT_MS = 6 * 60_000;
-export const LOCAL_MAX_RECEIVE_COUNT = 5;
+export { LOCAL_MAX_RECEIVE_COUNT, LOCAL_VISIBILITY_TIMEOUT_MS };
 
 export function dataDir(configDir: string): string {
   return join(configDir, 'data');
@@ -116,18 +112,14 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
       },
     };
   }
-  const store = await openLocalStore(dataDir(dir), { role: 'cli' });
-  const queue = new LocalQueue(store.client, {
-    ...LOCAL_QUEUE_TABLES, visibilityTimeoutMs: LOCAL_VISIBILITY_TIMEOUT_MS, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
-    clock: systemClock, onSend: () => touch(wakeFile(dir)),
-  });
-  await queue.ensureTables();
+  // The same database as a running serve (SQLite locking, a busy timeout): serve sees the change on its next request.
+  const runtime = await openLocalRuntime(dataDir(dir), { role: 'cli', clock: systemClock, onSend: () => touch(wakeFile(dir)) });
   return {
-    subscriptions: new DynamoSubscriptionStore(store.client, store.tables.subscriptions),
-    events: new DynamoEventLog(store.client, store.tables.events),
-    queue,
+    subscriptions: runtime.subscriptions,
+    events: runtime.events,
+    queue: runtime.queue,
     where: `the local store in ${dataDir(dir)}`,
-    close: () => store.close(),
+    close: async () => runtime.close(),
   };
 }
 

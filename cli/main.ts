@@ -158,12 +158,14 @@ export async function main(args: string[]): Promise<void> {
       .option('trust-proxy', { type: 'boolean', default: false, describe: 'take the source address from X-Forwarded-For (only behind a proxy you run)' })
       .option('log-format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'logs for a person, or JSON lines' })
       .check((a) => checkPort(a.port))
+      .option('shutdown-grace', { type: 'number', default: 10, describe: 'seconds SIGINT/SIGTERM waits for in-flight work before returning it to the queue' })
       .example('$0 serve --port 8644', ''),
     async (a) => {
       try {
         await serve({
           configDir: resolveConfigDir(a.configDir as string | undefined), port: Number(a.port), host: String(a.host),
           trustProxy: Boolean(a.trustProxy), logFormat: a.logFormat === 'json' ? 'json' : 'text',
+          graceMs: (Number.isFinite(Number(a.shutdownGrace)) ? Math.max(0, Number(a.shutdownGrace)) : 10) * 1000,
         });
         process.exit(0);
       } catch (error) {

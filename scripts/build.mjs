@@ -11,7 +11,7 @@ await build({
   format: 'cjs',
   sourcemap: true,
   // Native or data-bearing packages stay in node_modules.
-  external: ['dynalite', 'classic-level', 'level', '@octokit/webhooks-examples'],
+  external: ['better-sqlite3', 'dynalite', 'classic-level', 'level', '@octokit/webhooks-examples'],
   loader: { '.md': 'text' },
   // yargs is ESM and calls createRequire(import.meta.url): give the CommonJS bundle a real URL.
   define: { 'import.meta.url': '__bundle_url' },

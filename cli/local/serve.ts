@@ -1,31 +1,25 @@
 /**
  * `hookagent serve`: the whole service in one process, through the same handlers as on
  * AWS. HTTP requests become API Gateway v2 events for the ingest handler; the local queue
- * (SQS semantics, on disk) feeds the worker handler with SQS batch events; tables live in
- * dynalite under `{config_dir}/data`, payloads in `{config_dir}/data/payloads`.
+ * (SQS semantics, on disk) feeds the worker handler with SQS batch events; everything lives
+ * in one SQLite database under `{config_dir}/data` (functions/local/compose.ts builds it).
  */
 import { watch, type FSWatcher } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { HookError } from '../../functions/core/errors';
-import { SubscriptionCache } from '../../functions/core/ingest/subscription-cache';
 import { DEFAULT_CLAIM_LEASE_MS, createIngest } from '../../functions/core/ingest/service';
 import { abandonStranded } from '../../functions/core/ingest/abandoned';
 import { jsonLogger, textLogger, type Logger } from '../../functions/core/log';
 import { systemClock } from '../../functions/core/ports';
 import { SkillLibrary } from '../../functions/core/skills/library';
-import { DynamoDedupStore } from '../../functions/aws/dedup-store';
-import { DynamoEventLog } from '../../functions/aws/event-log';
-import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
 import { QueueConsumer } from '../../functions/local/consumer';
-import { FilePayloadStore } from '../../functions/local/file-payload-store';
-import { LocalQueue } from '../../functions/local/queue';
-import { openLocalStore } from '../../functions/local/store';
+import { openLocalRuntime } from '../../functions/local/compose';
 import { createAgent } from '../../functions/worker/agent-factory';
 import { createWorkerHandler } from '../../functions/worker/batch';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
-import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_QUEUE_TABLES, LOCAL_VISIBILITY_TIMEOUT_MS, dataDir, touch, wakeFile } from '../context';
+import { dataDir, touch, wakeFile } from '../context';
 import { loadConfig, publishConfigState, watchConfig } from './config-source';
 import { ensureConfig, loadDotEnv } from './first-run';
 import { commandName } from '../invocation';
@@ -57,32 +51,17 @@ export async function serve(options: ServeOptions): Promise<void> {
   // Variables of .env stay visible to what reads the environment directly (as before reloads existed).
   loadDotEnv(options.configDir);
 
-  const startedAt = Date.now();
   const data = dataDir(options.configDir);
-  const store = await openLocalStore(data, { role: 'serve' });
-  const queue = new LocalQueue(store.client, {
-    ...LOCAL_QUEUE_TABLES, visibilityTimeoutMs: LOCAL_VISIBILITY_TIMEOUT_MS, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT, clock: systemClock,
-  });
-  await queue.ensureTables();
-  // This process owns the store: whatever was in flight belonged to a process that is gone.
-  const recovered = await queue.releaseAll();
-
-  const subscriptionStore = new DynamoSubscriptionStore(store.client, store.tables.subscriptions);
-  const events = new DynamoEventLog(store.client, store.tables.events);
-  const payloads = new FilePayloadStore(join(data, 'payloads'));
-  const buildIngest = (current: typeof config) => createIngest({
-    config: current, queue, events, payloads, logger, clock: systemClock,
-    // No cache: a change made with the CLI applies to the very next request.
-    subscriptions: new SubscriptionCache(subscriptionStore, 0, systemClock),
-    dedup: new DynamoDedupStore(store.client, store.tables.dedup, systemClock),
-    // This process owns the store: a claim made before it started belongs to a request that died with its process.
-    claimsAbandonedBefore: startedAt,
-  });
-  const buildWorker = (current: typeof config) => createWorkerHandler({
-    events, payloads, subscriptions: subscriptionStore, agent: createAgent(current.agent, current.delivery, current.aws?.region), skills: new SkillLibrary(options.configDir),
-    targets: createDeliveryTargets(current.delivery), config: current, clock: systemClock, logger, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
-    deadLetters: { send: (body, reason) => queue.sendToDeadLetters(body, LOCAL_MAX_RECEIVE_COUNT).then(() => logger.warn('dead-lettered', { reason })) },
-  });
+  // Takes the data dir's serve lock, migrates a dynalite data dir, releases what a previous serve left in flight.
+  const runtime = await openLocalRuntime(data, { role: 'serve', clock: systemClock, logger });
+  const { queue, recovered, events } = runtime;
+  const subscriptionStore = runtime.subscriptions;
+  const store = { close: async () => runtime.close() };
+  const buildIngest = (current: typeof config) => createIngest(runtime.ingestDeps(current, logger));
+  const buildWorker = (current: typeof config) => createWorkerHandler(runtime.workerDeps({
+    agent: createAgent(current.agent, current.delivery, current.aws?.region), skills: new SkillLibrary(options.configDir),
+    targets: createDeliveryTargets(current.delivery), config: current, logger,
+  }));
   let ingest = buildIngest(config);
   let worker = buildWorker(config);
   // Records of requests that died before their event was queued end as `abandoned`.
@@ -97,7 +76,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       logger.warn('could not check for abandoned events', { error: error instanceof Error ? error.message : String(error) });
     }
   };
-  await sweepAbandoned(startedAt);
+  await sweepAbandoned(runtime.openedAt);
   const sweeper = setInterval(() => void sweepAbandoned(Date.now() - DEFAULT_CLAIM_LEASE_MS), DEFAULT_CLAIM_LEASE_MS);
   sweeper.unref();
 
@@ -158,13 +137,16 @@ export async function serve(options: ServeOptions): Promise<void> {
   await new Promise<void>((resolve) => {
     const stop = (signal: string) => {
       logger.info('stopping', { signal });
-      server.close();
+      const graceMs = options.graceMs ?? 10_000;
+      // Requests already being answered finish (within the grace) before the store closes.
+      const drained = new Promise<void>((done) => server.close(() => done()));
       server.closeIdleConnections();
-      void consumer.stop(options.graceMs ?? 10_000)
+      void Promise.all([consumer.stop(graceMs), Promise.race([drained, new Promise<void>((done) => setTimeout(done, graceMs).unref())])])
         .then(() => {
           watcher?.close();
           configWatcher.close();
           clearInterval(sweeper);
+          logger.info('stopped', { signal, unfinished_returned_to_queue: consumer.returned });
           return store.close();
         })
         .then(resolve, resolve);

@@ -4,12 +4,12 @@
  * `by_subscription` index ordered by arrival.
  */
 import {
-  BatchWriteItemCommand, GetItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient, type WriteRequest,
+  BatchWriteItemCommand, GetItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { EventLog } from '../core/ports';
 import type { EventRecord, EventStatus, QueueMessage } from '../core/types';
-import { storeUnavailable } from './dynamo';
+import { isConditionalFailure, storeUnavailable } from './dynamo';
 import { EVENTS_BY_SUBSCRIPTION_INDEX } from './tables';
 
 export const EVENT_RETENTION_SECONDS = 14 * 24 * 3600;
@@ -48,6 +48,39 @@ export class DynamoEventLog implements EventLog {
       }));
       return result.Item ? fromItem(result.Item) : undefined;
     } catch (error) {
+      throw storeUnavailable('The event log', error);
+    }
+  }
+
+  /** UpdateItem of the changed attributes only (no item returned): the message and payload are not rewritten. */
+  async update(eventId: string, subscription: string, changes: Partial<EventRecord>): Promise<void> {
+    const { event_id: _id, subscription: _sub, message: _message, ...rest } = changes;
+    const names: Record<string, string> = { '#pk': 'event_id' };
+    const values: Item = {};
+    const set: string[] = [];
+    const remove: string[] = [];
+    Object.entries(rest).forEach(([key, value], i) => {
+      names[`#a${i}`] = key;
+      if (value === undefined) {
+        remove.push(`#a${i}`);
+      } else {
+        values[`:v${i}`] = marshall({ v: value }, { removeUndefinedValues: true }).v as AttributeValue;
+        set.push(`#a${i} = :v${i}`);
+      }
+    });
+    if (set.length === 0 && remove.length === 0) return;
+    try {
+      await this.client.send(new UpdateItemCommand({
+        TableName: this.table, Key: marshall({ event_id: eventId, subscription }),
+        UpdateExpression: [set.length ? `SET ${set.join(', ')}` : '', remove.length ? `REMOVE ${remove.join(', ')}` : ''].filter(Boolean).join(' '),
+        ConditionExpression: 'attribute_exists(#pk)',
+        ExpressionAttributeNames: names,
+        ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
+        ReturnValues: 'NONE',
+      }));
+    } catch (error) {
+      // The record is gone (deleted with its subscription): nothing to update.
+      if (isConditionalFailure(error)) return;
       throw storeUnavailable('The event log', error);
     }
   }

@@ -108,6 +108,11 @@ export interface EventLog {
   /** Writes new records (replacing any with the same event id and subscription). */
   putAll(records: EventRecord[]): Promise<void>;
   get(eventId: string, subscription: string): Promise<EventRecord | undefined>;
+  /**
+   * Changes only the given fields of an existing record (a field given as undefined is
+   * removed); the stored message is not rewritten. An absent record is left absent.
+   */
+  update(eventId: string, subscription: string, changes: Partial<EventRecord>): Promise<void>;
   /** Every record of one event (one per subscription). */
   getEvent(eventId: string): Promise<EventRecord[]>;
   /** Most recent first; with `before`, only records that arrived before that one (paging). */

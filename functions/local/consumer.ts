@@ -7,7 +7,7 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createHash } from 'node:crypto';
 import { describeError } from '../core/errors';
 import type { Logger } from '../core/log';
-import type { LocalQueue, ReceivedMessage } from './queue';
+import type { ReceivedMessage, SqliteQueue } from './sqlite/queue';
 
 export type BatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
 
@@ -43,6 +43,8 @@ export function toSqsRecord(message: ReceivedMessage, queueArn: string): SQSReco
 
 export class QueueConsumer {
   private stopping = false;
+  /** Messages still in flight when the grace period ended, given back to the queue at once. */
+  returned = 0;
   private readonly inFlight = new Set<Promise<void>>();
   private readonly unfinished = new Map<string, ReceivedMessage>();
   private loop: Promise<void> | undefined;
@@ -51,7 +53,7 @@ export class QueueConsumer {
     this.stopSignal = resolve;
   });
 
-  constructor(private readonly queue: LocalQueue, private readonly handler: BatchHandler, private readonly options: ConsumerOptions) {}
+  constructor(private readonly queue: SqliteQueue, private readonly handler: BatchHandler, private readonly options: ConsumerOptions) {}
 
   start(): void {
     this.loop ??= this.run();
@@ -69,7 +71,9 @@ export class QueueConsumer {
     await Promise.race([Promise.allSettled([...this.inFlight]), grace]);
     clearTimeout(timer);
     for (const message of this.unfinished.values()) {
-      await this.queue.changeVisibility(message.receiptHandle, 0).catch(() => undefined);
+      await this.queue.changeVisibility(message.receiptHandle, 0).then(() => {
+        this.returned += 1;
+      }, () => undefined);
     }
     await this.loop;
   }

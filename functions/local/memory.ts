@@ -67,6 +67,14 @@ export class MemoryEventLog implements EventLog {
     const record = this.records.get(this.key(eventId, subscription));
     return record && structuredClone(record);
   }
+  async update(eventId: string, subscription: string, changes: Partial<EventRecord>): Promise<void> {
+    const key = this.key(eventId, subscription);
+    const record = this.records.get(key);
+    if (!record) return;
+    const next: Record<string, unknown> = { ...record, ...changes, event_id: eventId, subscription, message: record.message };
+    for (const k of Object.keys(next)) if (next[k] === undefined) delete next[k];
+    this.records.set(key, next as unknown as EventRecord);
+  }
   async getEvent(eventId: string): Promise<EventRecord[]> {
     return [...this.records.values()].filter((r) => r.event_id === eventId).map((r) => structuredClone(r));
   }

@@ -14,11 +14,8 @@ import { silentLogger } from '../../functions/core/log';
 import { systemClock } from '../../functions/core/ports';
 import { SkillLibrary } from '../../functions/core/skills/library';
 import type { QueueMessage } from '../../functions/core/types';
-import { DynamoEventLog } from '../../functions/aws/event-log';
-import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { toSqsRecord } from '../../functions/local/consumer';
-import { FilePayloadStore } from '../../functions/local/file-payload-store';
-import { openLocalStore } from '../../functions/local/store';
+import { openLocalRuntime } from '../../functions/local/compose';
 import { createWorkerHandler } from '../../functions/worker/batch';
 import { median, type Measurement } from './stats';
 
@@ -28,21 +25,20 @@ const ROUNDS = 3;
 
 export async function benchWorkerConcurrency(): Promise<Measurement> {
   const dir = mkdtempSync(join(tmpdir(), 'hookagent-bench-worker-'));
-  const store = await openLocalStore(join(dir, 'data'), { role: 'cli' });
+  const store = await openLocalRuntime(join(dir, 'data'), { role: 'cli', clock: systemClock });
   try {
     const parsed = parseConfig('');
     if (!parsed.ok) throw new Error(parsed.error.message);
     const resolved = await resolveConfig(parsed.value, { get: async () => undefined });
     if (!resolved.ok) throw new Error(resolved.error.message);
-    const subscriptions = new DynamoSubscriptionStore(store.client, store.tables.subscriptions);
+    const subscriptions = store.subscriptions;
     await subscriptions.create({ name: 'bench', events: [], skills: [], deliver: ['log'], state: 'active', created_at: '', updated_at: '', secret: 'x' });
     // Stands in for an LLM provider: answers after a fixed delay.
     const slowAgent: Agent = { run: async (request) => { await new Promise((resolve) => setTimeout(resolve, AGENT_DELAY_MS)); return echoAgent.run(request); } };
-    const handler = createWorkerHandler({
-      events: new DynamoEventLog(store.client, store.tables.events), payloads: new FilePayloadStore(join(dir, 'payloads')), subscriptions,
+    const handler = createWorkerHandler(store.workerDeps({
       agent: slowAgent, skills: new SkillLibrary(undefined), targets: createDeliveryTargets(resolved.value.delivery), config: resolved.value,
-      clock: systemClock, logger: silentLogger, maxReceiveCount: 5,
-    });
+      logger: silentLogger,
+    }));
     const times: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {
       const records = Array.from({ length: BATCH }, (_, i) => {

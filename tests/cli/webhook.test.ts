@@ -5,18 +5,13 @@
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { DynamoEventLog } from '../../functions/aws/event-log';
-import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
-import { SubscriptionCache } from '../../functions/core/ingest/subscription-cache';
 import { createIngest } from '../../functions/core/ingest/service';
 import { silentLogger } from '../../functions/core/log';
 import { systemClock } from '../../functions/core/ports';
 import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
-import { FilePayloadStore } from '../../functions/local/file-payload-store';
-import { MemoryDedupStore } from '../../functions/local/memory';
-import { LocalQueue } from '../../functions/local/queue';
-import { openLocalStore, type LocalStore } from '../../functions/local/store';
-import { LOCAL_QUEUE_TABLES } from '../../cli/context';
+import { openLocalRuntime, type LocalRuntime } from '../../functions/local/compose';
+import type { SqliteEventLog } from '../../functions/local/sqlite/event-log';
+import type { SqliteQueue } from '../../functions/local/sqlite/queue';
 import { buildCli, runCli } from '../support/cli';
 import { apiEvent } from '../support/requests';
 
@@ -204,23 +199,18 @@ test('two subscribe calls of the same name at once: exactly one succeeds', async
 
 describe('with a running service holding the store (as serve does)', () => {
   const dir = configDir('webhooks: { github: { secret: ${GH} } }');
-  let store: LocalStore;
-  let queue: LocalQueue;
+  let store: LocalRuntime;
+  let queue: SqliteQueue;
   let handler: ReturnType<typeof apiGatewayHandler>;
-  let events: DynamoEventLog;
+  let events: SqliteEventLog;
 
   beforeAll(async () => {
     mkdirSync(join(dir, 'data'), { recursive: true });
-    store = await openLocalStore(join(dir, 'data'), { role: 'serve' });
-    queue = new LocalQueue(store.client, { ...LOCAL_QUEUE_TABLES, visibilityTimeoutMs: 60_000, maxReceiveCount: 5, clock: systemClock });
-    await queue.ensureTables();
-    events = new DynamoEventLog(store.client, store.tables.events);
-    const ingest = createIngest({
-      config: { webhooks: { github: { secret: ['gh'] }, max_payload_size: 1024 * 1024 } },
-      subscriptions: new SubscriptionCache(new DynamoSubscriptionStore(store.client, store.tables.subscriptions), 0, systemClock),
-      queue, dedup: new MemoryDedupStore(systemClock), events, payloads: new FilePayloadStore(join(dir, 'data', 'payloads')),
-      clock: systemClock, logger: silentLogger,
-    });
+    // serve's own runtime (it holds the serve lock); the CLI opens the same database beside it.
+    store = await openLocalRuntime(join(dir, 'data'), { role: 'serve', clock: systemClock, visibilityTimeoutMs: 60_000 });
+    queue = store.queue;
+    events = store.events;
+    const ingest = createIngest(store.ingestDeps({ webhooks: { github: { secret: ['gh'] }, max_payload_size: 1024 * 1024 } }, silentLogger));
     handler = apiGatewayHandler(async () => ingest, silentLogger);
   });
   afterAll(async () => store.close());

@@ -57,3 +57,19 @@ test('the sender retrying later still gets the same event accepted and queued', 
   expect(record?.status).toBe('queued');
   expect(record?.error).toBeUndefined();
 });
+
+test('the local queue names the events it holds, visible or in flight (what the sweep trusts)', async () => {
+  const { tempStore } = await import('../support/local-store');
+  const { SqliteQueue } = await import('../../functions/local/sqlite/queue');
+  const t = tempStore();
+  try {
+    const queue = new SqliteQueue(t.store, { visibilityTimeoutMs: 60_000, maxReceiveCount: 5, clock: { now: () => Date.now() } });
+    const message = (event_id: string): QueueMessage => ({ v: 1, event_id, subscription: 'review', source: 'github', event: 'push', delivery_id: event_id, received_at: new Date().toISOString() });
+    await queue.send([message('evt_a'), message('evt_b')]);
+    await queue.receive(1); // evt_a in flight: still held
+    await queue.sendBodies(['not json']);
+    expect([...(await queue.heldEvents())].sort()).toEqual(['evt_a\u0000review', 'evt_b\u0000review']);
+  } finally {
+    t.close();
+  }
+});

@@ -1,23 +1,18 @@
 /** The local consumer drives a batch handler the way the SQS event source mapping does. */
 import type { SQSEvent } from 'aws-lambda';
 import { QueueConsumer } from '../../functions/local/consumer';
-import { LocalQueue } from '../../functions/local/queue';
+import { SqliteQueue } from '../../functions/local/sqlite/queue';
 import { silentLogger } from '../../functions/core/log';
 import { systemClock } from '../../functions/core/ports';
-import { startDynalite, type TestDynamo } from '../support/dynalite';
+import { tempStore, type TestStore } from '../support/local-store';
 
-let dynamo: TestDynamo;
-let n = 0;
-beforeAll(async () => {
-  dynamo = await startDynalite();
-});
-afterAll(async () => dynamo.close());
+const stores: TestStore[] = [];
+afterAll(() => stores.forEach((s) => s.close()));
 
 async function queue(visibilityTimeoutMs: number, maxReceiveCount = 5) {
-  n += 1;
-  const q = new LocalQueue(dynamo.client, { table: `consumer${n}`, deadLetterTable: `consumer-dlq${n}`, visibilityTimeoutMs, maxReceiveCount, clock: systemClock });
-  await q.ensureTables();
-  return q;
+  const t = tempStore();
+  stores.push(t);
+  return new SqliteQueue(t.store, { visibilityTimeoutMs, maxReceiveCount, clock: systemClock });
 }
 
 function until(check: () => boolean): Promise<void> {

@@ -66,8 +66,9 @@ export async function processMessage(body: string, receiveCount: number, deps: W
   await deps.events.putAll([record]);
 
   const save = async (changes: Partial<EventRecord>) => {
-    record = { ...record, ...changes, updated_at: now() };
-    await deps.events.putAll([record]);
+    const update = { ...changes, updated_at: now() };
+    record = { ...record, ...update };
+    await deps.events.update(record.event_id, record.subscription, update);
   };
   const finalFailure = async (code: string, text: string): Promise<MessageOutcome> => {
     deps.logger.error('failed', { ...log, code, reason: text });

@@ -1,0 +1,124 @@
+/**
+ * The one place that builds the local runtime: the SQLite store in the data dir and an
+ * adapter for every port over it, then the ingest and worker dependencies of `serve` and
+ * the stores of the CLI. `serve` opens it as the data dir's single consumer (it takes the
+ * serve lock, migrates a dynalite data dir, releases messages left in flight); the CLI
+ * opens the same database alongside it.
+ */
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../core/config/types';
+import { HookError } from '../core/errors';
+import type { IngestDeps } from '../core/ingest/service';
+import { SubscriptionCache } from '../core/ingest/subscription-cache';
+import type { Logger } from '../core/log';
+import type { Clock } from '../core/ports';
+import type { WorkerDeps } from '../core/worker/process';
+import { StoreDb } from './sqlite/db';
+import { SqliteCounterStore } from './sqlite/counters';
+import { SqliteDebounceStore } from './sqlite/debounce';
+import { SqliteDedupStore } from './sqlite/dedup';
+import { SqliteEventLog } from './sqlite/event-log';
+import { expireOld } from './sqlite/housekeeping';
+import { SqliteLeaseStore } from './sqlite/leases';
+import { LEGACY_DIR, migrateDynalite } from './sqlite/migrate-dynalite';
+import { SqlitePayloadStore } from './sqlite/payloads';
+import { SqliteQueue } from './sqlite/queue';
+import { SqliteRequestLog } from './sqlite/request-log';
+import { acquireServeLock, type ServeLock } from './sqlite/serve-lock';
+import { SqliteSubscriptionStore } from './sqlite/subscriptions';
+
+export const LOCAL_VISIBILITY_TIMEOUT_MS = 6 * 60_000;
+export const LOCAL_MAX_RECEIVE_COUNT = 5;
+
+export interface LocalRuntimeOptions {
+  /** `serve` is the data dir's single consumer; `cli` commands open the store beside it. */
+  role: 'serve' | 'cli';
+  clock: Clock;
+  /** Called after every send (the CLI wakes serve's consumer with it). */
+  onSend?: () => void;
+  visibilityTimeoutMs?: number;
+  maxReceiveCount?: number;
+  /** Caps the database size in pages (tests of a full disk). */
+  maxPageCount?: number;
+  logger?: Logger;
+}
+
+export interface LocalRuntime {
+  dataDir: string;
+  store: StoreDb;
+  subscriptions: SqliteSubscriptionStore;
+  dedup: SqliteDedupStore;
+  events: SqliteEventLog;
+  payloads: SqlitePayloadStore;
+  queue: SqliteQueue;
+  leases: SqliteLeaseStore;
+  counters: SqliteCounterStore;
+  debounce: SqliteDebounceStore;
+  requests: SqliteRequestLog;
+  /** Messages found in flight at start (serve only): they belonged to a process that is gone. */
+  recovered: number;
+  /** Epoch ms when this runtime opened (claims made before it by a dead serve are abandoned). */
+  openedAt: number;
+  ingestDeps(config: Pick<Config, 'webhooks'>, logger: Logger): IngestDeps;
+  workerDeps(parts: Pick<WorkerDeps, 'agent' | 'skills' | 'targets' | 'config' | 'logger'>): WorkerDeps;
+  close(): void;
+}
+
+export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOptions): Promise<LocalRuntime> {
+  let lock: ServeLock | undefined;
+  let store: StoreDb | undefined;
+  try {
+    if (options.role === 'serve') {
+      lock = acquireServeLock(dataDir);
+      if (existsSync(join(dataDir, LEGACY_DIR))) await migrateDynalite(dataDir, options.logger);
+    } else if (existsSync(join(dataDir, LEGACY_DIR))) {
+      throw new HookError('store_migration_needed', `${join(dataDir, LEGACY_DIR)} holds data of the previous local store (dynalite). Run 'hookagent serve' once to migrate it to ${join(dataDir, 'hookagent.db')}, then run this command again.`);
+    }
+    store = StoreDb.open(dataDir, options.maxPageCount ? { maxPageCount: options.maxPageCount } : {});
+    const opened = store;
+    const openedAt = options.clock.now();
+    const maxReceiveCount = options.maxReceiveCount ?? LOCAL_MAX_RECEIVE_COUNT;
+    const queue = new SqliteQueue(opened, {
+      visibilityTimeoutMs: options.visibilityTimeoutMs ?? LOCAL_VISIBILITY_TIMEOUT_MS, maxReceiveCount, clock: options.clock,
+      ...(options.onSend ? { onSend: options.onSend } : {}),
+    });
+    let recovered = 0;
+    if (options.role === 'serve') {
+      recovered = await queue.releaseAll();
+      await expireOld(opened, openedAt);
+    }
+    const runtime: LocalRuntime = {
+      dataDir, store: opened, queue, recovered, openedAt,
+      subscriptions: new SqliteSubscriptionStore(opened),
+      dedup: new SqliteDedupStore(opened, options.clock),
+      events: new SqliteEventLog(opened),
+      payloads: new SqlitePayloadStore(opened, dataDir),
+      leases: new SqliteLeaseStore(opened, options.clock),
+      counters: new SqliteCounterStore(opened, options.clock),
+      debounce: new SqliteDebounceStore(opened, options.clock),
+      requests: new SqliteRequestLog(opened),
+      ingestDeps: (config, logger) => ({
+        config, queue, logger, clock: options.clock,
+        events: runtime.events, payloads: runtime.payloads, dedup: runtime.dedup,
+        // The store's change counter keeps this cheap; a CLI change applies to the next request.
+        subscriptions: new SubscriptionCache(runtime.subscriptions, 0, options.clock),
+        // serve is the data dir's only ingest: a claim made before it opened belongs to a request that died with its process.
+        ...(options.role === 'serve' ? { claimsAbandonedBefore: openedAt } : {}),
+      }),
+      workerDeps: (parts) => ({
+        ...parts, events: runtime.events, payloads: runtime.payloads, subscriptions: runtime.subscriptions,
+        clock: options.clock, maxReceiveCount, deadLetters: queue.deadLetterSink(),
+      }),
+      close: () => {
+        opened.close();
+        lock?.release();
+      },
+    };
+    return runtime;
+  } catch (error) {
+    store?.close();
+    lock?.release();
+    throw error;
+  }
+}

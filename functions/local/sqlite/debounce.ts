@@ -1,0 +1,22 @@
+/** DebounceStore over SQLite: the latest event per (subscription, subject key), with an expiry. */
+import type { Clock, DebounceStore } from '../../core/ports';
+import type { StoreDb } from './db';
+
+export class SqliteDebounceStore implements DebounceStore {
+  private readonly upsert;
+  private readonly select;
+
+  constructor(private readonly store: StoreDb, private readonly clock: Clock) {
+    this.upsert = store.db.prepare(`INSERT INTO debounce (subscription, subject_key, event_id, expires_at) VALUES (?, ?, ?, ?)
+      ON CONFLICT (subscription, subject_key) DO UPDATE SET event_id = excluded.event_id, expires_at = excluded.expires_at`);
+    this.select = store.db.prepare('SELECT event_id FROM debounce WHERE subscription = ? AND subject_key = ? AND expires_at > ?').pluck();
+  }
+
+  async setLatest(subscription: string, subjectKey: string, eventId: string, ttlSeconds: number): Promise<void> {
+    await this.store.write(() => this.upsert.run(subscription, subjectKey, eventId, this.clock.now() + ttlSeconds * 1000));
+  }
+
+  async getLatest(subscription: string, subjectKey: string): Promise<string | undefined> {
+    return this.store.read('The debounce store', () => this.select.get(subscription, subjectKey, this.clock.now()) as string | undefined);
+  }
+}

@@ -1,0 +1,55 @@
+/**
+ * DedupStore over SQLite: one row per delivery key with the event it was claimed for,
+ * when (`claimed_at`, ms; 0 once released) and whether it is committed. The claim's
+ * read and write run together in the store's write transaction, so two requests with
+ * one key can never both see it free.
+ */
+import type { Claim, ClaimOptions, Clock, DedupStore } from '../../core/ports';
+import type { StoreDb } from './db';
+
+interface Row {
+  event_id: string;
+  claimed_at: number;
+  committed: number;
+  expires_at: number;
+}
+
+export class SqliteDedupStore implements DedupStore {
+  private readonly select;
+  private readonly upsert;
+  private readonly commitStmt;
+  private readonly releaseStmt;
+
+  constructor(private readonly store: StoreDb, private readonly clock: Clock) {
+    const db = store.db;
+    this.select = db.prepare('SELECT event_id, claimed_at, committed, expires_at FROM dedup WHERE key = ?');
+    this.upsert = db.prepare(`INSERT INTO dedup (key, event_id, claimed_at, committed, expires_at) VALUES (?, ?, ?, 0, ?)
+      ON CONFLICT (key) DO UPDATE SET event_id = excluded.event_id, claimed_at = excluded.claimed_at, committed = 0, expires_at = excluded.expires_at`);
+    this.commitStmt = db.prepare('UPDATE dedup SET committed = 1 WHERE key = ?');
+    this.releaseStmt = db.prepare('UPDATE dedup SET claimed_at = 0 WHERE key = ? AND committed = 0');
+  }
+
+  claim(key: string, options: ClaimOptions): Promise<Claim> {
+    return this.store.write((): Claim => {
+      const now = this.clock.now();
+      const held = this.select.get(key) as Row | undefined;
+      const expires = now + options.ttlSeconds * 1000;
+      if (held === undefined || held.expires_at <= now) {
+        this.upsert.run(key, options.eventId, now, expires);
+        return { kind: 'new' };
+      }
+      if (held.committed) return { kind: 'duplicate' };
+      if (held.claimed_at >= options.staleBefore) return { kind: 'in_progress' };
+      this.upsert.run(key, held.event_id, now, expires);
+      return { kind: 'resumed', eventId: held.event_id };
+    });
+  }
+
+  async commit(key: string): Promise<void> {
+    await this.store.write(() => this.commitStmt.run(key));
+  }
+
+  async release(key: string): Promise<void> {
+    await this.store.write(() => this.releaseStmt.run(key));
+  }
+}

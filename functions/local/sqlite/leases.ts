@@ -1,0 +1,27 @@
+/** LeaseStore over SQLite: the worker's lease per (event, subscription), taken in the write transaction. */
+import type { Clock, LeaseStore } from '../../core/ports';
+import type { StoreDb } from './db';
+
+export class SqliteLeaseStore implements LeaseStore {
+  private readonly take;
+  private readonly drop;
+
+  constructor(private readonly store: StoreDb, private readonly clock: Clock) {
+    // Taken when absent, expired, or already ours (a holder may renew its own lease).
+    this.take = store.db.prepare(`INSERT INTO leases (event_id, subscription, holder, expires_at) VALUES (?, ?, ?, ?)
+      ON CONFLICT (event_id, subscription) DO UPDATE SET holder = excluded.holder, expires_at = excluded.expires_at
+      WHERE leases.expires_at <= ? OR leases.holder = excluded.holder`);
+    this.drop = store.db.prepare('DELETE FROM leases WHERE event_id = ? AND subscription = ? AND holder = ?');
+  }
+
+  acquire(eventId: string, subscription: string, holder: string, leaseMs: number): Promise<boolean> {
+    return this.store.write(() => {
+      const now = this.clock.now();
+      return this.take.run(eventId, subscription, holder, now + leaseMs, now).changes > 0;
+    });
+  }
+
+  async release(eventId: string, subscription: string, holder: string): Promise<void> {
+    await this.store.write(() => this.drop.run(eventId, subscription, holder));
+  }
+}

@@ -1,0 +1,117 @@
+/**
+ * Moves a data dir of the previous local store (dynalite: DynamoDB over LevelDB in
+ * `{data}/dynamo`) into the SQLite store, once, when `serve` starts: subscriptions, the
+ * event log, dedup claims, queued and dead-lettered messages. The old directory is then
+ * renamed `dynamo.migrated-{time}` (kept, not deleted). dynalite is no longer a runtime
+ * dependency: without it, serve refuses to start and says how to migrate, so no data is
+ * silently abandoned.
+ */
+import { ScanCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { renameSync } from 'node:fs';
+import { HookError } from '../../core/errors';
+import type { Logger } from '../../core/log';
+import { createDynamoClient } from '../../aws/dynamo';
+import { tableNamesForStage } from '../../aws/tables';
+import { StoreDb } from './db';
+import { EVENT_RETENTION_MS } from './event-log';
+
+export const LEGACY_DIR = 'dynamo';
+const LEGACY_QUEUE = 'hookagent-local-queue';
+const LEGACY_DEAD_LETTERS = 'hookagent-local-dead-letters';
+
+type Row = Record<string, unknown>;
+
+function loadDynalite(dataDir: string): (options: Record<string, unknown>) => Server {
+  try {
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    return require('dynalite') as (options: Record<string, unknown>) => Server;
+  } catch {
+    const legacy = join(dataDir, LEGACY_DIR);
+    throw new HookError('store_migration_needed', [
+      `${legacy} holds data of the previous local store (dynalite), which this hookagent no longer bundles.`,
+      `To migrate it: install dynalite where hookagent can load it (for example: npm install --no-save dynalite@4 in hookagent's directory, or npm install -g dynalite@4 and set NODE_PATH to the global node_modules) and start hookagent serve again;`,
+      `it copies subscriptions, events, queued and dead-lettered messages into ${join(dataDir, 'hookagent.db')} and renames ${legacy} to ${LEGACY_DIR}.migrated-<time>.`,
+      `To start with an empty store instead, move ${legacy} away.`,
+    ].join('\n'));
+  }
+}
+
+async function scan(client: DynamoDBClient, table: string): Promise<Row[]> {
+  const rows: Row[] = [];
+  let start: Record<string, AttributeValue> | undefined;
+  try {
+    do {
+      const page = await client.send(new ScanCommand({ TableName: table, ConsistentRead: true, ...(start ? { ExclusiveStartKey: start } : {}) }));
+      for (const item of page.Items ?? []) rows.push(unmarshall(item));
+      start = page.LastEvaluatedKey;
+    } while (start);
+  } catch (error) {
+    if (error instanceof Error && error.name === 'ResourceNotFoundException') return [];
+    throw error;
+  }
+  return rows;
+}
+
+export async function migrateDynalite(dataDir: string, logger?: Logger): Promise<void> {
+  const dynalite = loadDynalite(dataDir);
+  const legacy = join(dataDir, LEGACY_DIR);
+  const server = dynalite({ path: legacy, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => resolve());
+  });
+  const client = createDynamoClient({ endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}` });
+  let counts: Record<string, number>;
+  try {
+    const tables = tableNamesForStage('local');
+    const [subscriptions, events, dedup, queue, dead] = await Promise.all([
+      scan(client, tables.subscriptions), scan(client, tables.events), scan(client, tables.dedup),
+      scan(client, LEGACY_QUEUE), scan(client, LEGACY_DEAD_LETTERS),
+    ]);
+    counts = { subscriptions: subscriptions.length, events: events.length, claims: dedup.length, queued: queue.length, dead_letters: dead.length };
+    const store = StoreDb.open(dataDir);
+    try {
+      const db = store.db;
+      const now = Date.now();
+      db.transaction(() => {
+        const sub = db.prepare('INSERT OR REPLACE INTO subscriptions (name, body) VALUES (?, ?)');
+        for (const s of subscriptions) sub.run(String(s.name), JSON.stringify(s));
+        const ev = db.prepare('INSERT OR REPLACE INTO events (event_id, subscription, received_at, status, data, message, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+        for (const { message, arrival: _arrival, expires_at, ...rest } of events) {
+          const received = String(rest.received_at);
+          ev.run(String(rest.event_id), String(rest.subscription), received, String(rest.status), JSON.stringify(rest), String(message),
+            typeof expires_at === 'number' ? expires_at * 1000 : (Date.parse(received) || now) + EVENT_RETENTION_MS);
+        }
+        const claim = db.prepare('INSERT OR REPLACE INTO dedup (key, event_id, claimed_at, committed, expires_at) VALUES (?, ?, ?, ?, ?)');
+        for (const d of dedup) {
+          const expires = typeof d.expires_at === 'number' ? d.expires_at * 1000 : now + 24 * 3600 * 1000;
+          claim.run(String(d.key), String(d.event_id ?? ''), Number(d.claimed_at ?? 0), d.committed === true || d.claimed_at === undefined ? 1 : 0, expires);
+        }
+        // Everything queued becomes visible now: nothing of the old store is in flight any more.
+        const q = db.prepare('INSERT INTO queue (message_id, body, visible_at, receive_count, receipt, sent_at) VALUES (?, ?, ?, ?, 0, ?)');
+        for (const m of queue.sort((a, b) => String(a.sent_at).localeCompare(String(b.sent_at)))) {
+          q.run(String(m.id ?? randomUUID()), String(m.body), now, Number(m.receive_count ?? 0), Math.floor(Number(m.sent_at ?? now * 1000) / 1000));
+        }
+        const dl = db.prepare('INSERT INTO dead_letters (message_id, body, receive_count, reason, dead_at) VALUES (?, ?, ?, ?, ?)');
+        for (const m of dead) dl.run(String(m.id ?? randomUUID()), String(m.body), Number(m.receive_count ?? 0), 'migrated from the dynalite store', Number(m.dead_at ?? now));
+      }).immediate();
+    } finally {
+      store.close();
+    }
+  } catch (error) {
+    if (error instanceof HookError) throw error;
+    throw new HookError('store_migration_failed', `Migrating ${legacy} to the SQLite store failed (${error instanceof Error ? error.message : String(error)}); ${legacy} is left untouched. Fix the cause and start hookagent serve again, or move ${legacy} away to start empty.`, { cause: error });
+  } finally {
+    client.destroy();
+    server.closeAllConnections();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  }
+  const moved = `${legacy}.migrated-${new Date().toISOString().replace(/[:.]/g, '-')}`;
+  renameSync(legacy, moved);
+  logger?.info('migrated the dynalite data dir to SQLite', { ...counts, kept_in: moved });
+}

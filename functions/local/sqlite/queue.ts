@@ -1,0 +1,196 @@
+/**
+ * The local queue with SQS semantics, in the SQLite store: a received message stays
+ * invisible for the visibility timeout and comes back unless deleted (a crash or
+ * `kill -9` loses nothing), each receive counts, a message received `maxReceiveCount`
+ * times goes to the dead-letter table on its next receive, `delaySeconds` defers a send,
+ * and `changeVisibility` re-times a received message (paced retries). Receipt handles
+ * are `{id}.{receipt}`: a receipt is stale once the message was received again.
+ * Any process may send; serve's consumer is woken by in-process sends and `wake()`.
+ */
+import { randomUUID } from 'node:crypto';
+import { HookError } from '../../core/errors';
+import type { Clock, DeadLetterSink, EventQueue, SendOptions } from '../../core/ports';
+import type { QueueMessage } from '../../core/types';
+import type { StoreDb } from './db';
+
+export interface SqliteQueueOptions {
+  visibilityTimeoutMs: number;
+  maxReceiveCount: number;
+  clock: Clock;
+  /** Called after every send, so a consumer in another process can be woken. */
+  onSend?: () => void;
+}
+
+export interface ReceivedMessage {
+  messageId: string;
+  receiptHandle: string;
+  body: string;
+  receiveCount: number;
+  sentAt: number;
+}
+
+export interface DeadLetter {
+  messageId: string;
+  body: string;
+  receiveCount: number;
+  reason?: string;
+  deadAt: number;
+}
+
+interface Row {
+  id: number;
+  message_id: string;
+  body: string;
+  receive_count: number;
+  receipt: number;
+  sent_at: number;
+}
+
+/** SQS's limit for DelaySeconds and visibility changes used by the worker (15 minutes). */
+const MAX_DELAY_SECONDS = 900;
+
+function parseReceipt(receiptHandle: string): [number, number] {
+  const match = /^(\d+)\.(\d+)$/.exec(receiptHandle);
+  if (!match) throw new HookError('receipt_invalid', 'Not a receipt handle of the local queue');
+  return [Number(match[1]), Number(match[2])];
+}
+
+export class SqliteQueue implements EventQueue {
+  private readonly waiters = new Set<() => void>();
+  private readonly stmts;
+
+  constructor(private readonly store: StoreDb, private readonly options: SqliteQueueOptions) {
+    const db = store.db;
+    this.stmts = {
+      insert: db.prepare('INSERT INTO queue (message_id, body, visible_at, receive_count, receipt, sent_at) VALUES (?, ?, ?, 0, 0, ?)'),
+      visible: db.prepare('SELECT id, message_id, body, receive_count, receipt, sent_at FROM queue WHERE visible_at <= ? ORDER BY visible_at, id LIMIT ?'),
+      take: db.prepare('UPDATE queue SET visible_at = ?, receive_count = receive_count + 1, receipt = receipt + 1 WHERE id = ?'),
+      remove: db.prepare('DELETE FROM queue WHERE id = ? AND receipt = ?'),
+      removeAny: db.prepare('DELETE FROM queue WHERE id = ?'),
+      retime: db.prepare('UPDATE queue SET visible_at = ? WHERE id = ? AND receipt = ?'),
+      releaseAll: db.prepare('UPDATE queue SET visible_at = ? WHERE visible_at > ?'),
+      nextVisible: db.prepare('SELECT MIN(visible_at) FROM queue').pluck(),
+      count: db.prepare('SELECT COUNT(*) FROM queue').pluck(),
+      dead: db.prepare('INSERT INTO dead_letters (message_id, body, receive_count, reason, dead_at) VALUES (?, ?, ?, ?, ?)'),
+      deadList: db.prepare('SELECT message_id AS messageId, body, receive_count AS receiveCount, reason, dead_at AS deadAt FROM dead_letters ORDER BY id'),
+    };
+  }
+
+  async send(messages: QueueMessage[], options: SendOptions = {}): Promise<void> {
+    await this.sendBodies(messages.map((m) => JSON.stringify(m)), options);
+  }
+
+  async sendBodies(bodies: string[], options: SendOptions = {}): Promise<void> {
+    if (bodies.length === 0) return;
+    const delay = Math.min(Math.max(0, options.delaySeconds ?? 0), MAX_DELAY_SECONDS) * 1000;
+    await this.store.write(() => {
+      const now = this.options.clock.now();
+      for (const body of bodies) this.stmts.insert.run(randomUUID(), body, now + delay, now);
+    }).catch((error: unknown) => {
+      throw new HookError('unavailable', `The local queue is unavailable (${error instanceof Error ? error.message : String(error)})`, { retryable: true, cause: error });
+    });
+    this.wake();
+    this.options.onSend?.();
+  }
+
+  /**
+   * Receives up to `max` visible messages, oldest first, each invisible for the
+   * visibility timeout. A message already received `maxReceiveCount` times goes to the
+   * dead-letter table instead.
+   */
+  receive(max: number): Promise<ReceivedMessage[]> {
+    return this.store.write(() => {
+      const now = this.options.clock.now();
+      const until = now + this.options.visibilityTimeoutMs;
+      const received: ReceivedMessage[] = [];
+      for (const row of this.stmts.visible.all(now, max * 2) as Row[]) {
+        if (received.length >= max) break;
+        if (row.receive_count >= this.options.maxReceiveCount) {
+          this.stmts.dead.run(row.message_id, row.body, row.receive_count, `received ${row.receive_count} times without success`, now);
+          this.stmts.removeAny.run(row.id);
+          continue;
+        }
+        this.stmts.take.run(until, row.id);
+        received.push({
+          messageId: row.message_id, receiptHandle: `${row.id}.${row.receipt + 1}`, body: row.body,
+          receiveCount: row.receive_count + 1, sentAt: row.sent_at,
+        });
+      }
+      return received;
+    });
+  }
+
+  /** Deletes a received message; a stale receipt (the message was received again since) is ignored. */
+  async delete(receiptHandle: string): Promise<void> {
+    const [id, receipt] = parseReceipt(receiptHandle);
+    await this.store.write(() => this.stmts.remove.run(id, receipt));
+  }
+
+  /** ChangeMessageVisibility: the message becomes visible again `seconds` from now (0 = at once). */
+  async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
+    const [id, receipt] = parseReceipt(receiptHandle);
+    const delay = Math.min(Math.max(0, seconds), 12 * 3600) * 1000;
+    await this.store.write(() => this.stmts.retime.run(this.options.clock.now() + delay, id, receipt));
+    this.wake();
+  }
+
+  /**
+   * Makes every message visible now. Only for serve at start-up, which holds the data
+   * dir's serve lock: messages still invisible were in flight in a process that is gone.
+   */
+  releaseAll(): Promise<number> {
+    return this.store.write(() => {
+      const now = this.options.clock.now();
+      return this.stmts.releaseAll.run(now, now).changes;
+    });
+  }
+
+  /** Milliseconds until the earliest message becomes visible; undefined when the queue is empty. */
+  async nextVisibleIn(): Promise<number | undefined> {
+    const next = this.store.read('The local queue', () => this.stmts.nextVisible.get() as number | null);
+    return next === null ? undefined : Math.max(0, next - this.options.clock.now());
+  }
+
+  async size(): Promise<number> {
+    return this.store.read('The local queue', () => this.stmts.count.get() as number);
+  }
+
+  /** `event_id` + NUL + `subscription` of every message the queue holds, visible or in flight (the abandoned-records sweep). */
+  async heldEvents(): Promise<Set<string>> {
+    const held = new Set<string>();
+    for (const body of this.store.db.prepare('SELECT body FROM queue').pluck().iterate() as Iterable<string>) {
+      try {
+        const message = JSON.parse(body) as { event_id?: unknown; subscription?: unknown };
+        if (typeof message.event_id === 'string' && typeof message.subscription === 'string') held.add(`${message.event_id}\u0000${message.subscription}`);
+      } catch {
+        // A malformed body names no event.
+      }
+    }
+    return held;
+  }
+
+  async deadLetters(): Promise<DeadLetter[]> {
+    return this.store.read('The local dead-letter queue', () => (this.stmts.deadList.all() as Array<DeadLetter & { reason: string | null }>)
+      .map(({ reason, ...rest }) => (reason === null ? rest : { ...rest, reason })));
+  }
+
+  /** The DeadLetterSink of the local runtime: a message that failed for good goes to the dead-letter table at once. */
+  deadLetterSink(): DeadLetterSink {
+    return { send: (body, reason) => this.sendToDeadLetters(body, this.options.maxReceiveCount, reason) };
+  }
+
+  async sendToDeadLetters(body: string, receiveCount: number, reason?: string): Promise<void> {
+    await this.store.write(() => this.stmts.dead.run(randomUUID(), body, receiveCount, reason ?? null, this.options.clock.now()));
+  }
+
+  /** Resolves at the next in-process send or `wake()`. */
+  waitForMessages(): Promise<void> {
+    return new Promise((resolve) => this.waiters.add(resolve));
+  }
+
+  wake(): void {
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const resolve of waiters) resolve();
+  }
+}

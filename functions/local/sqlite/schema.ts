@@ -1,0 +1,65 @@
+/**
+ * The local store's schema: one SQLite database, `{data}/hookagent.db`. Each migration
+ * runs once, in order, inside a transaction; `PRAGMA user_version` records how far a
+ * database has come. Append new migrations at the end; never edit a released one.
+ */
+import type { Database } from 'better-sqlite3';
+
+const MIGRATIONS: string[] = [
+  `
+  CREATE TABLE subscriptions (name TEXT PRIMARY KEY, body TEXT NOT NULL);
+  -- A change counter per table, bumped by triggers whatever connection writes: serve's
+  -- subscription cache compares it instead of re-reading the table on every request.
+  CREATE TABLE versions (name TEXT PRIMARY KEY, version INTEGER NOT NULL);
+  INSERT INTO versions VALUES ('subscriptions', 0);
+  CREATE TRIGGER subscriptions_ins AFTER INSERT ON subscriptions BEGIN UPDATE versions SET version = version + 1 WHERE name = 'subscriptions'; END;
+  CREATE TRIGGER subscriptions_upd AFTER UPDATE ON subscriptions BEGIN UPDATE versions SET version = version + 1 WHERE name = 'subscriptions'; END;
+  CREATE TRIGGER subscriptions_del AFTER DELETE ON subscriptions BEGIN UPDATE versions SET version = version + 1 WHERE name = 'subscriptions'; END;
+
+  CREATE TABLE dedup (key TEXT PRIMARY KEY, event_id TEXT NOT NULL, claimed_at INTEGER NOT NULL, committed INTEGER NOT NULL DEFAULT 0, expires_at INTEGER NOT NULL);
+
+  -- One row per (event, subscription): the queue message is written once; status changes update \`data\` only.
+  CREATE TABLE events (
+    event_id TEXT NOT NULL, subscription TEXT NOT NULL, received_at TEXT NOT NULL, status TEXT NOT NULL,
+    data TEXT NOT NULL, message TEXT NOT NULL, expires_at INTEGER NOT NULL,
+    PRIMARY KEY (event_id, subscription)
+  ) WITHOUT ROWID;
+  CREATE INDEX events_by_subscription ON events (subscription, received_at, event_id);
+
+  CREATE TABLE queue (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT NOT NULL, body TEXT NOT NULL,
+    visible_at INTEGER NOT NULL, receive_count INTEGER NOT NULL DEFAULT 0, receipt INTEGER NOT NULL DEFAULT 0, sent_at INTEGER NOT NULL
+  );
+  CREATE INDEX queue_by_visibility ON queue (visible_at, id);
+  CREATE TABLE dead_letters (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT NOT NULL, body TEXT NOT NULL,
+    receive_count INTEGER NOT NULL, reason TEXT, dead_at INTEGER NOT NULL
+  );
+
+  CREATE TABLE payloads (key TEXT PRIMARY KEY, body TEXT NOT NULL, created_at INTEGER NOT NULL);
+  CREATE TABLE leases (event_id TEXT NOT NULL, subscription TEXT NOT NULL, holder TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (event_id, subscription)) WITHOUT ROWID;
+  CREATE TABLE counters (key TEXT PRIMARY KEY, value REAL NOT NULL, expires_at INTEGER NOT NULL);
+  CREATE TABLE debounce (subscription TEXT NOT NULL, subject_key TEXT NOT NULL, event_id TEXT NOT NULL, expires_at INTEGER NOT NULL, PRIMARY KEY (subscription, subject_key)) WITHOUT ROWID;
+  CREATE TABLE requests (
+    id INTEGER PRIMARY KEY AUTOINCREMENT, received_at INTEGER NOT NULL, endpoint TEXT NOT NULL, outcome TEXT NOT NULL, body TEXT NOT NULL
+  );
+  CREATE INDEX requests_by_time ON requests (received_at);
+  `,
+];
+
+export const SCHEMA_VERSION = MIGRATIONS.length;
+
+/** Brings the database up to the current schema; refuses a database written by a newer hookagent. */
+export function migrate(db: Database, where: string): void {
+  const current = db.pragma('user_version', { simple: true }) as number;
+  if (current > SCHEMA_VERSION) {
+    throw new Error(`${where} was written by a newer hookagent (schema ${current}, this one knows ${SCHEMA_VERSION}); upgrade hookagent`);
+  }
+  if (current === SCHEMA_VERSION) return;
+  db.transaction(() => {
+    // Re-read inside the write lock: another process may have migrated meanwhile.
+    const seen = db.pragma('user_version', { simple: true }) as number;
+    for (let v = seen; v < SCHEMA_VERSION; v++) db.exec(MIGRATIONS[v] as string);
+    db.pragma(`user_version = ${SCHEMA_VERSION}`);
+  }).immediate();
+}

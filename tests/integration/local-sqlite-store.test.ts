@@ -1,0 +1,198 @@
+/** The SQLite adapters of every port, against a real database file (and a second connection, as the CLI opens it). */
+import { SqliteCounterStore } from '../../functions/local/sqlite/counters';
+import { SqliteDebounceStore } from '../../functions/local/sqlite/debounce';
+import { SqliteDedupStore } from '../../functions/local/sqlite/dedup';
+import { SqliteEventLog } from '../../functions/local/sqlite/event-log';
+import { SqliteLeaseStore } from '../../functions/local/sqlite/leases';
+import { SqlitePayloadStore } from '../../functions/local/sqlite/payloads';
+import { SqliteRequestLog } from '../../functions/local/sqlite/request-log';
+import { SqliteSubscriptionStore } from '../../functions/local/sqlite/subscriptions';
+import type { EventRecord, RequestRecord, Subscription } from '../../functions/core/types';
+import { tempStore, type TestStore } from '../support/local-store';
+import { ManualClock } from '../support/recording-queue';
+
+let t: TestStore;
+beforeEach(() => {
+  t = tempStore();
+});
+afterEach(() => t.close());
+
+const sub = (name: string, extra: Partial<Subscription> = {}): Subscription => ({
+  name, events: ['push'], skills: [], deliver: ['log'], state: 'active', created_at: '2026-01-01T00:00:00Z', updated_at: '2026-01-01T00:00:00Z', secret: 's', ...extra,
+});
+
+const record = (eventId: string, subscription: string, receivedAt: string, extra: Partial<EventRecord> = {}): EventRecord => ({
+  event_id: eventId, subscription, status: 'queued', source: 'custom', event: 'e', delivery_id: `d-${eventId}`, received_at: receivedAt, updated_at: receivedAt,
+  message: { v: 1, event_id: eventId, subscription, source: 'custom', event: 'e', delivery_id: `d-${eventId}`, received_at: receivedAt, payload: { big: 'x'.repeat(100) } },
+  ...extra,
+});
+
+describe('writes of one event-loop turn share one transaction', () => {
+  test('many writes in one turn: one commit; a failing write fails alone', async () => {
+    const subs = new SqliteSubscriptionStore(t.store);
+    const before = t.store.commits;
+    const results = await Promise.allSettled([subs.create(sub('a')), subs.create(sub('b')), subs.create(sub('a')), subs.create(sub('c'))]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
+    expect(t.store.commits - before).toBe(1);
+    expect((await subs.list()).map((s) => s.name)).toEqual(['a', 'b', 'c']);
+  });
+
+  test('a write is visible to another connection once its promise resolves (it is committed)', async () => {
+    const other = new SqliteSubscriptionStore(t.reopen());
+    await new SqliteSubscriptionStore(t.store).create(sub('x'));
+    expect(await other.get('x')).toMatchObject({ name: 'x' });
+  });
+});
+
+describe('SqliteSubscriptionStore', () => {
+  test('create/put/delete answer the contract errors', async () => {
+    const subs = new SqliteSubscriptionStore(t.store);
+    await subs.create(sub('a'));
+    await expect(subs.create(sub('a'))).rejects.toMatchObject({ code: 'subscription_exists' });
+    await expect(subs.put(sub('nope'))).rejects.toMatchObject({ code: 'subscription_not_found' });
+    await expect(subs.delete('nope')).rejects.toMatchObject({ code: 'subscription_not_found' });
+    await subs.put(sub('a', { state: 'paused' }));
+    expect((await subs.get('a'))?.state).toBe('paused');
+    await subs.delete('a');
+    expect(await subs.get('a')).toBeUndefined();
+  });
+
+  test("list() is cached until any connection changes the table (the CLI's writes invalidate serve's cache)", async () => {
+    const serve = new SqliteSubscriptionStore(t.store);
+    const cli = new SqliteSubscriptionStore(t.reopen());
+    await cli.create(sub('one'));
+    expect((await serve.list()).map((s) => s.name)).toEqual(['one']);
+    // No write in between: the cached list is returned (same content, fresh copies).
+    const a = await serve.list();
+    const b = await serve.list();
+    expect(a).toEqual(b);
+    expect(a[0]).not.toBe(b[0]);
+    // Proof that the list is not re-read: a change that hides itself from the counter is not seen.
+    t.store.db.exec(`UPDATE subscriptions SET body = json_set(body, '$.deliver', json('["slack"]')); UPDATE versions SET version = version - 1 WHERE name = 'subscriptions'`);
+    expect((await serve.list())[0]?.deliver).toEqual(['log']);
+    await cli.put(sub('one', { state: 'paused' }));
+    expect((await serve.list())[0]?.state).toBe('paused');
+    await cli.delete('one');
+    expect(await serve.list()).toEqual([]);
+  });
+});
+
+describe('SqliteDedupStore', () => {
+  test('new, duplicate, in progress, resumed after the lease, released, expired', async () => {
+    const clock = new ManualClock();
+    const dedup = new SqliteDedupStore(t.store, clock);
+    const opts = (eventId: string) => ({ eventId, ttlSeconds: 60, staleBefore: clock.now() - 1000 });
+    const [first, second] = await Promise.all([dedup.claim('k', opts('e1')), dedup.claim('k', opts('e2'))]);
+    expect([first, second]).toEqual([{ kind: 'new' }, { kind: 'in_progress' }]);
+    clock.advance(2000);
+    expect(await dedup.claim('k', opts('e3'))).toEqual({ kind: 'resumed', eventId: 'e1' });
+    await dedup.release('k');
+    expect(await dedup.claim('k', { eventId: 'e4', ttlSeconds: 60, staleBefore: clock.now() })).toEqual({ kind: 'resumed', eventId: 'e1' });
+    await dedup.commit('k');
+    expect(await dedup.claim('k', opts('e5'))).toEqual({ kind: 'duplicate' });
+    clock.advance(61_000);
+    expect(await dedup.claim('k', opts('e6'))).toEqual({ kind: 'new' });
+  });
+});
+
+describe('SqliteEventLog', () => {
+  test('put, get, list by subscription (newest first) and by status (oldest first), delete', async () => {
+    const log = new SqliteEventLog(t.store);
+    await log.putAll([record('e1', 's', '2026-01-01T00:00:01Z'), record('e2', 's', '2026-01-01T00:00:02Z', { status: 'held' }), record('e1', 'other', '2026-01-01T00:00:01Z')]);
+    expect((await log.get('e1', 's'))?.message.payload).toEqual({ big: 'x'.repeat(100) });
+    expect((await log.getEvent('e1')).map((r) => r.subscription)).toEqual(['other', 's']);
+    expect((await log.listBySubscription('s', 10)).map((r) => r.event_id)).toEqual(['e2', 'e1']);
+    expect((await log.listBySubscription('s', 1)).map((r) => r.event_id)).toEqual(['e2']);
+    expect((await log.listByStatus('s', 'held')).map((r) => r.event_id)).toEqual(['e2']);
+    await log.deleteAll([{ event_id: 'e1', subscription: 's' }]);
+    expect(await log.get('e1', 's')).toBeUndefined();
+  });
+
+  test('update changes only the given fields, removes undefined ones, keeps the message, ignores absent records', async () => {
+    const log = new SqliteEventLog(t.store);
+    await log.putAll([record('e1', 's', '2026-01-01T00:00:01Z', { error: { code: 'x', message: 'y' } })]);
+    await log.update('e1', 's', { status: 'delivered', error: undefined, reply: 'hi' });
+    const got = await log.get('e1', 's');
+    expect(got).toMatchObject({ status: 'delivered', reply: 'hi', event: 'e' });
+    expect(got).not.toHaveProperty('error');
+    expect(got?.message.payload).toEqual({ big: 'x'.repeat(100) });
+    expect((await log.listByStatus('s', 'delivered')).map((r) => r.event_id)).toEqual(['e1']);
+    await log.update('missing', 's', { status: 'failed' });
+    expect(await log.get('missing', 's')).toBeUndefined();
+  });
+});
+
+describe('SqlitePayloadStore', () => {
+  test('round trip; bad keys and pointers refused; missing payloads named', async () => {
+    const payloads = new SqlitePayloadStore(t.store, t.dir);
+    const pointer = await payloads.put('evt_1', '{"a":1}');
+    expect(await payloads.get(pointer)).toBe('{"a":1}');
+    await expect(payloads.put('../x', 'y')).rejects.toMatchObject({ code: 'payload_key_invalid' });
+    await expect(payloads.get('s3://bucket/x')).rejects.toMatchObject({ code: 'payload_pointer_invalid' });
+    await expect(payloads.get('file:///etc/passwd')).rejects.toMatchObject({ code: 'payload_pointer_invalid' });
+    await expect(payloads.get('sqlite:nope')).rejects.toMatchObject({ code: 'payload_missing' });
+  });
+});
+
+describe('SqliteLeaseStore', () => {
+  test('one holder at a time; an expired lease is taken over; release only by the holder', async () => {
+    const clock = new ManualClock();
+    const leases = new SqliteLeaseStore(t.store, clock);
+    const [a, b] = await Promise.all([leases.acquire('e', 's', 'A', 1000), leases.acquire('e', 's', 'B', 1000)]);
+    expect([a, b]).toEqual([true, false]);
+    expect(await leases.acquire('e', 's', 'A', 1000)).toBe(true);
+    await leases.release('e', 's', 'B');
+    expect(await leases.acquire('e', 's', 'B', 1000)).toBe(false);
+    clock.advance(1000);
+    expect(await leases.acquire('e', 's', 'B', 1000)).toBe(true);
+    await leases.release('e', 's', 'B');
+    expect(await leases.acquire('e', 's', 'C', 1000)).toBe(true);
+  });
+});
+
+describe('SqliteCounterStore', () => {
+  test('adds, reads, and restarts after the window expires', async () => {
+    const clock = new ManualClock();
+    const counters = new SqliteCounterStore(t.store, clock);
+    expect(await counters.get('runs#s#h1')).toBe(0);
+    const totals = await Promise.all([counters.add('runs#s#h1', 1, 60), counters.add('runs#s#h1', 1, 60), counters.add('runs#s#h1', 0, 60)]);
+    expect(totals).toEqual([1, 2, 2]);
+    expect(await counters.get('runs#s#h1')).toBe(2);
+    clock.advance(60_000);
+    expect(await counters.get('runs#s#h1')).toBe(0);
+    expect(await counters.add('runs#s#h1', 5, 60)).toBe(5);
+  });
+});
+
+describe('SqliteDebounceStore', () => {
+  test('keeps the latest event per subject until it expires', async () => {
+    const clock = new ManualClock();
+    const debounce = new SqliteDebounceStore(t.store, clock);
+    expect(await debounce.getLatest('s', 'github.com/o/r#1')).toBeUndefined();
+    await debounce.setLatest('s', 'github.com/o/r#1', 'e1', 30);
+    await debounce.setLatest('s', 'github.com/o/r#1', 'e2', 30);
+    await debounce.setLatest('s', 'github.com/o/r#2', 'e3', 30);
+    expect(await debounce.getLatest('s', 'github.com/o/r#1')).toBe('e2');
+    expect(await debounce.getLatest('other', 'github.com/o/r#1')).toBeUndefined();
+    clock.advance(30_000);
+    expect(await debounce.getLatest('s', 'github.com/o/r#1')).toBeUndefined();
+  });
+});
+
+describe('SqliteRequestLog', () => {
+  const entry = (id: string, at: string, endpoint: string, outcome: RequestRecord['outcome']): RequestRecord => ({
+    request_id: id, received_at: at, endpoint, method: 'POST', status: 202, outcome, header_names: ['content-type'],
+  });
+
+  test('most recent first, filtered by endpoint, outcome and time, limited', async () => {
+    const log = new SqliteRequestLog(t.store);
+    await log.record(entry('r1', '2026-01-01T00:00:01Z', 'github', 'accepted'));
+    await log.record(entry('r2', '2026-01-01T00:00:02Z', 'gitlab', 'rejected_signature'));
+    await log.record(entry('r3', '2026-01-01T00:00:03Z', 'github', 'duplicate'));
+    expect((await log.list({ limit: 10 })).map((r) => r.request_id)).toEqual(['r3', 'r2', 'r1']);
+    expect((await log.list({ limit: 10, endpoint: 'github' })).map((r) => r.request_id)).toEqual(['r3', 'r1']);
+    expect((await log.list({ limit: 10, outcome: 'rejected_signature' })).map((r) => r.request_id)).toEqual(['r2']);
+    expect((await log.list({ limit: 10, since: Date.parse('2026-01-01T00:00:02Z') })).map((r) => r.request_id)).toEqual(['r3', 'r2']);
+    expect((await log.list({ limit: 1 })).map((r) => r.request_id)).toEqual(['r3']);
+  });
+});
