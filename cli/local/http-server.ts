@@ -17,6 +17,8 @@ export interface LocalHttpOptions {
   maxBodyBytes: number;
   trustProxy: boolean;
   logger: Logger;
+  /** Answers a request itself when it returns true (the console at /console); else the handler gets it. */
+  before?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 }
 
 function sourceIp(req: IncomingMessage, trustProxy: boolean): string {
@@ -80,6 +82,7 @@ export function createLocalHttpServer(options: LocalHttpOptions): Server {
   const server = createServer({ requestTimeout: 30_000 }, (req, res) => {
     void (async () => {
       try {
+        if (options.before && (await options.before(req, res))) return;
         const body = await readBody(req, options.maxBodyBytes + 1);
         send(res, await options.handler(toApiGatewayEvent(req, body, options.trustProxy)));
       } catch (error) {

@@ -29,6 +29,8 @@ import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_QUEUE_TABLES, LOCAL_VISIBILITY_TIMEOUT_MS, dataDir, touch, wakeFile } from '../context';
 import { ensureConfig, loadDotEnv } from './first-run';
 import { createLocalHttpServer } from './http-server';
+import { createConsoleHandler } from '../console/handler';
+import { secretValuesOf } from '../console/redact';
 
 export interface ServeOptions {
   configDir: string;
@@ -92,6 +94,8 @@ export async function serve(options: ServeOptions): Promise<void> {
 
   const server = createLocalHttpServer({
     handler: apiGatewayHandler(async () => ingest, logger), maxBodyBytes: config.webhooks.max_payload_size, trustProxy: options.trustProxy, logger,
+    // The event console, for peers on this machine only.
+    before: createConsoleHandler({ subscriptions: subscriptionStore, events, queue, payloads, publicUrl: config.webhooks.public_url ?? '', where: `the local store in ${data}`, secretValues: () => secretValuesOf(config) }, { loopbackPeersOnly: true }),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => reject(new HookError('listen_failed', error.code === 'EADDRINUSE' ? `Port ${options.port} on ${options.host} is in use; choose another with --port` : `Cannot listen on ${options.host}:${options.port}: ${error.message}`)));
@@ -109,6 +113,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   out([
     `hookagent is listening on ${base}`,
     `  POST ${base}/webhooks/github   POST ${base}/webhooks/gitlab   POST ${base}/webhooks/custom/<name>   GET ${base}/health`,
+    `  console: ${base}/console (from this machine only)`,
     `  subscriptions: ${active.length > 0 ? active.join(', ') : "none yet (hookagent webhook subscribe <name> …)"}`,
     `  agent: ${config.agent.provider}${config.agent.model ? ` (${config.agent.model})` : ''}   data: ${data}${recovered > 0 ? `   recovered ${recovered} unfinished message(s)` : ''}`,
   ].join('\n'));

@@ -57,7 +57,7 @@ describe('subscribe, list, show', () => {
 
     const listed = await hk(dir, 'webhook', 'list');
     expect(listed.stdout).toMatch(/NAME\s+STATE\s+EVENTS\s+DELIVER\s+SKILLS\s+CREATED/);
-    expect(listed.stdout).toContain('pr-review  active');
+    expect(listed.stdout).toContain('pr-review\tactive'); // piped: tab-separated
     expect(listed.stdout).not.toContain(secret);
     const json = JSON.parse((await hk(dir, 'webhook', 'list', '--json')).stdout) as Array<Record<string, unknown>>;
     expect(json).toEqual([expect.objectContaining({

@@ -1,0 +1,77 @@
+/**
+ * `webhook events <name> [--status s] [--follow]`: the recent events, then (with --follow)
+ * every new event and every change of status as it happens, until Ctrl-C.
+ */
+import { HookError } from '../../functions/core/errors';
+import type { EventRecord } from '../../functions/core/types';
+import { withStores, type CliContext } from '../context';
+import { eventJson, eventRow, outputStyle, table } from '../output';
+
+export interface EventsOptions {
+  limit: number;
+  json: boolean;
+  status?: string;
+  follow: boolean;
+  /** How often --follow reads the event log, in ms. */
+  intervalMs?: number;
+  /** Stops following (tests; Ctrl-C otherwise). */
+  signal?: AbortSignal;
+}
+
+const HEADERS = ['RECEIVED', 'EVENT ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'DETAIL'];
+
+export async function eventsCommand(ctx: CliContext, name: string, options: EventsOptions): Promise<void> {
+  const stores = await ctx.openStores();
+  try {
+    if (!(await stores.subscriptions.get(name))) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
+    const read = async () => (await stores.events.listBySubscription(name, Math.max(options.limit, 200)))
+      .filter((r) => !options.status || r.status === options.status);
+    const first = (await read()).slice(0, options.limit);
+    if (!options.follow) {
+      if (options.json) return ctx.out(JSON.stringify(first.map(eventJson), null, 2));
+      if (first.length === 0) return ctx.out(`No ${options.status ? `${options.status} ` : ''}events recorded for '${name}' in the last 14 days.`);
+      return ctx.out(table(HEADERS, first.map(eventRow)));
+    }
+    await follow(ctx, name, first, read, options);
+  } finally {
+    await stores.close();
+  }
+}
+
+/** Prints the oldest first, then new records and status changes, one line (or JSON line) each. */
+async function follow(ctx: CliContext, name: string, first: EventRecord[], read: () => Promise<EventRecord[]>, options: EventsOptions): Promise<void> {
+  const style = outputStyle();
+  const seen = new Map<string, string>();
+  const print = (records: EventRecord[]) => {
+    for (const r of records) {
+      seen.set(r.event_id, `${r.status}/${r.updated_at}`);
+      if (options.json) ctx.out(JSON.stringify(eventJson(r)));
+      else ctx.out(table(HEADERS, [eventRow(r)], style).split('\n')[1] ?? '');
+    }
+  };
+  if (!options.json) ctx.out(table(HEADERS, [], style));
+  print([...first].reverse());
+  if (!options.json && style.tty) ctx.warn(`Following '${name}'${options.status ? ` (status ${options.status})` : ''}; Ctrl-C stops.`);
+  const stop = new AbortController();
+  const onSignal = () => stop.abort();
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  options.signal?.addEventListener('abort', onSignal);
+  try {
+    while (!stop.signal.aborted) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, options.intervalMs ?? 1000);
+        stop.signal.addEventListener('abort', () => {
+          clearTimeout(timer);
+          resolve();
+        }, { once: true });
+      });
+      if (stop.signal.aborted) break;
+      const changed = (await read()).filter((r) => seen.get(r.event_id) !== `${r.status}/${r.updated_at}`);
+      print(changed.reverse());
+    }
+  } finally {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  }
+}
