@@ -5,7 +5,7 @@
 import { HookError } from '../../functions/core/errors';
 import type { EventRecord } from '../../functions/core/types';
 import { withStores, type CliContext } from '../context';
-import { eventJson, eventRow, outputStyle, table } from '../output';
+import { eventJson, eventRow, outputStyle, paint, table, type OutputStyle } from '../output';
 
 export interface EventsOptions {
   limit: number;
@@ -19,6 +19,18 @@ export interface EventsOptions {
 }
 
 const HEADERS = ['RECEIVED', 'EVENT ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'DETAIL'];
+/** Streamed rows cannot be measured in advance: fixed columns, the detail cut to the terminal. */
+const WIDTHS = [19, 30, 26, 12, 8];
+
+function fixedRow(cells: string[], style: OutputStyle): string {
+  const head = WIDTHS.map((w, i) => {
+    const text = (cells[i] ?? '').slice(0, w);
+    const padded = text.padEnd(w);
+    return i === 3 && style.color ? paint(style, cells[i] === 'delivered' ? 'green' : cells[i] === 'failed' ? 'red' : 'yellow', text) + padded.slice(text.length) : padded;
+  }).join('  ');
+  const room = Math.max(10, style.columns - WIDTHS.reduce((a, b) => a + b + 2, 0));
+  return `${head}  ${(cells[5] ?? '').slice(0, room)}`.trimEnd();
+}
 
 export async function eventsCommand(ctx: CliContext, name: string, options: EventsOptions): Promise<void> {
   const stores = await ctx.openStores();
@@ -46,10 +58,10 @@ async function follow(ctx: CliContext, name: string, first: EventRecord[], read:
     for (const r of records) {
       seen.set(r.event_id, `${r.status}/${r.updated_at}`);
       if (options.json) ctx.out(JSON.stringify(eventJson(r)));
-      else ctx.out(table(HEADERS, [eventRow(r)], style).split('\n')[1] ?? '');
+      else ctx.out(style.tty ? fixedRow(eventRow(r), style) : table(HEADERS, [eventRow(r)], style).split('\n')[1] ?? '');
     }
   };
-  if (!options.json) ctx.out(table(HEADERS, [], style));
+  if (!options.json) ctx.out(style.tty ? paint(style, 'bold', fixedRow(HEADERS, { ...style, color: false })) : table(HEADERS, [], style));
   print([...first].reverse());
   if (!options.json && style.tty) ctx.warn(`Following '${name}'${options.status ? ` (status ${options.status})` : ''}; Ctrl-C stops.`);
   const stop = new AbortController();
