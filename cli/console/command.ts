@@ -14,7 +14,7 @@ import { FilePayloadStore } from '../../functions/local/file-payload-store';
 import { awsDeployment, baseUrl, dataDir, type CliContext, type GlobalOptions, type Stores } from '../context';
 import { loadDotEnv } from '../local/first-run';
 import type { ConsoleSources } from './data';
-import { createConsoleHandler, type ConsoleOptions } from './handler';
+import { createConsoleHandler, type ConsoleOptions, type SourcesProvider } from './handler';
 import { secretValuesOf } from './redact';
 import { isLoopbackHost } from './security';
 
@@ -59,19 +59,56 @@ export function listenConsole(server: Server, port: number, host: string): Promi
   });
 }
 
+/**
+ * Keeps the stores open while requests are in flight and closes them when none is: the
+ * local store is locked by whoever opens it, so a console left running must not hold it
+ * (serve and other CLI commands would wait); concurrent requests share one opening.
+ */
+export function openWhileBusy(open: () => Promise<Stores>, toSources: (stores: Stores) => ConsoleSources): SourcesProvider {
+  let current: Promise<Stores> | undefined;
+  let users = 0;
+  return async (fn) => {
+    users += 1;
+    const opened = (current ??= open());
+    try {
+      return await fn(toSources(await opened));
+    } finally {
+      users -= 1;
+      if (users === 0 && current === opened) {
+        current = undefined;
+        await opened.then((stores) => stores.close(), () => undefined);
+      }
+    }
+  };
+}
+
 export async function runConsole(ctx: CliContext, global: GlobalOptions, options: ConsoleCommandOptions): Promise<void> {
   checkConsoleOptions(options.host, options.authToken);
-  const stores = await ctx.openStores();
   const deployment = awsDeployment(ctx.config, global);
+  // Checks the store opens at all (and says where it is) before listening.
+  const probe = await ctx.openStores();
+  const where = probe.where;
   const payloads: PayloadStore = deployment
     ? new S3PayloadStore(new S3Client(deployment.region ? { region: deployment.region } : {}), '')
     : new FilePayloadStore(join(dataDir(ctx.configDir), 'payloads'));
   const secrets = await configSecrets(ctx);
-  const requests = requestLogOf(stores);
-  const sources: ConsoleSources = {
-    subscriptions: stores.subscriptions, events: stores.events, queue: stores.queue, payloads, where: stores.where,
-    publicUrl: baseUrl(ctx.config), secretValues: () => secrets, ...(requests ? { requests } : {}),
+  const toSources = (stores: Stores): ConsoleSources => {
+    const requests = requestLogOf(stores);
+    return {
+      subscriptions: stores.subscriptions, events: stores.events, queue: stores.queue, payloads, where: stores.where,
+      publicUrl: baseUrl(ctx.config), secretValues: () => secrets, ...(requests ? { requests } : {}),
+    };
   };
+  // AWS: clients without locks, kept for the console's lifetime. Local: opened per request.
+  let held: Stores | undefined;
+  let sources: SourcesProvider;
+  if (deployment) {
+    held = probe;
+    sources = (fn) => fn(toSources(probe));
+  } else {
+    await probe.close();
+    sources = openWhileBusy(() => ctx.openStores(), toSources);
+  }
   const handlerOptions: ConsoleOptions = { loopbackHostsOnly: isLoopbackHost(options.host), ...(options.authToken ? { authToken: options.authToken } : {}) };
   const handler = createConsoleHandler(sources, handlerOptions);
   const server = createServer((req, res) => {
@@ -86,10 +123,10 @@ export async function runConsole(ctx: CliContext, global: GlobalOptions, options
     });
   });
   const url = await listenConsole(server, options.port, options.host).catch(async (error: unknown) => {
-    await stores.close();
+    await held?.close();
     throw error;
   });
-  ctx.out(`hookagent console on ${url}${options.authToken ? '?token=<your --auth-token>' : ''}\n  reading ${stores.where}; Ctrl-C stops it.`);
+  ctx.out(`hookagent console on ${url}${options.authToken ? '?token=<your --auth-token>' : ''}\n  reading ${where}; Ctrl-C stops it.`);
   options.onListening?.(url);
   await new Promise<void>((resolve) => {
     const stop = () => {
@@ -100,5 +137,5 @@ export async function runConsole(ctx: CliContext, global: GlobalOptions, options
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   });
-  await stores.close();
+  await held?.close();
 }

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HookError } from '../../functions/core/errors';
+import type { Logger } from '../../functions/core/log';
 import { ConsoleData, type ConsoleSources } from './data';
 import { runUseCase } from './lifecycle';
 import page from './page.html';
@@ -20,9 +21,14 @@ export interface ConsoleOptions {
   /** How often the page polls for new events, in ms. */
   pollMs?: number;
   now?: () => number;
+  /** Where pause, resume and replay from the console are logged (with subscription and event id). */
+  logger?: Logger;
 }
 
 export type ConsoleHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+
+/** Runs `fn` with the stores open: fixed ones (serve, AWS), or opened per request (the local store's lock). */
+export type SourcesProvider = <T>(fn: (sources: ConsoleSources) => Promise<T>) => Promise<T>;
 
 const STATUSES = new Set(['held', 'queued', 'processing', 'delivered', 'suppressed', 'failed', 'superseded', 'rate_limited', 'over_budget', 'abandoned']);
 
@@ -60,9 +66,10 @@ function sinceParam(value: string | null): number | undefined {
   return at;
 }
 
-export function createConsoleHandler(sources: ConsoleSources, options: ConsoleOptions = {}): ConsoleHandler {
+export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, options: ConsoleOptions = {}): ConsoleHandler {
+  const consoleOptions = options;
   const guard = new ConsoleGuard(options.authToken);
-  const data = new ConsoleData(sources);
+  const withSources: SourcesProvider = typeof provide === 'function' ? provide : (fn) => fn(provide);
   const now = options.now ?? Date.now;
   const loopbackHostsOnly = options.loopbackHostsOnly ?? true;
 
@@ -82,7 +89,8 @@ export function createConsoleHandler(sources: ConsoleSources, options: ConsoleOp
     res.end(html);
   }
 
-  async function api(req: IncomingMessage, res: ServerResponse, path: string, url: URL): Promise<void> {
+  async function api(req: IncomingMessage, res: ServerResponse, path: string, url: URL, sources: ConsoleSources): Promise<void> {
+    const data = new ConsoleData(sources);
     const method = req.method ?? 'GET';
     const q = url.searchParams;
     if (method === 'POST') {
@@ -100,6 +108,7 @@ export function createConsoleHandler(sources: ConsoleSources, options: ConsoleOp
       if (match) {
         const name = decodeURIComponent(match[1]!);
         const lines = await runUseCase(sources, match[2] === 'pause' ? { kind: 'pause', name } : { kind: 'resume', name, discardHeld: options.discard_held === true });
+        consoleOptions.logger?.info(`console ${match[2]}`, { subscription: name });
         return json(res, 200, { status: 'ok', messages: lines });
       }
       match = /^\/events\/([^/]+)\/replay$/.exec(path);
@@ -107,6 +116,7 @@ export function createConsoleHandler(sources: ConsoleSources, options: ConsoleOp
         const subscription = typeof options.subscription === 'string' ? options.subscription : undefined;
         const lines = await runUseCase(sources, { kind: 'replay', eventId: decodeURIComponent(match[1]!), ...(subscription ? { subscription } : {}) });
         const eventIds = lines.map((line) => /^Queued (\S+)/.exec(line)?.[1]).filter((id): id is string => !!id);
+        consoleOptions.logger?.info('console replay', { event_id: decodeURIComponent(match[1]!), replays: eventIds, ...(subscription ? { subscription } : {}) });
         return json(res, 200, { status: 'ok', messages: lines, event_ids: eventIds });
       }
       return problem(res, 404, 'not_found', 'No such console action');
@@ -162,7 +172,7 @@ export function createConsoleHandler(sources: ConsoleSources, options: ConsoleOp
         return true;
       }
       if (path.startsWith('/console/api/')) {
-        await api(req, res, path.slice('/console/api'.length), url);
+        await withSources((sources) => api(req, res, path.slice('/console/api'.length), url, sources));
         return true;
       }
       problem(res, 404, 'not_found', 'No such console page');
@@ -172,6 +182,7 @@ export function createConsoleHandler(sources: ConsoleSources, options: ConsoleOp
         const status = error.code === 'bad_request' ? 400 : error.code.endsWith('not_found') ? 404 : error.code === 'payload_too_large' ? 413 : 500;
         problem(res, status, error.code, error.message);
       } else {
+        consoleOptions.logger?.error('console request failed', { path, error: error instanceof Error ? error.message : String(error) });
         problem(res, 500, 'console_error', error instanceof Error ? error.message : String(error));
       }
     }

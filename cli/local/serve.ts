@@ -95,7 +95,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const server = createLocalHttpServer({
     handler: apiGatewayHandler(async () => ingest, logger), maxBodyBytes: config.webhooks.max_payload_size, trustProxy: options.trustProxy, logger,
     // The event console, for peers on this machine only.
-    before: createConsoleHandler({ subscriptions: subscriptionStore, events, queue, payloads, publicUrl: config.webhooks.public_url ?? '', where: `the local store in ${data}`, secretValues: () => secretValuesOf(config) }, { loopbackPeersOnly: true }),
+    before: createConsoleHandler({ subscriptions: subscriptionStore, events, queue, payloads, publicUrl: config.webhooks.public_url ?? '', where: `the local store in ${data}`, secretValues: () => secretValuesOf(config) }, { loopbackPeersOnly: true, logger }),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => reject(new HookError('listen_failed', error.code === 'EADDRINUSE' ? `Port ${options.port} on ${options.host} is in use; choose another with --port` : `Cannot listen on ${options.host}:${options.port}: ${error.message}`)));

@@ -4,12 +4,14 @@
  * the access token, and clear answers to bad input.
  */
 import { checkConsoleOptions } from '../../cli/console/command';
+import { jsonLogger } from '../../functions/core/log';
 import { scrub, secretValuesOf, MASK } from '../../cli/console/redact';
 import { ALERT_SECRET, CONFIG_TOKEN, SUB_SECRET, startConsoleFixture, type ConsoleFixture } from './fixture';
 
 let fx: ConsoleFixture;
+const logged: string[] = [];
 beforeAll(async () => {
-  fx = await startConsoleFixture();
+  fx = await startConsoleFixture({ logger: jsonLogger((line) => logged.push(line)) });
 }, 30_000);
 afterAll(async () => fx.close());
 
@@ -129,6 +131,11 @@ test('state changes need the session CSRF token, from this origin', async () => 
   expect(replayed.event_ids).toHaveLength(1);
   const copy = await fx.events.get(replayed.event_ids[0]!, 'pr-review');
   expect(copy).toMatchObject({ status: 'queued', message: expect.objectContaining({ replay_of: fx.rich.event_id }) });
+  const logs = logged.map((l) => JSON.parse(l) as Record<string, unknown>);
+  expect(logs).toEqual(expect.arrayContaining([
+    expect.objectContaining({ message: 'console pause', subscription: 'alerts' }),
+    expect.objectContaining({ message: 'console replay', event_id: fx.rich.event_id, replays: replayed.event_ids }),
+  ]));
   const [queued] = await fx.queue.receive(10);
   expect((JSON.parse(queued!.body) as { replay_of: string }).replay_of).toBe(fx.rich.event_id);
   await fx.queue.delete(queued!.receiptHandle);

@@ -16,6 +16,7 @@ const ARTIFACTS = join(__dirname, 'artifacts');
 let fx: ConsoleFixture;
 let browser: Browser;
 let page: Page;
+const pageErrors: string[] = [];
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium), as .ci/run does, or set CHROMIUM_PATH`);
@@ -26,10 +27,12 @@ beforeAll(async () => {
     args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
   });
   page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
-  page.on('pageerror', (error) => {
-    throw error;
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') pageErrors.push(message.text());
   });
 }, 60_000);
+afterEach(() => expect(pageErrors).toEqual([]));
 afterAll(async () => {
   await browser?.close();
   await fx?.close();
