@@ -71,7 +71,10 @@ test('one event → Replay: the page shows the new attempt, and the event log ha
   expect(await page.locator('#headers').innerText()).toContain('x-hub-signature-256');
   expect(await page.locator('#candidates').innerText()).toMatch(/alerts\s+unmatched\s+no event filter/);
   expect(await page.locator('.prompt').innerText()).toContain('Review the pull request');
-  expect(await page.locator('.transcript').innerText()).toContain('http_get');
+  const steps = page.locator('.transcript li.step');
+  expect(await steps.count()).toBe(2);
+  expect(await steps.nth(0).innerText()).toMatch(/assistant · http_get[\s\S]*pull\/7\.diff/);
+  expect(await steps.nth(1).innerText()).toMatch(/tool · http_get[\s\S]*result\s*\+ retry\(\)/);
   expect(await page.locator('.reply').innerText()).toContain('never backs off');
   expect(await page.locator('.targets a').getAttribute('href')).toBe('https://github.test/octo/app/pull/7#issuecomment-101');
   // The JSON tree: two levels open, deeper ones folded until clicked.
