@@ -151,7 +151,9 @@ export class ConsoleData {
     const first = records[0]!;
     const { payload, payload_error } = await this.payloadOf(first);
     const request = await this.requestOf(eventId);
+    const current = new Map((await this.sources.subscriptions.list()).map((s) => [s.name, s]));
     const subscriptions = await Promise.all(records.map(async (r) => ({
+      event_filters: current.get(r.subscription)?.events ?? [], filters: current.get(r.subscription)?.filters ?? [],
       ...eventSummary(r), prompt: r.prompt ?? null, reply: r.reply ?? null, warnings: r.warnings ?? [],
       targets: r.targets ?? {}, timings: r.timings ?? {}, usage: r.usage ?? null, superseded_by: r.superseded_by ?? null,
       transcript: await this.transcriptOf(r),

@@ -70,6 +70,8 @@ test('one event → Replay: the page shows the new attempt, and the event log ha
   expect(await page.content()).not.toContain(SUB_SECRET);
   expect(await page.locator('#headers').innerText()).toContain('x-hub-signature-256');
   expect(await page.locator('#candidates').innerText()).toMatch(/alerts\s+unmatched\s+no event filter/);
+  expect(await page.locator('.record').innerText()).toMatch(/event filter\s+pull_request\.opened/);
+  expect(await page.locator('.record .filters').innerText()).toBe('pull_request.draft == false');
   expect(await page.locator('.prompt').innerText()).toContain('Review the pull request');
   const steps = page.locator('.transcript li.step');
   expect(await steps.count()).toBe(2);
@@ -122,4 +124,7 @@ test('requests: the log with the reason for each', async () => {
   const text = await table.innerText();
   expect(text).toMatch(/rejected_signature\s+Signature does not match \(×3\)/);
   expect(text).toContain('pr-review: event pull_request.opened matches');
+  await page.selectOption('select[name="outcome"]', 'rejected_signature');
+  await eventually(async () => (await page.locator('#requests tbody tr').count()) === 1, 'the outcome filter');
+  expect(await page.locator('#requests tbody').innerText()).toContain('Signature does not match');
 });

@@ -62,7 +62,7 @@ export async function startConsoleFixture(options: ConsoleOptions = {}): Promise
   const queue = new LocalQueue(store.client, { ...LOCAL_QUEUE_TABLES, visibilityTimeoutMs: 60_000, maxReceiveCount: 5, clock: systemClock });
   await queue.ensureTables();
   const requests = new MemoryRequestLog();
-  await subscriptions.create(subscription('pr-review', SUB_SECRET, { events: ['pull_request.opened'], skills: ['code-review'], deliver: ['codehost_comment'], description: 'Reviews every new pull request' }));
+  await subscriptions.create(subscription('pr-review', SUB_SECRET, { events: ['pull_request.opened'], skills: ['code-review'], deliver: ['codehost_comment'], description: 'Reviews every new pull request', filters: ['pull_request.draft == false'] }));
   await subscriptions.create(subscription('alerts', ALERT_SECRET, { deliver: ['messenger'], description: 'Alertmanager alerts to Telegram' }));
 
   const now = Date.now();
