@@ -6,18 +6,22 @@
  */
 import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
-import { HookError } from '../functions/core/errors';
 import { configDir as resolveConfigDir } from '../functions/core/config/file';
 import { createContext, type GlobalOptions } from './context';
 import { serve } from './local/serve';
 import { listOption } from './webhook/options';
 import { checkPort, explainUsageError } from './usage-errors';
-import { events, list, show } from './webhook/read';
+import { list, show } from './webhook/read';
 import { pause, remove, replay, resume } from './webhook/state';
 import { send } from './webhook/send';
 import { listSecrets, readSecretValue, setSecret } from './secrets';
 import { readPayload, test } from './webhook/test';
 import { subscribe, update, type SubscriptionFields } from './webhook/write';
+import { prepareCompletion } from './completion';
+import { consoleCommand } from './console/cli';
+import { formatError } from './hints';
+import { eventsCommand } from './webhook/follow';
+import { version } from '../package.json';
 
 // The SDK's notice about future Node versions is not the user's concern on every command.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -59,7 +63,7 @@ function run(body: (argv: Args) => Promise<void>) {
       const ctx = createContext(argv);
       await body.call(undefined, { ...argv, ctx } as Args);
     } catch (error) {
-      process.stderr.write(`error: ${error instanceof HookError || error instanceof Error ? error.message : String(error)}\n`);
+      process.stderr.write(formatError(error));
       process.exitCode = 1;
     }
   };
@@ -112,20 +116,24 @@ function webhookCommands(y: Argv): Argv {
     .command('events <name>', 'recent events of a subscription and their outcome', (c) => c
       .positional('name', { type: 'string', demandOption: true })
       .option('limit', { type: 'number', default: 20, describe: 'how many, newest first' })
-      .option('json', { type: 'boolean', describe: 'print a JSON array' })
+      .option('json', { type: 'boolean', describe: 'print a JSON array (with --follow: one JSON object per line)' })
       .option('before', { type: 'string', describe: 'only events older than this event id (the next page)' })
+      .option('status', { type: 'string', choices: ['held', 'queued', 'processing', 'delivered', 'suppressed', 'failed', 'superseded', 'rate_limited', 'over_budget', 'abandoned'], describe: 'only events in this status' })
+      .option('follow', { alias: 'f', type: 'boolean', describe: 'keep running and print new events and status changes as they happen' })
       .check((a) => {
         if (!Number.isInteger(a.limit) || (a.limit as number) < 1 || (a.limit as number) > 1000) throw new Error('--limit must be a whole number from 1 to 1000');
         return true;
       })
       .example('$0 webhook events pr-review --limit 5', '')
-      .example('$0 webhook events pr-review --limit 1000 --before evt_0mws0mwck916a3c297ed36480', 'the next page'),
-    run((a) => events(ctxOf(a), String(a.name), Number(a.limit), Boolean(a.json), a.before as string | undefined)))
+      .example('$0 webhook events pr-review --limit 1000 --before evt_0mws0mwck916a3c297ed36480', 'the next page')
+      .example('$0 webhook events pr-review --follow --status failed', 'stream new failures'),
+    run((a) => eventsCommand(ctxOf(a), String(a.name), { limit: Number(a.limit), json: Boolean(a.json), follow: Boolean(a.follow), ...(a.status ? { status: String(a.status) } : {}), ...(a.before ? { before: String(a.before) } : {}) })))
     .command('replay <event-id>', 'queue an event again, as a new attempt', (c) => c
       .positional('event-id', { type: 'string', demandOption: true })
       .option('subscription', { type: 'string', describe: 'only for this subscription' })
       .example('$0 webhook replay evt_0mws0mwck916a3c297ed36480', ''),
     run((a) => replay(ctxOf(a), String(a.eventId), a.subscription as string | undefined)))
+    .example('$0 webhook list', '')
     .demandCommand(1, 'Name a webhook command: subscribe, list, show, update, delete, pause, resume, test, events, replay');
 }
 
@@ -139,11 +147,12 @@ function secretsCommands(y: Argv): Argv {
     .command('list', 'names of the secrets stored for the stage (never their values)', (c) => c
       .option('json', { type: 'boolean', describe: 'print a JSON array' }).example('$0 secrets list --stage prod', ''),
     run(async (a) => listSecrets(ctxOf(a), a, Boolean(a.json))))
+    .example('$0 secrets list --stage prod', '')
     .demandCommand(1, 'Name a secrets command: set or list');
 }
 
 export async function main(args: string[]): Promise<void> {
-  const cli = yargs(args);
+  const cli = yargs(prepareCompletion(args));
   await cli
     .scriptName('hookagent')
     .usage('$0 <command> [options]')
@@ -169,21 +178,25 @@ export async function main(args: string[]): Promise<void> {
         });
         process.exit(0);
       } catch (error) {
-        process.stderr.write(`error: ${error instanceof Error ? error.message : String(error)}\n`);
+        process.stderr.write(formatError(error));
         process.exit(1);
       }
     })
-    .demandCommand(1, 'Name a command: webhook, secrets or serve')
+    .command(consoleCommand)
+    .completion('completion', 'print a shell completion script: hookagent completion [bash|zsh] >> ~/.bashrc (or ~/.zshrc)')
+    .example('$0 webhook subscribe pr-review --events pull_request.opened --skills code-review --deliver codehost_comment', '')
+    .example('$0 console', 'the event console in the browser')
+    .demandCommand(1, 'Name a command: webhook, secrets, serve or console')
     .strict()
     .recommendCommands()
     .help()
     .alias('help', 'h')
-    .version(false)
+    .version(version)
     .wrap(Math.min(110, process.stdout.columns || 110))
     .fail((message, error) => {
       const known = Object.keys((cli as unknown as { getOptions(): { key: Record<string, unknown> } }).getOptions().key);
       const text = message ? explainUsageError(message, args, known) : error?.message;
-      process.stderr.write(`error: ${text}\nRun with --help for usage.\n`);
+      process.stderr.write(`error: ${text}\nRun with --help for usage and an example.\n`);
       process.exit(2);
     })
     .parseAsync();

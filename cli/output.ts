@@ -13,10 +13,60 @@ export function subscriptionJson(s: Subscription, withSecret = false): Record<st
   return out;
 }
 
-export function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
-  const line = (cells: string[]) => cells.map((c, i) => c.padEnd(widths[i] ?? 0)).join('  ').trimEnd();
-  return [line(headers), ...rows.map(line)].join('\n');
+/** How output is drawn: colour and aligned columns on a terminal, plain tab-separated text when piped. */
+export interface OutputStyle {
+  tty: boolean;
+  color: boolean;
+  columns: number;
+}
+
+/** Colour only on a TTY, and never when NO_COLOR is set (https://no-color.org). */
+export function outputStyle(stream: { isTTY?: boolean; columns?: number } = process.stdout, env: NodeJS.ProcessEnv = process.env): OutputStyle {
+  const tty = stream.isTTY === true;
+  const noColor = env.NO_COLOR !== undefined && env.NO_COLOR !== '';
+  return { tty, color: tty && !noColor && env.TERM !== 'dumb', columns: stream.columns && stream.columns > 20 ? stream.columns : 100 };
+}
+
+const ANSI = { green: 32, yellow: 33, red: 31, dim: 2, bold: 1 } as const;
+export function paint(style: OutputStyle, colour: keyof typeof ANSI, text: string): string {
+  return style.color && text ? `\u001b[${ANSI[colour]}m${text}\u001b[0m` : text;
+}
+
+const STATUS_COLOURS: Record<string, keyof typeof ANSI> = {
+  delivered: 'green', active: 'green', suppressed: 'yellow', held: 'yellow', queued: 'yellow', processing: 'yellow', paused: 'yellow',
+  superseded: 'dim', failed: 'red', abandoned: 'red', rate_limited: 'red', over_budget: 'red',
+};
+
+/** Shrinks the widest columns until the row fits `columns` (two spaces between columns). */
+function fitWidths(widths: number[], headers: string[], columns: number): number[] {
+  const out = [...widths];
+  const total = () => out.reduce((a, b) => a + b, 0) + 2 * (out.length - 1);
+  while (total() > columns) {
+    let widest = 0;
+    for (let i = 1; i < out.length; i += 1) if ((out[i] ?? 0) > (out[widest] ?? 0)) widest = i;
+    const floor = Math.max(4, headers[widest]?.length ?? 0);
+    if ((out[widest] ?? 0) <= floor) break;
+    out[widest] = (out[widest] ?? 0) - 1;
+  }
+  return out;
+}
+
+const clip = (text: string, width: number) => (text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`);
+
+export function table(headers: string[], rows: string[][], style: OutputStyle = outputStyle()): string {
+  // Piped: one line per row, cells separated by tabs, nothing else (for cut, awk, sort).
+  if (!style.tty) return [headers, ...rows].map((cells) => cells.map((c) => c.replace(/[\t\n]/g, ' ')).join('\t')).join('\n');
+  const natural = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const widths = fitWidths(natural, headers, style.columns);
+  const statusColumns = new Set(headers.map((h, i) => (h === 'STATUS' || h === 'STATE' ? i : -1)).filter((i) => i >= 0));
+  const line = (cells: string[], header: boolean) => cells.map((c, i) => {
+    const text = clip(c, widths[i] ?? 0);
+    const padded = i === cells.length - 1 ? text : text.padEnd(widths[i] ?? 0);
+    if (header) return paint(style, 'bold', padded);
+    const colour = statusColumns.has(i) ? STATUS_COLOURS[c] : undefined;
+    return colour ? paint(style, colour, text) + padded.slice(text.length) : padded;
+  }).join('  ').trimEnd();
+  return [line(headers, true), ...rows.map((r) => line(r, false))].join('\n');
 }
 
 const list = (values: string[], empty: string) => (values.length === 0 ? empty : values.join(','));

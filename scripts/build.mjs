@@ -12,7 +12,7 @@ await build({
   sourcemap: true,
   // Native or data-bearing packages stay in node_modules.
   external: ['better-sqlite3', 'dynalite', 'classic-level', 'level', '@octokit/webhooks-examples'],
-  loader: { '.md': 'text' },
+  loader: { '.md': 'text', '.html': 'text' },
   // yargs is ESM and calls createRequire(import.meta.url): give the CommonJS bundle a real URL.
   define: { 'import.meta.url': '__bundle_url' },
   banner: { js: "const __bundle_url = require('node:url').pathToFileURL(__filename).href;" },

@@ -18,6 +18,8 @@ export interface LocalHttpOptions {
   maxBodyBytes: number | (() => number);
   trustProxy: boolean;
   logger: Logger;
+  /** Answers a request itself when it returns true (the console at /console); else the handler gets it. */
+  before?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 }
 
 function sourceIp(req: IncomingMessage, trustProxy: boolean): string {
@@ -81,6 +83,7 @@ export function createLocalHttpServer(options: LocalHttpOptions): Server {
   const server = createServer({ requestTimeout: 30_000 }, (req, res) => {
     void (async () => {
       try {
+        if (options.before && (await options.before(req, res))) return;
         const body = await readBody(req, (typeof options.maxBodyBytes === 'function' ? options.maxBodyBytes() : options.maxBodyBytes) + 1);
         send(res, await options.handler(toApiGatewayEvent(req, body, options.trustProxy)));
       } catch (error) {

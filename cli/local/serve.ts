@@ -25,6 +25,8 @@ import { ensureConfig, loadDotEnv } from './first-run';
 import { commandName } from '../invocation';
 import { secretWarnings } from '../setup-hints';
 import { createLocalHttpServer } from './http-server';
+import { createConsoleHandler } from '../console/handler';
+import { secretValuesOf } from '../console/redact';
 
 export interface ServeOptions {
   configDir: string;
@@ -111,6 +113,11 @@ export async function serve(options: ServeOptions): Promise<void> {
 
   const server = createLocalHttpServer({
     handler: apiGatewayHandler(async () => ingest, logger), maxBodyBytes: () => config.webhooks.max_payload_size, trustProxy: options.trustProxy, logger,
+    // The event console, for peers on this machine only.
+    before: createConsoleHandler({
+      subscriptions: subscriptionStore, events, queue, payloads: runtime.payloads, requests: runtime.requests, publicUrl: config.webhooks.public_url ?? '',
+      where: `the local store in ${data}`, secretValues: () => secretValuesOf(config),
+    }, { loopbackPeersOnly: true, logger }),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => reject(new HookError('listen_failed', error.code === 'EADDRINUSE' ? `Port ${options.port} on ${options.host} is in use; choose another with --port` : `Cannot listen on ${options.host}:${options.port}: ${error.message}`)));
@@ -129,6 +136,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   out([
     `hookagent is listening on ${base}`,
     `  POST ${base}/webhooks/github   POST ${base}/webhooks/gitlab   POST ${base}/webhooks/custom/<name>   GET ${base}/health`,
+    `  console: ${base}/console (from this machine only)`,
     `  subscriptions: ${active.length > 0 ? active.join(', ') : `none yet (${commandName()} webhook subscribe <name> …)`}`,
     ...secretWarnings(config).map((w) => `  warning: ${w}`),
     `  agent: ${config.agent.provider}${config.agent.model ? ` (${config.agent.model})` : ''}   data: ${data}${recovered > 0 ? `   recovered ${recovered} unfinished message(s)` : ''}`,

@@ -2,7 +2,7 @@
 import { HookError } from '../../functions/core/errors';
 import type { EventRecord } from '../../functions/core/types';
 import { describeSubscription, eventJson, eventRow, subscriptionJson, subscriptionRow, table } from '../output';
-import { baseUrl, withStores, type CliContext } from '../context';
+import { baseUrl, withStores, type CliContext, type Stores } from '../context';
 import { senderSetup } from '../setup-hints';
 import { commandName } from '../invocation';
 
@@ -22,19 +22,34 @@ export async function show(ctx: CliContext, name: string, json: boolean, showSec
   ctx.out([describeSubscription(subscription, showSecret), 'endpoints:', ...senderSetup(ctx.config, baseUrl(ctx.config), subscription, false)].join('\n'));
 }
 
-export async function events(ctx: CliContext, name: string, limit: number, json: boolean, beforeId?: string): Promise<void> {
-  const records = await withStores(ctx, async (stores) => {
-    if (!(await stores.subscriptions.get(name))) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
-    let before: EventRecord | undefined;
-    if (beforeId !== undefined) {
-      before = await stores.events.get(beforeId, name);
-      if (!before) throw new HookError('event_not_found', `No event '${beforeId}' for '${name}'; --before takes an event id from an earlier page of 'hookagent webhook events ${name}'`);
-    }
-    return stores.events.listBySubscription(name, limit, before);
-  });
-  if (json) return ctx.out(JSON.stringify(records.map(eventJson), null, 2));
-  if (records.length === 0) return ctx.out(beforeId ? `No earlier events for '${name}'.` : `No events recorded for '${name}' in the last 14 days.`);
+/** Records of one subscription, newest first, from `before` on; with `status`, pages on until `limit` match (bounded). */
+async function page(stores: Stores, name: string, limit: number, before: EventRecord | undefined, status: string | undefined): Promise<EventRecord[]> {
+  if (!status) return stores.events.listBySubscription(name, limit, before);
+  const found: EventRecord[] = [];
+  let cursor = before;
+  for (let pages = 0; pages < 50 && found.length < limit; pages++) {
+    const batch = await stores.events.listBySubscription(name, 200, cursor);
+    found.push(...batch.filter((r) => r.status === status));
+    cursor = batch[batch.length - 1];
+    if (batch.length < 200) break;
+  }
+  return found.slice(0, limit);
+}
+
+/** `webhook events <name>` without --follow: a page of events, and the command for the next one. */
+export async function printEvents(ctx: CliContext, stores: Stores, name: string, options: { limit: number; json: boolean; status?: string; before?: string }): Promise<void> {
+  const { limit, status } = options;
+  if (!(await stores.subscriptions.get(name))) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
+  let before: EventRecord | undefined;
+  if (options.before !== undefined) {
+    before = await stores.events.get(options.before, name);
+    if (!before) throw new HookError('event_not_found', `No event '${options.before}' for '${name}'; --before takes an event id from an earlier page of 'hookagent webhook events ${name}'`);
+  }
+  const records = await page(stores, name, limit, before, status);
+  if (options.json) return ctx.out(JSON.stringify(records.map(eventJson), null, 2));
+  const which = status ? `${status} ` : '';
+  if (records.length === 0) return ctx.out(options.before ? `No earlier ${which}events for '${name}'.` : `No ${which}events recorded for '${name}' in the last 14 days.`);
   ctx.out(table(['RECEIVED', 'EVENT ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'DETAIL'], records.map(eventRow)));
   const last = records[records.length - 1];
-  if (records.length === limit && last) ctx.out(`\nOlder events: hookagent webhook events ${name} --limit ${limit} --before ${last.event_id}`);
+  if (records.length === limit && last) ctx.warn(`Older events: ${commandName()} webhook events ${name} --limit ${limit}${status ? ` --status ${status}` : ''} --before ${last.event_id}`);
 }

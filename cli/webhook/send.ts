@@ -13,6 +13,7 @@ import { dataDir } from '../context';
 import { staleConfigNote } from '../local/config-source';
 import { GITLAB_SAMPLES, githubSample, sampleFor } from '../samples';
 import { withStores, type CliContext } from '../context';
+import { progress } from '../progress';
 
 interface Sample {
   path: string;
@@ -74,11 +75,14 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
   // Wait for the outcome: the CLI polls the event log the running service writes.
   const deadline = Date.now() + waitMs;
   let record: EventRecord | undefined;
+  const waiting = progress(`Waiting for ${answer.event_id}`);
   while (Date.now() < deadline) {
     record = await withStores(ctx, (stores) => stores.events.get(answer.event_id as string, name));
     if (record && FINAL.has(record.status)) break;
+    waiting.update(record?.status ?? 'queued');
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
+  waiting.done();
   if (!record || !FINAL.has(record.status)) return ctx.out(`Still ${record?.status ?? 'queued'} after ${waitMs / 1000}s; see 'hookagent webhook events ${name}'.`);
   const targets = Object.entries(record.targets ?? {}).map(([t, o]) => `${t}: ${o.status}${o.detail ? ` (${o.detail})` : ''}`);
   ctx.out(`Outcome: ${record.status}${record.error ? ` — ${record.error.code}: ${record.error.message}` : ''}${targets.length ? `\n  ${targets.join('\n  ')}` : ''}`);

@@ -52,7 +52,7 @@ describe('subscribe, list, show', () => {
 
     const listed = await hk(dir, 'webhook', 'list');
     expect(listed.stdout).toMatch(/NAME\s+STATE\s+EVENTS\s+DELIVER\s+SKILLS\s+CREATED/);
-    expect(listed.stdout).toContain('pr-review  active');
+    expect(listed.stdout).toContain('pr-review\tactive'); // piped: tab-separated
     expect(listed.stdout).not.toContain(secret);
     const json = JSON.parse((await hk(dir, 'webhook', 'list', '--json')).stdout) as Array<Record<string, unknown>>;
     expect(json).toEqual([expect.objectContaining({
@@ -300,7 +300,7 @@ describe('with a running service holding the store (as serve does)', () => {
     expect(first.stdout).toContain('evt_paged_3');
     expect(first.stdout).toContain('reply: "Looks good, change 4"');
     expect(first.stdout).toContain('1 warning(s): unresolved placeholder {pull_request.nope}');
-    expect(first.stdout).toContain('Older events: hookagent webhook events paged --limit 2 --before evt_paged_3');
+    expect(first.stderr).toContain('webhook events paged --limit 2 --before evt_paged_3');
     const second = await hk(dir, 'webhook', 'events', 'paged', '--limit', '2', '--before', 'evt_paged_3');
     expect(second.stdout).not.toContain('evt_paged_3');
     expect(second.stdout).toContain('evt_paged_2');

@@ -7,7 +7,7 @@ const OWN_SOURCE = readFileSync(__filename, 'utf8');
 
 module.exports = {
   process(source, filename) {
-    if (filename.endsWith('.md')) return { code: `module.exports = { __esModule: true, default: ${JSON.stringify(source)} };` };
+    if (filename.endsWith('.md') || filename.endsWith('.html')) return { code: `module.exports = { __esModule: true, default: ${JSON.stringify(source)} };` };
     const result = esbuild.transformSync(source, {
       loader: filename.endsWith('.ts') ? 'ts' : 'js',
       format: 'cjs',

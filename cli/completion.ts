@@ -1,0 +1,15 @@
+/**
+ * `hookagent completion [bash|zsh]`: yargs prints the script for the shell in $SHELL; a
+ * named shell overrides it (yargs reads $SHELL when the parser is built, so this runs first).
+ */
+export function prepareCompletion(args: string[], env: NodeJS.ProcessEnv = process.env): string[] {
+  const at = args.indexOf('completion');
+  const shell = at >= 0 ? args[at + 1] : undefined;
+  if (at < 0 || (shell !== 'bash' && shell !== 'zsh')) return args;
+  if (shell === 'zsh') env.SHELL = '/bin/zsh';
+  else {
+    env.SHELL = '/bin/bash';
+    delete env.ZSH_NAME;
+  }
+  return [...args.slice(0, at + 1), ...args.slice(at + 2)];
+}

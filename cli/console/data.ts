@@ -1,0 +1,191 @@
+/**
+ * The console's views over the same ports as the CLI: subscriptions, the event log, the
+ * payload store and (when an adapter is wired) the request log. Everything returned has
+ * been through `scrub`: no secret value reaches the page.
+ */
+import type { EventLog, EventQueue, PayloadStore, RequestLog, SubscriptionStore } from '../../functions/core/ports';
+import type { EventRecord, EventStatus, RequestOutcome, RequestRecord } from '../../functions/core/types';
+import { subscriptionJson } from '../output';
+import { scrub } from './redact';
+
+export interface ConsoleSources {
+  subscriptions: SubscriptionStore;
+  events: EventLog;
+  queue: EventQueue;
+  payloads?: PayloadStore;
+  /** Optional: the request log, when this build has an adapter for it. */
+  requests?: RequestLog;
+  /** Where the webhook endpoints are reached from outside (`webhooks.public_url`). */
+  publicUrl: string;
+  /** A line saying which store this is, for the page header. */
+  where: string;
+  /** Secret values to cut out of anything shown (configuration tokens and webhook secrets). */
+  secretValues?: () => string[];
+}
+
+export interface EventFilters {
+  subscription?: string;
+  status?: string;
+  endpoint?: string;
+  /** Epoch ms: only events received at or after it. */
+  since?: number;
+  /** Free text matched against the event id and the delivery id. */
+  q?: string;
+  limit: number;
+}
+
+/** How many records per subscription the list and the chart look at. */
+const PER_SUBSCRIPTION = 500;
+
+export const endpointOf = (r: EventRecord): string => (r.source === 'custom' ? `custom/${r.subscription}` : r.source);
+
+function durationMs(r: EventRecord): number | null {
+  if (typeof r.timings?.total_ms === 'number') return r.timings.total_ms;
+  if (['delivered', 'suppressed', 'failed'].includes(r.status)) return Math.max(0, Date.parse(r.updated_at) - Date.parse(r.received_at));
+  return null;
+}
+
+export function eventSummary(r: EventRecord) {
+  return {
+    event_id: r.event_id, delivery_id: r.delivery_id, subscription: r.subscription, received_at: r.received_at, updated_at: r.updated_at,
+    endpoint: endpointOf(r), event: r.event, action: r.action ?? null, status: r.status, duration_ms: durationMs(r), attempts: r.attempts ?? 0,
+    model: r.usage?.model ?? null, tokens: r.usage ? r.usage.input_tokens + r.usage.output_tokens : null,
+    replay_of: r.message.replay_of ?? null, error: r.error ?? null,
+  };
+}
+
+export class ConsoleData {
+  constructor(private readonly sources: ConsoleSources) {}
+
+  private async secrets(): Promise<string[]> {
+    const subscriptions = await this.sources.subscriptions.list();
+    return [...subscriptions.map((s) => s.secret), ...(this.sources.secretValues?.() ?? [])];
+  }
+
+  private async clean<T>(value: T): Promise<T> {
+    return scrub(value, await this.secrets());
+  }
+
+  get hasRequestLog(): boolean {
+    return this.sources.requests !== undefined;
+  }
+
+  async info() {
+    return this.clean({ where: this.sources.where, public_url: this.sources.publicUrl, request_log: this.hasRequestLog });
+  }
+
+  private async allRecords(subscription?: string): Promise<EventRecord[]> {
+    const names = subscription ? [subscription] : (await this.sources.subscriptions.list()).map((s) => s.name);
+    const lists = await Promise.all(names.map((name) => this.sources.events.listBySubscription(name, PER_SUBSCRIPTION)));
+    return lists.flat().sort((a, b) => (a.received_at === b.received_at ? b.event_id.localeCompare(a.event_id) : b.received_at.localeCompare(a.received_at)));
+  }
+
+  async listEvents(filters: EventFilters) {
+    const q = filters.q?.trim().toLowerCase();
+    const records = (await this.allRecords(filters.subscription)).filter((r) =>
+      (!filters.status || r.status === filters.status)
+      && (!filters.endpoint || endpointOf(r) === filters.endpoint)
+      && (filters.since === undefined || Date.parse(r.received_at) >= filters.since)
+      && (!q || r.event_id.toLowerCase().includes(q) || r.delivery_id.toLowerCase().includes(q)));
+    return this.clean(records.slice(0, filters.limit).map(eventSummary));
+  }
+
+  /** Events per hour for the last 24 h, by outcome. */
+  async chart(nowMs: number) {
+    const hour = 3600_000;
+    const end = Math.floor(nowMs / hour) * hour + hour;
+    const start = end - 24 * hour;
+    const buckets = Array.from({ length: 24 }, (_, i) => ({ hour: new Date(start + i * hour).toISOString(), delivered: 0, suppressed: 0, failed: 0, other: 0 }));
+    for (const r of await this.allRecords()) {
+      const at = Date.parse(r.received_at);
+      if (at < start || at >= end) continue;
+      const bucket = buckets[Math.floor((at - start) / hour)]!;
+      const key = r.status === 'delivered' || r.status === 'suppressed' || r.status === 'failed' ? r.status : 'other';
+      bucket[key] += 1;
+    }
+    return buckets;
+  }
+
+  private async payloadOf(r: EventRecord): Promise<{ payload: unknown; payload_error?: string }> {
+    if (r.message.payload) return { payload: r.message.payload };
+    if (!r.message.payload_ref) return { payload: null };
+    if (!this.sources.payloads) return { payload: null, payload_error: 'the payload is kept in the payload store, which this console cannot read' };
+    try {
+      return { payload: JSON.parse(await this.sources.payloads.get(r.message.payload_ref)) as unknown };
+    } catch (error) {
+      return { payload: null, payload_error: error instanceof Error ? error.message : String(error) };
+    }
+  }
+
+  private async transcriptOf(r: EventRecord): Promise<unknown> {
+    const ref = r.transcript_ref;
+    if (!ref) return null;
+    try {
+      return JSON.parse(ref) as unknown;
+    } catch {
+      // Not inline: a pointer into the payload store.
+    }
+    if (!this.sources.payloads) return null;
+    try {
+      const text = await this.sources.payloads.get(ref);
+      try {
+        return JSON.parse(text) as unknown;
+      } catch {
+        return text;
+      }
+    } catch {
+      return null;
+    }
+  }
+
+  private async requestOf(eventId: string): Promise<RequestRecord | null> {
+    if (!this.sources.requests) return null;
+    const recent = await this.sources.requests.list({ limit: 1000 });
+    return recent.find((entry) => entry.event_id === eventId) ?? null;
+  }
+
+  /** Every record of one event (one per subscription) with its payload, prompt, transcript and targets. */
+  async event(eventId: string) {
+    const records = await this.sources.events.getEvent(eventId);
+    if (records.length === 0) return undefined;
+    const first = records[0]!;
+    const { payload, payload_error } = await this.payloadOf(first);
+    const request = await this.requestOf(eventId);
+    const current = new Map((await this.sources.subscriptions.list()).map((s) => [s.name, s]));
+    const subscriptions = await Promise.all(records.map(async (r) => ({
+      event_filters: current.get(r.subscription)?.events ?? [], filters: current.get(r.subscription)?.filters ?? [],
+      ...eventSummary(r), prompt: r.prompt ?? null, reply: r.reply ?? null, warnings: r.warnings ?? [],
+      targets: r.targets ?? {}, timings: r.timings ?? {}, usage: r.usage ?? null, superseded_by: r.superseded_by ?? null,
+      transcript: await this.transcriptOf(r),
+    })));
+    return this.clean({
+      event_id: eventId, delivery_id: first.delivery_id, source: first.source, event: first.event, action: first.action ?? null,
+      received_at: first.received_at, subject_key: first.message.subject_key ?? null, replay_of: first.message.replay_of ?? null,
+      payload, payload_error: payload_error ?? null,
+      request: request && { ...request, headers: request.header_names.map((name) => ({ name, value: null })) },
+      records: subscriptions,
+    });
+  }
+
+  async listRequests(query: { endpoint?: string; outcome?: string; since?: number; limit: number }) {
+    if (!this.sources.requests) return null;
+    const entries = await this.sources.requests.list({
+      limit: query.limit,
+      ...(query.endpoint ? { endpoint: query.endpoint } : {}),
+      ...(query.outcome ? { outcome: query.outcome as RequestOutcome } : {}),
+      ...(query.since !== undefined ? { since: query.since } : {}),
+    });
+    return this.clean(entries);
+  }
+
+  /** `fallbackBase`: where this page was reached, for URLs when no `webhooks.public_url` is set. */
+  async listSubscriptions(fallbackBase = 'http://127.0.0.1:8644') {
+    const base = (this.sources.publicUrl || fallbackBase).replace(/\/+$/, '');
+    const subscriptions = await this.sources.subscriptions.list();
+    const counts = await Promise.all(subscriptions.map((s) => this.sources.events.listByStatus(s.name, 'held' as EventStatus).then((held) => held.length)));
+    return this.clean(subscriptions.map((s, i) => ({
+      ...subscriptionJson(s), held: counts[i],
+      urls: { github: `${base}/webhooks/github`, gitlab: `${base}/webhooks/gitlab`, custom: `${base}/webhooks/custom/${s.name}` },
+    })));
+  }
+}

@@ -1,0 +1,191 @@
+/**
+ * The console over HTTP: the page (one HTML file shipped in the bundle) at /console and a
+ * small JSON API under /console/api. Used by `hookagent console` and mounted by `serve`.
+ */
+import { randomBytes } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { HookError } from '../../functions/core/errors';
+import type { Logger } from '../../functions/core/log';
+import { ConsoleData, type ConsoleSources } from './data';
+import { runUseCase } from './lifecycle';
+import page from './page.html';
+import { AUTH_COOKIE, ConsoleGuard, SESSION_COOKIE, cookies, hostIsLoopback, isLoopbackPeer, securityHeaders } from './security';
+
+export interface ConsoleOptions {
+  /** Required when the console is reachable off loopback. */
+  authToken?: string;
+  /** Answer only peers on this machine (serve's mount). */
+  loopbackPeersOnly?: boolean;
+  /** Refuse Host headers that do not name loopback (DNS rebinding); on unless bound elsewhere with a token. */
+  loopbackHostsOnly?: boolean;
+  /** How often the page polls for new events, in ms. */
+  pollMs?: number;
+  now?: () => number;
+  /** Where pause, resume and replay from the console are logged (with subscription and event id). */
+  logger?: Logger;
+}
+
+export type ConsoleHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
+
+/** Runs `fn` with the stores open: fixed ones (serve, AWS), or opened per request (the local store's lock). */
+export type SourcesProvider = <T>(fn: (sources: ConsoleSources) => Promise<T>) => Promise<T>;
+
+const STATUSES = new Set(['held', 'queued', 'processing', 'delivered', 'suppressed', 'failed', 'superseded', 'rate_limited', 'over_budget', 'abandoned']);
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json; charset=utf-8', ...securityHeaders() });
+  res.end(JSON.stringify(body));
+}
+
+const problem = (res: ServerResponse, status: number, code: string, message: string) => json(res, status, { status: 'error', code, message });
+
+function readSmallBody(req: IncomingMessage, limit = 4096): Promise<string> {
+  return new Promise((resolve, reject) => {
+    let text = '';
+    req.setEncoding('utf8');
+    req.on('data', (chunk: string) => {
+      text += chunk;
+      if (text.length > limit) reject(new HookError('payload_too_large', 'Request body too large'));
+    });
+    req.on('end', () => resolve(text));
+    req.on('error', reject);
+  });
+}
+
+function numberParam(value: string | null, fallback: number, min: number, max: number): number {
+  if (value === null || value === '') return fallback;
+  const n = Number(value);
+  if (!Number.isInteger(n) || n < min || n > max) throw new HookError('bad_request', `Expected a whole number from ${min} to ${max}, got '${value}'`);
+  return n;
+}
+
+function sinceParam(value: string | null): number | undefined {
+  if (value === null || value === '') return undefined;
+  const at = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(at)) throw new HookError('bad_request', `'since' must be epoch milliseconds or an ISO date, got '${value}'`);
+  return at;
+}
+
+export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, options: ConsoleOptions = {}): ConsoleHandler {
+  const consoleOptions = options;
+  const guard = new ConsoleGuard(options.authToken);
+  const withSources: SourcesProvider = typeof provide === 'function' ? provide : (fn) => fn(provide);
+  const now = options.now ?? Date.now;
+  const loopbackHostsOnly = options.loopbackHostsOnly ?? true;
+
+  function servePage(req: IncomingMessage, res: ServerResponse): void {
+    const jar = cookies(req);
+    const session = jar[SESSION_COOKIE] ?? guard.newSession();
+    const nonce = randomBytes(16).toString('base64');
+    const html = page
+      .replaceAll('<script>', `<script nonce="${nonce}">`)
+      .replaceAll('<style>', `<style nonce="${nonce}">`)
+      .replace('__CSRF__', guard.csrfFor(session))
+      .replace('__POLL_MS__', String(options.pollMs ?? 2000));
+    res.writeHead(200, {
+      'content-type': 'text/html; charset=utf-8', ...securityHeaders(nonce),
+      'set-cookie': `${SESSION_COOKIE}=${session}; Path=/console; HttpOnly; SameSite=Strict`,
+    });
+    res.end(html);
+  }
+
+  async function api(req: IncomingMessage, res: ServerResponse, path: string, url: URL, sources: ConsoleSources): Promise<void> {
+    const data = new ConsoleData(sources);
+    const method = req.method ?? 'GET';
+    const q = url.searchParams;
+    if (method === 'POST') {
+      if (!guard.csrfValid(req)) return problem(res, 403, 'csrf', 'Missing or wrong CSRF token: reload the console page and try again');
+      const body = await readSmallBody(req);
+      let options: Record<string, unknown> = {};
+      if (body.trim()) {
+        try {
+          options = JSON.parse(body) as Record<string, unknown>;
+        } catch {
+          return problem(res, 400, 'invalid_json', 'The request body is not JSON');
+        }
+      }
+      let match = /^\/subscriptions\/([^/]+)\/(pause|resume)$/.exec(path);
+      if (match) {
+        const name = decodeURIComponent(match[1]!);
+        const lines = await runUseCase(sources, match[2] === 'pause' ? { kind: 'pause', name } : { kind: 'resume', name, discardHeld: options.discard_held === true });
+        consoleOptions.logger?.info(`console ${match[2]}`, { subscription: name });
+        return json(res, 200, { status: 'ok', messages: lines });
+      }
+      match = /^\/events\/([^/]+)\/replay$/.exec(path);
+      if (match) {
+        const subscription = typeof options.subscription === 'string' ? options.subscription : undefined;
+        const lines = await runUseCase(sources, { kind: 'replay', eventId: decodeURIComponent(match[1]!), ...(subscription ? { subscription } : {}) });
+        const eventIds = lines.map((line) => /^Queued (\S+)/.exec(line)?.[1]).filter((id): id is string => !!id);
+        consoleOptions.logger?.info('console replay', { event_id: decodeURIComponent(match[1]!), replays: eventIds, ...(subscription ? { subscription } : {}) });
+        return json(res, 200, { status: 'ok', messages: lines, event_ids: eventIds });
+      }
+      return problem(res, 404, 'not_found', 'No such console action');
+    }
+    if (method !== 'GET') return problem(res, 405, 'method_not_allowed', 'Use GET or POST');
+    if (path === '/info') return json(res, 200, await data.info());
+    if (path === '/events') {
+      const status = q.get('status') ?? undefined;
+      if (status && !STATUSES.has(status)) throw new HookError('bad_request', `Unknown status '${status}'`);
+      const since = sinceParam(q.get('since'));
+      return json(res, 200, await data.listEvents({
+        limit: numberParam(q.get('limit'), 200, 1, 1000),
+        ...(q.get('subscription') ? { subscription: q.get('subscription')! } : {}), ...(status ? { status } : {}),
+        ...(q.get('endpoint') ? { endpoint: q.get('endpoint')! } : {}), ...(since !== undefined ? { since } : {}),
+        ...(q.get('q') ? { q: q.get('q')! } : {}),
+      }));
+    }
+    if (path === '/chart') return json(res, 200, await data.chart(now()));
+    if (path === '/subscriptions') return json(res, 200, await data.listSubscriptions(req.headers.host ? `http://${req.headers.host}` : undefined));
+    if (path === '/requests') {
+      const since = sinceParam(q.get('since'));
+      const entries = await data.listRequests({
+        limit: numberParam(q.get('limit'), 200, 1, 1000), ...(since !== undefined ? { since } : {}),
+        ...(q.get('endpoint') ? { endpoint: q.get('endpoint')! } : {}), ...(q.get('outcome') ? { outcome: q.get('outcome')! } : {}),
+      });
+      return json(res, 200, entries === null ? { available: false, requests: [] } : { available: true, requests: entries });
+    }
+    const match = /^\/events\/([^/]+)$/.exec(path);
+    if (match) {
+      const event = await data.event(decodeURIComponent(match[1]!));
+      return event ? json(res, 200, event) : problem(res, 404, 'event_not_found', 'No such event in the event log (it keeps 14 days)');
+    }
+    return problem(res, 404, 'not_found', 'No such console API');
+  }
+
+  return async (req, res) => {
+    const url = new URL(req.url ?? '/', 'http://console.local');
+    const path = url.pathname;
+    if (path !== '/console' && !path.startsWith('/console/')) return false;
+    if (options.loopbackPeersOnly && !isLoopbackPeer(req.socket.remoteAddress)) return false;
+    try {
+      if (loopbackHostsOnly && !hostIsLoopback(req)) return problem(res, 421, 'host_not_allowed', 'The console answers only to 127.0.0.1, localhost or [::1]'), true;
+      if (guard.needsToken && path === '/console' && url.searchParams.has('token')) {
+        if (!guard.tokenMatches(url.searchParams.get('token') ?? '')) return problem(res, 401, 'unauthorized', 'Wrong token: use the one given to hookagent console --auth-token'), true;
+        res.writeHead(303, { location: '/console', 'set-cookie': `${AUTH_COOKIE}=${guard.authCookieValue()}; Path=/console; HttpOnly; SameSite=Strict`, ...securityHeaders() });
+        res.end();
+        return true;
+      }
+      if (!guard.authorized(req)) return problem(res, 401, 'unauthorized', 'This console needs its token: open /console?token=<the --auth-token value>, or send Authorization: Bearer <token>'), true;
+      if (path === '/console' || path === '/console/') {
+        if (req.method !== 'GET' && req.method !== 'HEAD') return problem(res, 405, 'method_not_allowed', 'Use GET'), true;
+        servePage(req, res);
+        return true;
+      }
+      if (path.startsWith('/console/api/')) {
+        await withSources((sources) => api(req, res, path.slice('/console/api'.length), url, sources));
+        return true;
+      }
+      problem(res, 404, 'not_found', 'No such console page');
+    } catch (error) {
+      if (res.headersSent) return res.end(), true;
+      if (error instanceof HookError) {
+        const status = error.code === 'bad_request' ? 400 : error.code.endsWith('not_found') ? 404 : error.code === 'payload_too_large' ? 413 : 500;
+        problem(res, status, error.code, error.message);
+      } else {
+        consoleOptions.logger?.error('console request failed', { path, error: error instanceof Error ? error.message : String(error) });
+        problem(res, 500, 'console_error', error instanceof Error ? error.message : String(error));
+      }
+    }
+    return true;
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * The console's guards: loopback Host names (against DNS rebinding), an optional access
+ * token (required off loopback), a per-session CSRF token on every state-changing action,
+ * and response headers that keep the page to itself.
+ */
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+export const SESSION_COOKIE = 'hookagent_console_session';
+export const AUTH_COOKIE = 'hookagent_console_auth';
+
+const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
+
+export function isLoopbackHost(host: string): boolean {
+  return host === '127.0.0.1' || host === '::1' || host === 'localhost' || /^127\.\d+\.\d+\.\d+$/.test(host);
+}
+
+export function isLoopbackPeer(address: string | undefined): boolean {
+  return !!address && (address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.'));
+}
+
+export function cookies(req: IncomingMessage): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const at = part.indexOf('=');
+    if (at > 0) out[part.slice(0, at).trim()] = decodeURIComponent(part.slice(at + 1).trim());
+  }
+  return out;
+}
+
+function same(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/** The Host header names this machine's loopback (any port). */
+export function hostIsLoopback(req: IncomingMessage): boolean {
+  const host = (req.headers.host ?? '').toLowerCase();
+  const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0] ?? '';
+  return LOOPBACK_NAMES.has(name);
+}
+
+export class ConsoleGuard {
+  private readonly key = randomBytes(32);
+
+  constructor(private readonly authToken: string | undefined) {}
+
+  get needsToken(): boolean {
+    return this.authToken !== undefined;
+  }
+
+  newSession(): string {
+    return randomBytes(24).toString('base64url');
+  }
+
+  csrfFor(session: string): string {
+    return createHmac('sha256', this.key).update(`csrf:${session}`).digest('base64url');
+  }
+
+  /** What the auth cookie holds: a keyed digest of the token, never the token itself. */
+  authCookieValue(): string {
+    return createHmac('sha256', this.key).update(`auth:${this.authToken ?? ''}`).digest('base64url');
+  }
+
+  tokenMatches(candidate: string): boolean {
+    return this.authToken !== undefined && same(candidate, this.authToken);
+  }
+
+  authorized(req: IncomingMessage): boolean {
+    if (this.authToken === undefined) return true;
+    const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
+    if (bearer && this.tokenMatches(bearer.trim())) return true;
+    const cookie = cookies(req)[AUTH_COOKIE];
+    return cookie !== undefined && same(cookie, this.authCookieValue());
+  }
+
+  /** A state-changing request carries its session's CSRF token, from this origin. */
+  csrfValid(req: IncomingMessage): boolean {
+    const session = cookies(req)[SESSION_COOKIE];
+    const token = req.headers['x-csrf-token'];
+    if (!session || typeof token !== 'string' || !same(token, this.csrfFor(session))) return false;
+    const origin = req.headers.origin;
+    if (origin === undefined) return true;
+    try {
+      return new URL(origin).host === req.headers.host;
+    } catch {
+      return false;
+    }
+  }
+}
+
+export function securityHeaders(nonce?: string): Record<string, string> {
+  const scripts = nonce ? `'nonce-${nonce}'` : "'none'";
+  return {
+    'content-security-policy': `default-src 'none'; script-src ${scripts}; style-src ${scripts}; connect-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'`,
+    'x-content-type-options': 'nosniff',
+    'referrer-policy': 'no-referrer',
+    'x-frame-options': 'DENY',
+    'cache-control': 'no-store',
+  };
+}

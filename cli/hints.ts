@@ -1,0 +1,30 @@
+/**
+ * Every CLI error ends with what to do next. Messages that already say it are printed as
+ * they are; the others get the hint for their error code.
+ */
+import { HookError } from '../functions/core/errors';
+
+const HINTS: Record<string, string> = {
+  subscription_not_found: "See the names with 'hookagent webhook list', or create one with 'hookagent webhook subscribe <name>'.",
+  subscription_exists: "Change it with 'hookagent webhook update <name> …', or pick another name.",
+  event_not_found: "Find event ids with 'hookagent webhook events <name>' (or in 'hookagent console').",
+  config_invalid: 'Fix config.yaml (the message names the key), then run the command again.',
+  unavailable: 'The store did not answer: check that it is reachable (AWS credentials and region, or the local data directory) and try again.',
+  service_unreachable: "Start the service with 'hookagent serve', or pass --url.",
+  listen_failed: 'Choose another --port, or stop what is using it.',
+};
+
+const SAYS_WHAT_NEXT = /\b(run|use|pass|choose|create|start|add|set|fix|see|try|check|open|generate|give|remove|pick|change|find|list)\b/i;
+
+export function hintFor(code: string, message: string): string | undefined {
+  if (SAYS_WHAT_NEXT.test(message)) return undefined;
+  return HINTS[code] ?? 'Run the command with --help for its options and an example.';
+}
+
+/** `error: <message>\n<what to do next>\n` for stderr. */
+export function formatError(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  const code = error instanceof HookError ? error.code : 'error';
+  const hint = hintFor(code, message);
+  return `error: ${message}\n${hint ? `${hint}\n` : ''}`;
+}

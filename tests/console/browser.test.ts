@@ -1,0 +1,130 @@
+/**
+ * The console in a real browser: Debian's chromium driven by playwright-core, headless.
+ * Clicks through the list (which updates live) → one event → Replay, pauses and resumes
+ * a subscription, reads the request log, and saves screenshots under tests/console/artifacts.
+ */
+import { existsSync, mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { MASK } from '../../cli/console/redact';
+import { eventually } from '../support/serve';
+import { SUB_SECRET, startConsoleFixture, type ConsoleFixture } from './fixture';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const ARTIFACTS = join(__dirname, 'artifacts');
+
+let fx: ConsoleFixture;
+let browser: Browser;
+let page: Page;
+const pageErrors: string[] = [];
+
+beforeAll(async () => {
+  if (!existsSync(CHROMIUM)) throw new Error(`No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium), as .ci/run does, or set CHROMIUM_PATH`);
+  mkdirSync(ARTIFACTS, { recursive: true });
+  fx = await startConsoleFixture({ pollMs: 250 });
+  browser = await chromium.launch({
+    executablePath: CHROMIUM, headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'],
+  });
+  page = await browser.newPage({ viewport: { width: 1360, height: 900 } });
+  page.on('pageerror', (error) => pageErrors.push(error.message));
+  page.on('console', (message) => {
+    if (message.type() === 'error') pageErrors.push(message.text());
+  });
+}, 60_000);
+afterEach(() => expect(pageErrors).toEqual([]));
+afterAll(async () => {
+  await browser?.close();
+  await fx?.close();
+});
+
+test('events list: rows with status, model and tokens, the chart, and new events without a reload', async () => {
+  await page.goto(`${fx.url}/console`);
+  const row = page.locator(`tr[data-event-id="${fx.rich.event_id}"]`);
+  await row.waitFor();
+  await expect(row.innerText()).resolves.toMatch(/github\s+pull_request\.opened\s+pr-review\s+delivered\s+5\.1 s\s+claude-sonnet-4-5\s+2822/);
+  expect(await page.locator('#chart rect').count()).toBeGreaterThan(5);
+  expect(await page.locator('#chart rect[data-outcome="failed"]').count()).toBeGreaterThan(0);
+  await page.screenshot({ path: join(ARTIFACTS, 'events.png'), fullPage: true });
+
+  const fresh = await fx.addEvent({ subscription: 'alerts', status: 'queued' });
+  await page.locator(`tr[data-event-id="${fresh.event_id}"]`).waitFor({ timeout: 10_000 });
+  expect(await page.locator('#events tr').first().getAttribute('data-event-id')).toBe(fresh.event_id);
+
+  await page.selectOption('select[name="status"]', 'failed');
+  await eventually(async () => (await page.locator('#events tr').count()) > 0
+    && (await page.locator('#events tr .status').allInnerTexts()).every((s) => s === 'failed'), 'the status filter');
+  await page.selectOption('select[name="status"]', '');
+  await page.fill('input[name="q"]', '72d3162e');
+  await eventually(async () => (await page.locator('#events tr').count()) === 1, 'the search');
+  await page.fill('input[name="q"]', '');
+});
+
+test('one event → Replay: the page shows the new attempt, and the event log has it', async () => {
+  await page.locator(`tr[data-event-id="${fx.rich.event_id}"]`).click();
+  await page.locator('#event-id').waitFor();
+  expect(await page.locator('#event-id').innerText()).toBe(fx.rich.event_id);
+  const payload = page.locator('#payload');
+  expect(await payload.innerText()).toContain('"Add retry to uploads"');
+  expect(await payload.innerText()).toContain(MASK);
+  expect(await page.content()).not.toContain(SUB_SECRET);
+  expect(await page.locator('#headers').innerText()).toContain('x-hub-signature-256');
+  expect(await page.locator('#candidates').innerText()).toMatch(/alerts\s+unmatched\s+no event filter/);
+  expect(await page.locator('.record').innerText()).toMatch(/event filter\s+pull_request\.opened/);
+  expect(await page.locator('.record .filters').innerText()).toBe('pull_request.draft == false');
+  expect(await page.locator('.prompt').innerText()).toContain('Review the pull request');
+  const steps = page.locator('.transcript li.step');
+  expect(await steps.count()).toBe(2);
+  expect(await steps.nth(0).innerText()).toMatch(/assistant · http_get[\s\S]*pull\/7\.diff/);
+  expect(await steps.nth(1).innerText()).toMatch(/tool · http_get[\s\S]*result\s*\+ retry\(\)/);
+  expect(await page.locator('.reply').innerText()).toContain('never backs off');
+  expect(await page.locator('.targets a').getAttribute('href')).toBe('https://github.test/octo/app/pull/7#issuecomment-101');
+  // The JSON tree: two levels open, deeper ones folded until clicked.
+  expect(await payload.innerText()).not.toContain('payload-hook');
+  const node = page.locator('#payload details details details').first();
+  expect(await node.getAttribute('open')).toBeNull();
+  await node.locator('summary').first().click();
+  expect(await node.getAttribute('open')).not.toBeNull();
+  await page.screenshot({ path: join(ARTIFACTS, 'event.png'), fullPage: true });
+
+  await page.click('#replay');
+  const notice = page.locator('#replayed');
+  await notice.waitFor();
+  const text = await notice.innerText();
+  expect(text).toContain(`a replay of ${fx.rich.event_id}`);
+  const newId = /Queued (\S+)/.exec(text)?.[1];
+  expect(newId).toMatch(/^evt_/);
+  const copy = await fx.events.get(newId!, 'pr-review');
+  expect(copy?.message.replay_of).toBe(fx.rich.event_id);
+
+  await notice.locator('a').click();
+  await eventually(async () => (await page.locator('#event-id').innerText().catch(() => '')) === newId, 'the replay page');
+  expect(await page.locator('.record .status').first().innerText()).toBe('queued');
+});
+
+test('subscriptions: endpoint URLs to paste, Pause and Resume', async () => {
+  await page.click('a[data-nav="subscriptions"]');
+  const row = page.locator('tr[data-subscription="alerts"]');
+  await row.waitFor();
+  expect(await row.locator('input.url').last().inputValue()).toBe('https://hooks.example.com/webhooks/custom/alerts');
+  await row.locator('button[data-action="pause"]').click();
+  await page.locator('tr[data-subscription="alerts"] button[data-action="resume"]').waitFor();
+  expect((await fx.subscriptions.get('alerts'))!.state).toBe('paused');
+  expect(await page.locator('#notice').innerText()).toContain("Paused 'alerts'");
+  await page.screenshot({ path: join(ARTIFACTS, 'subscriptions.png'), fullPage: true });
+  await page.locator('tr[data-subscription="alerts"] button[data-action="resume"]').click();
+  await page.locator('tr[data-subscription="alerts"] button[data-action="pause"]').waitFor();
+  expect((await fx.subscriptions.get('alerts'))!.state).toBe('active');
+});
+
+test('requests: the log with the reason for each', async () => {
+  await page.click('a[data-nav="requests"]');
+  const table = page.locator('#requests');
+  await table.waitFor();
+  const text = await table.innerText();
+  expect(text).toMatch(/rejected_signature\s+Signature does not match \(×3\)/);
+  expect(text).toContain('pr-review: event pull_request.opened matches');
+  await page.selectOption('select[name="outcome"]', 'rejected_signature');
+  await eventually(async () => (await page.locator('#requests tbody tr').count()) === 1, 'the outcome filter');
+  expect(await page.locator('#requests tbody').innerText()).toContain('Signature does not match');
+});

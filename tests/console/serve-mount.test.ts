@@ -1,0 +1,57 @@
+/**
+ * `hookagent serve` answers the console at /console on loopback, next to the webhook
+ * endpoints, over its own store: a subscription made with the CLI shows up there, a
+ * webhook's event appears in the list, and the webhook routes are untouched.
+ */
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { signStandardWebhooks } from '../../functions/core/auth/signatures';
+import { isLoopbackPeer } from '../../cli/console/security';
+import { buildCli, runCli } from '../support/cli';
+import { eventually, startServe, stopServe } from '../support/serve';
+
+beforeAll(() => buildCli(), 60_000);
+
+test('serve mounts the console at /console; webhooks still reach ingest', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hookagent-serve-console-'));
+  writeFileSync(join(dir, 'config.yaml'), '');
+  const serve = await startServe(dir, { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' });
+  try {
+    expect(serve.output()).toContain(`console: ${serve.url}/console`);
+    const subscribed = await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'alerts']);
+    expect(subscribed.code).toBe(0);
+    const secret = /whsec_[A-Za-z0-9+/=]+/.exec(subscribed.stdout)![0];
+
+    const page = await fetch(`${serve.url}/console`);
+    expect(page.status).toBe(200);
+    expect(await page.text()).toContain('<title>hookagent console</title>');
+    const subs = await (await fetch(`${serve.url}/console/api/subscriptions`)).text();
+    expect(JSON.parse(subs)).toEqual([expect.objectContaining({ name: 'alerts', urls: expect.objectContaining({ custom: `${serve.url}/webhooks/custom/alerts` }) })]);
+    expect(subs).not.toContain(secret);
+
+    const body = JSON.stringify({ alert: 'DiskFull' });
+    const at = Math.floor(Date.now() / 1000);
+    const accepted = await fetch(`${serve.url}/webhooks/custom/alerts`, {
+      method: 'POST', body,
+      headers: { 'content-type': 'application/json', 'webhook-id': 'msg_1', 'webhook-timestamp': String(at), 'webhook-signature': signStandardWebhooks(body, secret, 'msg_1', at) },
+    });
+    expect(accepted.status).toBe(202);
+    const { event_id: eventId } = (await accepted.json()) as { event_id: string };
+    await eventually(async () => {
+      const list = (await (await fetch(`${serve.url}/console/api/events`)).json()) as Array<{ event_id: string; status: string }>;
+      return list.some((e) => e.event_id === eventId && e.status === 'delivered');
+    }, 'the event delivered in the console list');
+    expect((await fetch(`${serve.url}/health`)).status).toBe(200);
+  } finally {
+    expect(await stopServe(serve)).toBe(0);
+  }
+}, 60_000);
+
+test('serve answers the console only to peers on this machine', () => {
+  expect(isLoopbackPeer('127.0.0.1')).toBe(true);
+  expect(isLoopbackPeer('::1')).toBe(true);
+  expect(isLoopbackPeer('::ffff:127.0.0.1')).toBe(true);
+  expect(isLoopbackPeer('192.168.1.20')).toBe(false);
+  expect(isLoopbackPeer(undefined)).toBe(false);
+});
