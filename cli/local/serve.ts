@@ -24,6 +24,7 @@ import { FilePayloadStore } from '../../functions/local/file-payload-store';
 import { LocalQueue } from '../../functions/local/queue';
 import { openLocalStore } from '../../functions/local/store';
 import { createAgent } from '../../functions/worker/agent-factory';
+import { DynamoCounterStore } from '../../functions/aws/counter-store';
 import { createWorkerHandler } from '../../functions/worker/batch';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_QUEUE_TABLES, LOCAL_VISIBILITY_TIMEOUT_MS, dataDir, touch, wakeFile } from '../context';
@@ -79,6 +80,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     events, payloads, subscriptions: subscriptionStore, agent: createAgent(config.agent, config.delivery, config.aws?.region), skills: new SkillLibrary(options.configDir),
     targets: createDeliveryTargets(config.delivery), config, clock: systemClock, logger, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
     deadLetters: { send: (body, reason) => queue.sendToDeadLetters(body, LOCAL_MAX_RECEIVE_COUNT).then(() => logger.warn('dead-lettered', { reason })) },
+    counters: new DynamoCounterStore(store.client, store.tables.dedup, systemClock),
   });
   const consumer = new QueueConsumer(queue, worker, { batchSize: 10, concurrency: 2, idleCheckMs: 5_000, logger });
 
