@@ -45,6 +45,7 @@ export function eventJson(r: EventRecord): Record<string, unknown> {
     delivery_id: r.delivery_id, received_at: r.received_at, updated_at: r.updated_at, attempts: r.attempts ?? 0,
     targets: r.targets ?? {}, error: r.error ?? null, warnings: r.warnings ?? [], reply: r.reply ?? null,
     ...(r.message.replay_of ? { replay_of: r.message.replay_of } : {}),
+    usage: r.usage ?? null,
   };
 }
 
