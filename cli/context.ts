@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { configDir as resolveConfigDir, readConfigFile } from '../functions/core/config/file';
 import type { Config } from '../functions/core/config/types';
 import { HookError } from '../functions/core/errors';
-import type { EventLog, EventQueue, SubscriptionStore } from '../functions/core/ports';
+import type { EventLog, EventQueue, PayloadStore, SubscriptionStore } from '../functions/core/ports';
 import { systemClock } from '../functions/core/ports';
 import { SkillLibrary } from '../functions/core/skills/library';
 import { createDynamoClient } from '../functions/aws/dynamo';
@@ -19,6 +19,9 @@ import { DynamoSubscriptionStore } from '../functions/aws/subscription-store';
 import { tableNamesForStage } from '../functions/aws/tables';
 import { LocalQueue } from '../functions/local/queue';
 import { openLocalStore } from '../functions/local/store';
+import { FilePayloadStore } from '../functions/local/file-payload-store';
+import { S3Client } from '@aws-sdk/client-s3';
+import { S3PayloadStore } from '../functions/aws/s3-payload-store';
 
 export interface GlobalOptions {
   configDir?: string;
@@ -30,6 +33,8 @@ export interface Stores {
   subscriptions: SubscriptionStore;
   events: EventLog;
   queue: EventQueue;
+  /** Reads stored payloads and large transcripts by pointer (`webhook event`). */
+  payloads?: PayloadStore;
   where: string;
   close(): Promise<void>;
 }
@@ -109,6 +114,8 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
       subscriptions: new DynamoSubscriptionStore(dynamo, tables.subscriptions),
       events: new DynamoEventLog(dynamo, tables.events),
       queue: lazyQueue,
+      // Reading only: the pointer names its bucket.
+      payloads: new S3PayloadStore(new S3Client(region ? { region } : {}), ''),
       where: `the AWS deployment '${stage}'${region ? ` in ${region}` : ''}`,
       close: async () => {
         dynamo.destroy();
@@ -126,6 +133,7 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
     subscriptions: new DynamoSubscriptionStore(store.client, store.tables.subscriptions),
     events: new DynamoEventLog(store.client, store.tables.events),
     queue,
+    payloads: new FilePayloadStore(join(dataDir(dir), 'payloads')),
     where: `the local store in ${dataDir(dir)}`,
     close: () => store.close(),
   };

@@ -18,7 +18,7 @@ import gitlabTagPush from '../../tests/fixtures/gitlab/tag_push.json';
 import { loadDotEnv } from '../local/first-run';
 import { withStores, type CliContext } from '../context';
 
-const GITLAB_SAMPLES: Record<string, [string, unknown]> = {
+export const GITLAB_SAMPLES: Record<string, [string, unknown]> = {
   push: ['Push Hook', gitlabPush], tag_push: ['Tag Push Hook', gitlabTagPush], issue: ['Issue Hook', gitlabIssue],
   merge_request: ['Merge Request Hook', gitlabMergeRequest], note: ['Note Hook', gitlabNote], pipeline: ['Pipeline Hook', gitlabPipeline],
   release: ['Release Hook', gitlabRelease],
@@ -31,7 +31,7 @@ interface Sample {
 }
 
 /** A GitHub example payload for the event (and action) from @octokit/webhooks-examples. */
-function githubSample(event: string, action: string | undefined): unknown {
+export function githubSample(event: string, action: string | undefined): unknown {
   let groups: Array<{ name: string; examples: Array<{ action?: string }> }>;
   try {
     // eslint-disable-next-line @typescript-eslint/no-require-imports
