@@ -114,7 +114,7 @@ test('stop_reason max_tokens is retried once asking for a shorter answer; twice 
   expect(reply.text).toBe('Short answer.');
   expect(reply.run?.transcript.retried_shorter).toBe(true);
   const retry = JSON.parse(server.requests[1]!.body) as Body;
-  expect(retry.tools).toBeUndefined();
+  expect(retry.tools?.map((t) => t.name)).toEqual(['lookup']);
   expect(retry.messages.at(-2)).toEqual({ role: 'assistant', content: [{ type: 'text', text: 'A very long answ' }] });
   expect(retry.messages.at(-1)?.content[0]).toMatchObject({ type: 'text', text: SHORTER_PLEASE });
 

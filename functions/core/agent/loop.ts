@@ -21,7 +21,7 @@ export interface LoopOptions {
 }
 
 /** Sent once after a reply cut at the token limit. */
-export const SHORTER_PLEASE = 'Your previous reply was cut off at the output token limit. Write the complete answer again, much shorter (well within the limit), and do not call tools.';
+export const SHORTER_PLEASE = 'Your previous reply was cut off at the output token limit. Write the complete answer again, much shorter (well within the limit), without calling tools.';
 
 export async function runToolLoop(request: AgentRequest, options: LoopOptions): Promise<AgentReply> {
   const signal = AbortSignal.timeout(request.timeoutMs);
@@ -34,7 +34,8 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
   let retriedShorter = false;
   try {
     for (let step = 1; step <= request.maxSteps; step++) {
-      const turn = await options.provider.turn(request.system, conversation, retriedShorter ? [] : specs, signal, turnOptions);
+      // Tools stay offered on the shorter retry: Bedrock refuses toolUse blocks without a toolConfig.
+      const turn = await options.provider.turn(request.system, conversation, specs, signal, turnOptions);
       const recorded = recorder.turn(turn.text, turn.stop, turn.usage);
       if (turn.stop === 'content_filter') {
         throw new HookError('agent_reply_filtered', `The model's reply was refused by the provider's content filter (${options.provider.name ?? 'model'}); nothing was posted`);
