@@ -129,3 +129,9 @@ test('stop_reason refusal is agent_reply_filtered; an empty end_turn is agent_re
   script = [[200, message([{ type: 'text', text: '  \n' }], 'end_turn')]];
   await expect(run()).rejects.toMatchObject({ code: 'agent_reply_empty', retryable: false });
 });
+
+test('a retry-after wait that outlasts agent.timeout ends as agent_timeout (retryable), without another call', async () => {
+  script = [[529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, { 'retry-after': '10' }]];
+  await expect(run({ timeoutMs: 200 })).rejects.toMatchObject({ code: 'agent_timeout', retryable: true });
+  expect(server.requests).toHaveLength(1);
+});

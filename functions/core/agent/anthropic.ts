@@ -97,8 +97,15 @@ function retryAfterMs(header: string | null): number | undefined {
 }
 
 const wait = (ms: number, signal: AbortSignal) => new Promise<void>((resolve, reject) => {
-  const timer = setTimeout(resolve, ms);
-  signal.addEventListener('abort', () => { clearTimeout(timer); reject(signal.reason as Error); }, { once: true });
+  const onAbort = () => {
+    clearTimeout(timer);
+    reject(signal.reason as Error);
+  };
+  const timer = setTimeout(() => {
+    signal.removeEventListener('abort', onAbort);
+    resolve();
+  }, ms);
+  signal.addEventListener('abort', onAbort, { once: true });
 });
 
 export function anthropicProvider(settings: AnthropicSettings): ChatProvider {
