@@ -74,10 +74,16 @@ function openAiUsage(usage: unknown): TurnUsage | undefined {
   return { input: Math.max(0, num(u.prompt_tokens) - cached), output: num(u.completion_tokens), ...(cached ? { cacheRead: cached } : {}) };
 }
 
+/**
+ * OpenAI itself takes max_completion_tokens (max_tokens is refused by its reasoning models);
+ * compatible servers (OpenRouter, Ollama, vLLM) take max_tokens.
+ */
+export function maxTokensField(baseUrl: string): 'max_completion_tokens' | 'max_tokens' {
+  return /^https:\/\/api\.openai\.com\//.test(`${baseUrl}/`) ? 'max_completion_tokens' : 'max_tokens';
+}
+
 export function openAiProvider(settings: OpenAiSettings): ChatProvider {
-  // OpenAI itself takes max_completion_tokens (max_tokens is refused by its reasoning models);
-  // compatible servers (OpenRouter, Ollama, vLLM) take max_tokens.
-  const limitField = /^https:\/\/api\.openai\.com\//.test(`${settings.baseUrl}/`) ? 'max_completion_tokens' : 'max_tokens';
+  const limitField = maxTokensField(settings.baseUrl);
   return {
     name: 'openai',
     model: settings.model,
