@@ -117,6 +117,8 @@ describe('replies that must not be posted (OpenAI-compatible)', () => {
     expect(await processMessage(JSON.stringify(m), 1, deps)).toEqual({ kind: 'ack', status: 'delivered' });
     expect(target.received).toEqual(['LGTM.']);
     expect(llm.requests.map((r) => (JSON.parse(r.body) as { max_tokens?: number }).max_tokens)).toEqual([64, 64]);
+    const retry = JSON.parse(llm.requests[1]!.body) as { messages: Array<Record<string, unknown>> };
+    expect(retry.messages.slice(-2)).toEqual([{ role: 'assistant', content: 'A long revi' }, { role: 'user', content: expect.stringContaining('much shorter') }]);
     const record = await events.get(m.event_id, m.subscription);
     const transcript = await loadTranscript(deps.payloads, record?.transcript_ref);
     expect(transcript).toMatchObject({ provider: 'openai', retried_shorter: true, reply: 'LGTM.', user: expect.stringContaining('Review Add x') });

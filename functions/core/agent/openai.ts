@@ -21,9 +21,10 @@ function toMessages(system: string, conversation: Turn[]): Message[] {
   for (const turn of conversation) {
     if (turn.role === 'user') messages.push({ role: 'user', content: turn.text });
     else if (turn.role === 'assistant') {
+      // An empty tool_calls array is refused by OpenAI ("empty array"): only sent when there are calls.
       messages.push({
         role: 'assistant', content: turn.text || null,
-        tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) } })),
+        ...(turn.toolCalls.length > 0 ? { tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) } })) } : {}),
       });
     } else {
       for (const r of turn.results) messages.push({ role: 'tool', tool_call_id: r.id, content: r.isError ? `ERROR: ${r.content}` : r.content });
