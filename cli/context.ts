@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { configDir as resolveConfigDir, readConfigFile } from '../functions/core/config/file';
 import type { Config } from '../functions/core/config/types';
 import { HookError } from '../functions/core/errors';
-import type { EventLog, EventQueue, SubscriptionStore } from '../functions/core/ports';
+import type { EventLog, EventQueue, PayloadStore, SubscriptionStore } from '../functions/core/ports';
 import { systemClock } from '../functions/core/ports';
 import { SkillLibrary } from '../functions/core/skills/library';
 import { createDynamoClient } from '../functions/aws/dynamo';
@@ -18,6 +18,8 @@ import { SqsEventQueue } from '../functions/aws/sqs-queue';
 import { DynamoSubscriptionStore } from '../functions/aws/subscription-store';
 import { tableNamesForStage } from '../functions/aws/tables';
 import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_VISIBILITY_TIMEOUT_MS, openLocalRuntime } from '../functions/local/compose';
+import { S3Client } from '@aws-sdk/client-s3';
+import { S3PayloadStore } from '../functions/aws/s3-payload-store';
 
 export interface GlobalOptions {
   configDir?: string;
@@ -29,6 +31,8 @@ export interface Stores {
   subscriptions: SubscriptionStore;
   events: EventLog;
   queue: EventQueue;
+  /** Reads stored payloads and large transcripts by pointer (`webhook event`). */
+  payloads?: PayloadStore;
   where: string;
   close(): Promise<void>;
 }
@@ -105,6 +109,8 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
       subscriptions: new DynamoSubscriptionStore(dynamo, tables.subscriptions),
       events: new DynamoEventLog(dynamo, tables.events),
       queue: lazyQueue,
+      // Reading only: the pointer names its bucket.
+      payloads: new S3PayloadStore(new S3Client(region ? { region } : {}), ''),
       where: `the AWS deployment '${stage}'${region ? ` in ${region}` : ''}`,
       close: async () => {
         dynamo.destroy();
@@ -118,6 +124,7 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
     subscriptions: runtime.subscriptions,
     events: runtime.events,
     queue: runtime.queue,
+    payloads: runtime.payloads,
     where: `the local store in ${dataDir(dir)}`,
     close: async () => runtime.close(),
   };

@@ -22,6 +22,9 @@ import { consoleCommand } from './console/cli';
 import { formatError } from './hints';
 import { eventsCommand } from './webhook/follow';
 import { version } from '../package.json';
+import { usage } from './webhook/usage';
+import { event } from './webhook/event';
+import { dryRun } from './webhook/dry-run';
 
 // The SDK's notice about future Node versions is not the user's concern on every command.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -40,6 +43,8 @@ function fieldsOf(argv: Args): SubscriptionFields {
   if (typeof argv.description === 'string') fields.description = argv.description;
   if (typeof argv.channel === 'string') fields.channel = argv.channel;
   if (argv.chatId !== undefined) fields.chatId = String(argv.chatId);
+  if (argv.maxTokens !== undefined) fields.maxTokens = String(argv.maxTokens);
+  if (argv.dailyTokens !== undefined) fields.dailyTokens = String(argv.dailyTokens);
   return fields;
 }
 
@@ -53,7 +58,9 @@ function subscriptionOptions(example: string) {
     .option('deliver', { type: 'string', array: true, describe: 'targets: codehost_comment, teamchat, messenger, log (default log)' })
     .option('description', { type: 'string', describe: 'a line saying what the subscription is for' })
     .option('channel', { type: 'string', describe: 'team chat channel for this subscription (overrides delivery.teamchat.channel)' })
-    .option('chat-id', { type: 'string', describe: 'messenger chat id for this subscription (overrides delivery.messenger.chat_id)' });
+    .option('chat-id', { type: 'string', describe: 'messenger chat id for this subscription (overrides delivery.messenger.chat_id)' })
+    .option('max-tokens', { type: 'string', describe: "the agent reply's token limit for this subscription (overrides agent.max_tokens; none to clear)" })
+    .option('daily-tokens', { type: 'string', describe: 'daily token budget of this subscription (UTC days; none to clear)' });
 }
 
 /** Runs a command body; HookErrors become exit 1 with their message. */
@@ -103,11 +110,17 @@ function webhookCommands(y: Argv): Argv {
       .option('send', { type: 'boolean', describe: 'post a signed sample event to the running service and print the outcome' })
       .option('url', { type: 'string', default: 'http://127.0.0.1:8644', describe: 'with --send: where the service listens' })
       .option('wait', { type: 'number', default: 30, describe: 'with --send: seconds to wait for the outcome' })
+      .option('dry-run', { type: 'boolean', describe: 'run the real agent (provider, skills, tools) on the payload and print reply and transcript; nothing is delivered' })
+      .option('json', { type: 'boolean', describe: 'with --dry-run: print a JSON object' })
+      .conflicts('dry-run', 'send')
+      .example('$0 webhook test pr-review --dry-run --payload pr.json', '')
       .example('$0 webhook test pr-review --payload pr.json --event pull_request', '')
       .example('$0 webhook test pr-review --send', ''),
     run(async (a) => {
       const payload = a.payload as string | undefined;
-      if (a.send) {
+      if (a.dryRun) {
+        await dryRun(ctxOf(a), String(a.name), payload, a.event as string | undefined, Boolean(a.json));
+      } else if (a.send) {
         await send(ctxOf(a), String(a.name), payload === undefined ? undefined : readPayload(payload), a.event as string | undefined, String(a.url).replace(/\/+$/, ''), Number(a.wait) * 1000);
       } else {
         await test(ctxOf(a), String(a.name), payload, a.event as string | undefined);
@@ -128,13 +141,24 @@ function webhookCommands(y: Argv): Argv {
       .example('$0 webhook events pr-review --limit 1000 --before evt_0mws0mwck916a3c297ed36480', 'the next page')
       .example('$0 webhook events pr-review --follow --status failed', 'stream new failures'),
     run((a) => eventsCommand(ctxOf(a), String(a.name), { limit: Number(a.limit), json: Boolean(a.json), follow: Boolean(a.follow), ...(a.status ? { status: String(a.status) } : {}), ...(a.before ? { before: String(a.before) } : {}) })))
+    .command('event <event-id>', 'the whole story of one event: request, filters, prompt, transcript, deliveries', (c) => c
+      .positional('event-id', { type: 'string', demandOption: true })
+      .option('json', { type: 'boolean', describe: 'print a JSON array (one entry per subscription)' })
+      .example('$0 webhook event evt_0mws0mwck916a3c297ed36480', ''),
+    run((a) => event(ctxOf(a), String(a.eventId), Boolean(a.json))))
+    .command('usage [name]', 'agent tokens per subscription and model', (c) => c
+      .positional('name', { type: 'string', describe: 'one subscription (default: all)' })
+      .option('since', { type: 'string', default: '7d', describe: 'a duration back from now (7d, 24h, 90m) or a date (2026-11-01)' })
+      .option('json', { type: 'boolean', describe: 'print a JSON object' })
+      .example('$0 webhook usage pr-review --since 24h', ''),
+    run((a) => usage(ctxOf(a), a.name as string | undefined, String(a.since), Boolean(a.json))))
     .command('replay <event-id>', 'queue an event again, as a new attempt', (c) => c
       .positional('event-id', { type: 'string', demandOption: true })
       .option('subscription', { type: 'string', describe: 'only for this subscription' })
       .example('$0 webhook replay evt_0mws0mwck916a3c297ed36480', ''),
     run((a) => replay(ctxOf(a), String(a.eventId), a.subscription as string | undefined)))
     .example('$0 webhook list', '')
-    .demandCommand(1, 'Name a webhook command: subscribe, list, show, update, delete, pause, resume, test, events, replay');
+    .demandCommand(1, 'Name a webhook command: subscribe, list, show, update, delete, pause, resume, test, events, event, usage, replay');
 }
 
 function secretsCommands(y: Argv): Argv {

@@ -9,6 +9,8 @@ export function subscriptionJson(s: Subscription, withSecret = false): Record<st
   };
   if (s.channel) out.channel = s.channel;
   if (s.chat_id) out.chat_id = s.chat_id;
+  if (s.max_tokens !== undefined) out.max_tokens = s.max_tokens;
+  if (s.daily_tokens !== undefined) out.daily_tokens = s.daily_tokens;
   if (withSecret) out.secret = s.secret;
   return out;
 }
@@ -82,6 +84,8 @@ export function describeSubscription(s: Subscription, withSecret: boolean): stri
   ];
   if (s.channel) rows.push(['channel', s.channel]);
   if (s.chat_id) rows.push(['chat_id', s.chat_id]);
+  if (s.max_tokens !== undefined) rows.push(['max_tokens', String(s.max_tokens)]);
+  if (s.daily_tokens !== undefined) rows.push(['daily_tokens', String(s.daily_tokens)]);
   rows.push(['created_at', s.created_at], ['updated_at', s.updated_at]);
   if (withSecret) rows.push(['secret', s.secret]);
   const width = Math.max(...rows.map(([k]) => k.length));
@@ -95,6 +99,7 @@ export function eventJson(r: EventRecord): Record<string, unknown> {
     delivery_id: r.delivery_id, received_at: r.received_at, updated_at: r.updated_at, attempts: r.attempts ?? 0,
     targets: r.targets ?? {}, error: r.error ?? null, warnings: r.warnings ?? [], reply: r.reply ?? null,
     ...(r.message.replay_of ? { replay_of: r.message.replay_of } : {}),
+    usage: r.usage ?? null,
   };
 }
 

@@ -16,6 +16,10 @@ agent:
   provider: echo          # echo: the reply is the rendered prompt (no model needed)
   timeout: 120s
   max_steps: 8
+  # a model: provider: anthropic (or openai, bedrock), model: claude-haiku-4-5, api_key: \${ANTHROPIC_API_KEY}
+  # max_tokens: 1024                      # the reply's token limit; a reply cut at it is never posted
+  # budget: { daily_tokens: 2000000 }     # tokens per UTC day over every subscription
+  # http: { allow: [{ prefix: https://prometheus.internal/api/v1/, headers: { Authorization: "Bearer \${PROM_TOKEN}" } }] }   # http_get (alert-triage)
 
 delivery:
   timeout: 10s

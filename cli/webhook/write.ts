@@ -8,6 +8,7 @@ import type { Result } from '../../functions/core/errors';
 import type { Subscription } from '../../functions/core/types';
 import { baseUrl, withStores, type CliContext } from '../context';
 import { codehostEndpoints, senderSetup } from '../setup-hints';
+import { applyTokenLimits } from './token-options';
 
 export interface SubscriptionFields {
   events?: string[];
@@ -17,6 +18,9 @@ export interface SubscriptionFields {
   description?: string;
   channel?: string;
   chatId?: string;
+  /** `--max-tokens` / `--daily-tokens`: a number, or `none` to clear. */
+  maxTokens?: string;
+  dailyTokens?: string;
 }
 
 function unwrap<T>(result: Result<T>): T {
@@ -43,6 +47,7 @@ function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills'
   if (channel) subscription.channel = channel;
   const chatId = fields.chatId ?? base.chat_id;
   if (chatId) subscription.chat_id = chatId;
+  applyTokenLimits(subscription, fields);
   return subscription;
 }
 

@@ -2,7 +2,7 @@
 import {
   BedrockRuntimeClient, ConverseCommand, type ContentBlock, type Message, type Tool as BedrockTool,
 } from '@aws-sdk/client-bedrock-runtime';
-import type { ChatProvider, ProviderTurn, Turn } from '../core/agent/conversation';
+import type { ChatProvider, ProviderTurn, StopReason, Turn } from '../core/agent/conversation';
 import { HookError } from '../core/errors';
 
 const RETRYABLE = new Set(['ThrottlingException', 'ServiceUnavailableException', 'InternalServerException', 'ModelTimeoutException', 'ModelNotReadyException', 'TimeoutError']);
@@ -22,18 +22,37 @@ function toMessages(conversation: Turn[]): Message[] {
   });
 }
 
+/** Converse `stopReason`, provider-neutral. */
+export function bedrockStop(reason: string | undefined): StopReason | undefined {
+  switch (reason) {
+    case undefined: return undefined;
+    case 'end_turn': case 'stop_sequence': return 'end';
+    case 'tool_use': return 'tool_use';
+    case 'max_tokens': case 'model_context_window_exceeded': return 'max_tokens';
+    case 'content_filtered': case 'guardrail_intervened': return 'content_filter';
+    default: return 'other';
+  }
+}
+
 export function bedrockProvider(client: BedrockRuntimeClient, modelId: string): ChatProvider {
   return {
-    async turn(system, conversation, tools, signal): Promise<ProviderTurn> {
+    name: 'bedrock',
+    model: modelId,
+    async turn(system, conversation, tools, signal, options): Promise<ProviderTurn> {
       const toolConfig = tools.length > 0
         ? { tools: tools.map((t): BedrockTool => ({ toolSpec: { name: t.name, description: t.description, inputSchema: { json: t.parameters as never } } })) }
         : undefined;
       try {
         const result = await client.send(new ConverseCommand({
           modelId, system: [{ text: system }], messages: toMessages(conversation), ...(toolConfig ? { toolConfig } : {}),
+          ...(options?.maxTokens ? { inferenceConfig: { maxTokens: options.maxTokens } } : {}),
         }), { abortSignal: signal });
         const content = result.output?.message?.content ?? [];
+        const stop = bedrockStop(result.stopReason);
+        const u = result.usage;
         return {
+          ...(stop ? { stop } : {}),
+          ...(u ? { usage: { input: u.inputTokens ?? 0, output: u.outputTokens ?? 0, ...(u.cacheReadInputTokens ? { cacheRead: u.cacheReadInputTokens } : {}), ...(u.cacheWriteInputTokens ? { cacheWrite: u.cacheWriteInputTokens } : {}) } } : {}),
           text: content.flatMap((block) => (block.text ? [block.text] : [])).join(''),
           toolCalls: content.flatMap((block) => (block.toolUse ? [{ id: block.toolUse.toolUseId ?? '', name: block.toolUse.name ?? '', input: block.toolUse.input }] : [])),
         };

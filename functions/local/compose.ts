@@ -108,7 +108,7 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
       }),
       workerDeps: (parts) => ({
         ...parts, events: runtime.events, payloads: runtime.payloads, subscriptions: runtime.subscriptions,
-        clock: options.clock, maxReceiveCount, deadLetters: queue.deadLetterSink(),
+        clock: options.clock, maxReceiveCount, deadLetters: queue.deadLetterSink(), counters: runtime.counters,
       }),
       close: () => {
         opened.close();

@@ -18,6 +18,7 @@ import { S3PayloadStore } from '../aws/s3-payload-store';
 import { SsmSecretSource } from '../aws/ssm-secrets';
 import { DynamoSubscriptionStore } from '../aws/subscription-store';
 import { createAgent } from './agent-factory';
+import { DynamoCounterStore } from '../aws/counter-store';
 import { createWorkerHandler } from './batch';
 import { createDeliveryTargets } from '../core/delivery/targets';
 
@@ -52,6 +53,7 @@ async function start() {
     logger,
     maxReceiveCount: Number(process.env.MAX_RECEIVE_COUNT) || 5,
     ...(deployment.deadLetterQueueUrl ? { deadLetters: new SqsDeadLetters(sqs, deployment.deadLetterQueueUrl) } : {}),
+    counters: new DynamoCounterStore(dynamo, deployment.tables.dedup, systemClock),
   });
 }
 

@@ -189,8 +189,8 @@ test('IAM: one role per function, each with only the actions its code calls', ()
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:PutObject', 'sqs:SendMessage', 'ssm:GetParameter',
   ]);
   expect(roleActions('WorkerRole')).toEqual([
-    'bedrock:InvokeModel', 'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem',
-    'logs:CreateLogStream', 'logs:PutLogEvents', 's3:GetObject',
+    'bedrock:InvokeModel', 'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:UpdateItem',
+    'logs:CreateLogStream', 'logs:PutLogEvents', 's3:GetObject', 's3:PutObject',
     'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage', 'ssm:GetParameter',
   ]);
   // Every statement names its resources; the only wildcards are within this stage's parameters and Bedrock models.

@@ -52,7 +52,7 @@ describe('configuration changes apply without a restart', () => {
     expect(sent.stdout).toContain('→ 202');
     expect(sent.stdout).toContain('Outcome: delivered');
     const listed = await runCli(['--config-dir', dir, 'webhook', 'events', 'pr-review']);
-    expect(listed.stdout).toMatch(/pull_request\.opened +delivered/);
+    expect(listed.stdout).toMatch(/pull_request\.opened\s+delivered/);
     expect(listed.stdout).toContain('log delivered');
 
     // An invalid edit: still serving with the previous configuration, and the log says why.

@@ -141,7 +141,7 @@ describe('configuration errors name the key path and what to write', () => {
   test('wrong types and enums', () => {
     const error = invalid('agent: { provider: gpt, max_steps: "eight" }\nwebhooks: []\n');
     expect(error.issues).toEqual(expect.arrayContaining([
-      { path: 'agent.provider', message: 'must be one of: echo, bedrock, openai' },
+      { path: 'agent.provider', message: 'must be one of: echo, bedrock, openai, anthropic' },
       { path: 'agent.max_steps', message: 'must be a integer' },
       { path: 'webhooks', message: 'must be a mapping' },
     ]));

@@ -4,6 +4,7 @@
  */
 import { HookError } from '../errors';
 import type { QueueMessage } from '../types';
+import type { AgentRun } from './run-record';
 
 export interface AgentRequest {
   system: string;
@@ -15,6 +16,8 @@ export interface AgentRequest {
   allowedTools: string[];
   timeoutMs: number;
   maxSteps: number;
+  /** The reply's token limit (`agent.max_tokens` or the subscription's); absent: the provider's default. */
+  maxTokens?: number;
   /** The event being handled, for tools that read the pull/merge request it names. */
   message: QueueMessage;
   payload: Record<string, unknown>;
@@ -25,6 +28,8 @@ export interface AgentReply {
   steps: number;
   /** Tool calls refused because no attached skill declares them. */
   refusedTools: string[];
+  /** Usage and transcript (model providers; echo has none). */
+  run?: AgentRun;
 }
 
 export interface Agent {

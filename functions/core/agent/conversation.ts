@@ -25,12 +25,37 @@ export interface ToolSpec {
   parameters: Record<string, unknown>;
 }
 
+/**
+ * Why the model stopped, provider-neutral: `end` (a finished answer), `tool_use`,
+ * `max_tokens` (cut at the limit), `content_filter` (refused by a safety filter), `other`.
+ */
+export type StopReason = 'end' | 'tool_use' | 'max_tokens' | 'content_filter' | 'other';
+
+/** Tokens of one model call, as the provider reports them. */
+export interface TurnUsage {
+  input: number;
+  output: number;
+  cacheRead?: number;
+  cacheWrite?: number;
+}
+
 export interface ProviderTurn {
   text: string;
   toolCalls: ToolCall[];
+  /** Absent: the provider did not say (treated as `end`). */
+  stop?: StopReason;
+  usage?: TurnUsage;
+}
+
+/** Per-call settings: the reply's token limit (`agent.max_tokens` or the subscription's). */
+export interface TurnOptions {
+  maxTokens?: number;
 }
 
 /** One model call: the conversation so far in, the model's next turn out. */
 export interface ChatProvider {
-  turn(system: string, conversation: Turn[], tools: ToolSpec[], signal: AbortSignal): Promise<ProviderTurn>;
+  /** `openai`, `anthropic`, `bedrock`: recorded in the event's usage. */
+  readonly name?: string;
+  readonly model?: string;
+  turn(system: string, conversation: Turn[], tools: ToolSpec[], signal: AbortSignal, options?: TurnOptions): Promise<ProviderTurn>;
 }

@@ -2,10 +2,16 @@
  * The tool-use loop: ask the model, run the tools it calls (only those the subscription's
  * skills declare), send the results back, until it answers with text, bounded by
  * `agent.max_steps` rounds and `agent.timeout`.
+ *
+ * A reply is only returned when it deserves to be posted: an empty reply
+ * (`agent_reply_empty`), one refused by a content filter (`agent_reply_filtered`) or one cut
+ * at the token limit (`agent_reply_truncated`, after one retry asking for a shorter answer)
+ * is a permanent failure. Usage and transcript are recorded on the reply, or on the error.
  */
 import { HookError, isHookError } from '../errors';
 import type { Agent, AgentReply, AgentRequest } from './agent';
 import type { ChatProvider, ToolResult, Turn } from './conversation';
+import { RunRecorder, withRun } from './run-record';
 import { capToolOutput, type Tool, type ToolContext } from './tools';
 
 export interface LoopOptions {
@@ -14,40 +20,69 @@ export interface LoopOptions {
   delivery: ToolContext['delivery'];
 }
 
+/** Sent once after a reply cut at the token limit. */
+export const SHORTER_PLEASE = 'Your previous reply was cut off at the output token limit. Write the complete answer again, much shorter (well within the limit), without calling tools.';
+
 export async function runToolLoop(request: AgentRequest, options: LoopOptions): Promise<AgentReply> {
   const signal = AbortSignal.timeout(request.timeoutMs);
   const offered = request.allowedTools.flatMap((name) => (options.tools[name] ? [options.tools[name]] : []));
   const specs = offered.map(({ name, description, parameters }) => ({ name, description, parameters }));
   const conversation: Turn[] = [{ role: 'user', text: request.prompt }];
   const refusedTools: string[] = [];
+  const recorder = new RunRecorder(options.provider.name ?? 'model', options.provider.model, request.system, request.prompt);
+  const turnOptions = request.maxTokens ? { maxTokens: request.maxTokens } : {};
+  let retriedShorter = false;
   try {
     for (let step = 1; step <= request.maxSteps; step++) {
-      const turn = await options.provider.turn(request.system, conversation, specs, signal);
-      if (turn.toolCalls.length === 0) return { text: turn.text, steps: step, refusedTools };
+      // Tools stay offered on the shorter retry: Bedrock refuses toolUse blocks without a toolConfig.
+      const turn = await options.provider.turn(request.system, conversation, specs, signal, turnOptions);
+      const recorded = recorder.turn(turn.text, turn.stop, turn.usage);
+      if (turn.stop === 'content_filter') {
+        throw new HookError('agent_reply_filtered', `The model's reply was refused by the provider's content filter (${options.provider.name ?? 'model'}); nothing was posted`);
+      }
+      if (turn.stop === 'max_tokens') {
+        if (retriedShorter) {
+          throw new HookError('agent_reply_truncated', `The model's reply was cut at the token limit${request.maxTokens ? ` (${request.maxTokens}, agent.max_tokens)` : ''}, also when asked to be shorter; nothing was posted`);
+        }
+        // One more call, beyond max_steps: the cut reply (and any half-written tool call) is dropped.
+        retriedShorter = true;
+        recorder.transcript.retried_shorter = true;
+        conversation.push({ role: 'assistant', text: turn.text || '…', toolCalls: [] }, { role: 'user', text: SHORTER_PLEASE });
+        step -= 1;
+        continue;
+      }
+      if (turn.toolCalls.length === 0) {
+        if (turn.text.trim() === '') throw new HookError('agent_reply_empty', 'The model answered with an empty reply; nothing was posted');
+        return { text: turn.text, steps: recorder.usage.steps, refusedTools, run: recorder.snapshot(turn.text) };
+      }
       conversation.push({ role: 'assistant', text: turn.text, toolCalls: turn.toolCalls });
       const results: ToolResult[] = [];
       for (const call of turn.toolCalls) {
         const tool = request.allowedTools.includes(call.name) ? options.tools[call.name] : undefined;
+        const started = Date.now();
+        let result: ToolResult;
         if (!tool) {
           refusedTools.push(call.name);
-          results.push({ id: call.id, name: call.name, isError: true, content: `Tool '${call.name}' is not available for this task.` });
-          continue;
+          result = { id: call.id, name: call.name, isError: true, content: `Tool '${call.name}' is not available for this task.` };
+        } else {
+          try {
+            const context: ToolContext = { message: request.message, payload: request.payload, delivery: options.delivery, signal };
+            result = { id: call.id, name: call.name, isError: false, content: capToolOutput(await tool.run(call.input, context)) };
+          } catch (error) {
+            if (signal.aborted) throw error;
+            result = { id: call.id, name: call.name, isError: true, content: capToolOutput(isHookError(error) ? error.message : String(error)) };
+          }
         }
-        try {
-          const context: ToolContext = { message: request.message, payload: request.payload, delivery: options.delivery, signal };
-          results.push({ id: call.id, name: call.name, isError: false, content: capToolOutput(await tool.run(call.input, context)) });
-        } catch (error) {
-          if (signal.aborted) throw error;
-          results.push({ id: call.id, name: call.name, isError: true, content: capToolOutput(isHookError(error) ? error.message : String(error)) });
-        }
+        results.push(result);
+        recorder.toolCall(recorded, call.name, call.input, !result.isError, Date.now() - started, result.content);
       }
       conversation.push({ role: 'tool', results });
     }
   } catch (error) {
-    if (signal.aborted) throw new HookError('agent_timeout', `The agent did not finish within ${request.timeoutMs / 1000}s (agent.timeout)`, { retryable: true });
-    throw error;
+    if (signal.aborted) throw withRun(new HookError('agent_timeout', `The agent did not finish within ${request.timeoutMs / 1000}s (agent.timeout)`, { retryable: true }), recorder.snapshot());
+    throw withRun(error, recorder.snapshot());
   }
-  throw new HookError('agent_max_steps', `The agent used all ${request.maxSteps} tool rounds (agent.max_steps) without answering`);
+  throw withRun(new HookError('agent_max_steps', `The agent used all ${request.maxSteps} tool rounds (agent.max_steps) without answering`), recorder.snapshot());
 }
 
 /** An Agent over a provider and a set of tools. */

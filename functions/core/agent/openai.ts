@@ -4,7 +4,7 @@
  * are retryable; 4xx (bad key, unknown model) are permanent, with the provider's message.
  */
 import { HookError } from '../errors';
-import type { ChatProvider, ProviderTurn, ToolCall, ToolSpec, Turn } from './conversation';
+import type { ChatProvider, ProviderTurn, StopReason, ToolCall, ToolSpec, Turn, TurnUsage } from './conversation';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -21,9 +21,10 @@ function toMessages(system: string, conversation: Turn[]): Message[] {
   for (const turn of conversation) {
     if (turn.role === 'user') messages.push({ role: 'user', content: turn.text });
     else if (turn.role === 'assistant') {
+      // An empty tool_calls array is refused by OpenAI ("empty array"): only sent when there are calls.
       messages.push({
         role: 'assistant', content: turn.text || null,
-        tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) } })),
+        ...(turn.toolCalls.length > 0 ? { tool_calls: turn.toolCalls.map((c) => ({ id: c.id, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.input ?? {}) } })) } : {}),
       });
     } else {
       for (const r of turn.results) messages.push({ role: 'tool', tool_call_id: r.id, content: r.isError ? `ERROR: ${r.content}` : r.content });
@@ -53,10 +54,43 @@ export function classifyHttpFailure(provider: string, status: number, message: s
   return new HookError('provider_request', `${provider} refused the request (${status}): ${message}`);
 }
 
+/** `finish_reason` of Chat Completions, provider-neutral. */
+export function openAiStop(reason: unknown): StopReason | undefined {
+  switch (reason) {
+    case 'stop': return 'end';
+    case 'tool_calls': case 'function_call': return 'tool_use';
+    case 'length': return 'max_tokens';
+    case 'content_filter': return 'content_filter';
+    case undefined: case null: return undefined;
+    default: return 'other';
+  }
+}
+
+/** `usage`: prompt_tokens include the cached ones (prompt_tokens_details.cached_tokens); we count them apart. */
+function openAiUsage(usage: unknown): TurnUsage | undefined {
+  if (!usage || typeof usage !== 'object') return undefined;
+  const u = usage as { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } };
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
+  const cached = num(u.prompt_tokens_details?.cached_tokens);
+  return { input: Math.max(0, num(u.prompt_tokens) - cached), output: num(u.completion_tokens), ...(cached ? { cacheRead: cached } : {}) };
+}
+
+/**
+ * OpenAI itself takes max_completion_tokens (max_tokens is refused by its reasoning models);
+ * compatible servers (OpenRouter, Ollama, vLLM) take max_tokens.
+ */
+export function maxTokensField(baseUrl: string): 'max_completion_tokens' | 'max_tokens' {
+  return /^https:\/\/api\.openai\.com\//.test(`${baseUrl}/`) ? 'max_completion_tokens' : 'max_tokens';
+}
+
 export function openAiProvider(settings: OpenAiSettings): ChatProvider {
+  const limitField = maxTokensField(settings.baseUrl);
   return {
-    async turn(system, conversation, tools: ToolSpec[], signal): Promise<ProviderTurn> {
+    name: 'openai',
+    model: settings.model,
+    async turn(system, conversation, tools: ToolSpec[], signal, options): Promise<ProviderTurn> {
       const body: Record<string, unknown> = { model: settings.model, messages: toMessages(system, conversation) };
+      if (options?.maxTokens) body[limitField] = options.maxTokens;
       if (tools.length > 0) body.tools = tools.map((t) => ({ type: 'function', function: { name: t.name, description: t.description, parameters: t.parameters } }));
       let response: Response;
       try {
@@ -71,13 +105,14 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
       }
       const text = await response.text();
       if (!response.ok) throw classifyHttpFailure('The model provider', response.status, providerMessage(text));
-      let parsed: { choices?: Array<{ message?: { content?: unknown; tool_calls?: Array<{ id?: unknown; function?: { name?: unknown; arguments?: unknown } }> } }> };
+      let parsed: { usage?: unknown; choices?: Array<{ finish_reason?: unknown; message?: { content?: unknown; tool_calls?: Array<{ id?: unknown; function?: { name?: unknown; arguments?: unknown } }> } }> };
       try {
         parsed = JSON.parse(text) as typeof parsed;
       } catch {
         throw new HookError('provider_unavailable', 'The model provider answered with something that is not JSON', { retryable: true });
       }
-      const message = parsed.choices?.[0]?.message;
+      const choice = parsed.choices?.[0];
+      const message = choice?.message;
       if (!message) throw new HookError('provider_response', 'The model provider answered without a message');
       const toolCalls: ToolCall[] = (message.tool_calls ?? []).map((call, index) => {
         let input: unknown = {};
@@ -88,7 +123,9 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
         }
         return { id: typeof call.id === 'string' ? call.id : `call_${index}`, name: String(call.function?.name ?? ''), input };
       });
-      return { text: typeof message.content === 'string' ? message.content : '', toolCalls };
+      const stop = openAiStop(choice?.finish_reason);
+      const usage = openAiUsage(parsed.usage);
+      return { text: typeof message.content === 'string' ? message.content : '', toolCalls, ...(stop ? { stop } : {}), ...(usage ? { usage } : {}) };
     },
   };
 }

@@ -2,7 +2,8 @@
 import type { ValidateFunction } from 'ajv';
 import func2 from 'ajv/dist/runtime/ucs2length';
 export const validateConfig = validate10 as unknown as ValidateFunction;
-const schema11 = {"$id":"hookagent-config","type":"object","additionalProperties":false,"properties":{"webhooks":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"gitlab":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"allowed_ips":{"type":"array","items":{"type":"string"}},"max_payload_size":{"type":["string","integer"]},"public_url":{"type":"string","minLength":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"provider":{"enum":["echo","bedrock","openai"]},"model":{"type":"string","minLength":1},"base_url":{"type":"string","minLength":1},"api_key":{"type":"string","description":"a ${VAR_NAME} reference"},"region":{"type":"string","minLength":1},"timeout":{"type":["string","integer"]},"max_steps":{"type":"integer","minimum":1,"maximum":50}}},"delivery":{"type":"object","additionalProperties":false,"properties":{"timeout":{"type":["string","integer"]},"codehost":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"gitlab":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}}}},"teamchat":{"type":"object","additionalProperties":false,"required":["provider"],"properties":{"provider":{"enum":["slack"]},"webhook_url":{"type":"string","description":"a ${VAR_NAME} reference"},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"channel":{"type":"string","minLength":1},"api_url":{"type":"string","minLength":1}}},"messenger":{"type":"object","additionalProperties":false,"required":["provider","bot_token"],"properties":{"provider":{"enum":["telegram"]},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"chat_id":{"type":["string","integer"]},"api_url":{"type":"string","minLength":1}}}}},"aws":{"type":"object","additionalProperties":false,"required":["stage"],"properties":{"region":{"type":"string","minLength":1},"stage":{"type":"string","pattern":"^[a-zA-Z0-9-]{1,32}$"},"tables":{"type":"object","additionalProperties":false,"properties":{"subscriptions":{"type":"string","minLength":3},"dedup":{"type":"string","minLength":3},"events":{"type":"string","minLength":3}}}}}}};
+const schema11 = {"$id":"hookagent-config","type":"object","additionalProperties":false,"properties":{"webhooks":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"gitlab":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"allowed_ips":{"type":"array","items":{"type":"string"}},"max_payload_size":{"type":["string","integer"]},"public_url":{"type":"string","minLength":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"provider":{"enum":["echo","bedrock","openai","anthropic"]},"model":{"type":"string","minLength":1},"base_url":{"type":"string","minLength":1},"api_key":{"type":"string","description":"a ${VAR_NAME} reference"},"region":{"type":"string","minLength":1},"timeout":{"type":["string","integer"]},"max_steps":{"type":"integer","minimum":1,"maximum":50},"max_tokens":{"type":"integer","minimum":16,"maximum":200000},"budget":{"type":"object","additionalProperties":false,"properties":{"daily_tokens":{"type":"integer","minimum":1}}},"http":{"type":"object","additionalProperties":false,"properties":{"allow":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["prefix"],"properties":{"prefix":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}}}}},"timeout":{"type":["string","integer"]},"max_bytes":{"type":["string","integer"]}}}}},"delivery":{"type":"object","additionalProperties":false,"properties":{"timeout":{"type":["string","integer"]},"codehost":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"gitlab":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}}}},"teamchat":{"type":"object","additionalProperties":false,"required":["provider"],"properties":{"provider":{"enum":["slack"]},"webhook_url":{"type":"string","description":"a ${VAR_NAME} reference"},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"channel":{"type":"string","minLength":1},"api_url":{"type":"string","minLength":1}}},"messenger":{"type":"object","additionalProperties":false,"required":["provider","bot_token"],"properties":{"provider":{"enum":["telegram"]},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"chat_id":{"type":["string","integer"]},"api_url":{"type":"string","minLength":1}}}}},"aws":{"type":"object","additionalProperties":false,"required":["stage"],"properties":{"region":{"type":"string","minLength":1},"stage":{"type":"string","pattern":"^[a-zA-Z0-9-]{1,32}$"},"tables":{"type":"object","additionalProperties":false,"properties":{"subscriptions":{"type":"string","minLength":3},"dedup":{"type":"string","minLength":3},"events":{"type":"string","minLength":3}}}}}}};
+const func3 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[a-zA-Z0-9-]{1,32}$", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -354,7 +355,7 @@ if(data.agent !== undefined){
 let data11 = data.agent;
 if(data11 && typeof data11 == "object" && !Array.isArray(data11)){
 for(const key4 in data11){
-if(!(((((((key4 === "provider") || (key4 === "model")) || (key4 === "base_url")) || (key4 === "api_key")) || (key4 === "region")) || (key4 === "timeout")) || (key4 === "max_steps"))){
+if(!(func3.call(schema11.properties.agent.properties, key4))){
 const err24 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key4},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.agent,data:data11};
 if(vErrors === null){
 vErrors = [err24];
@@ -367,7 +368,7 @@ errors++;
 }
 if(data11.provider !== undefined){
 let data12 = data11.provider;
-if(!(((data12 === "echo") || (data12 === "bedrock")) || (data12 === "openai"))){
+if(!((((data12 === "echo") || (data12 === "bedrock")) || (data12 === "openai")) || (data12 === "anthropic"))){
 const err25 = {instancePath:instancePath+"/agent/provider",schemaPath:"#/properties/agent/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.agent.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.agent.properties.provider.enum,parentSchema:schema11.properties.agent.properties.provider,data:data12};
 if(vErrors === null){
 vErrors = [err25];
@@ -514,9 +515,10 @@ errors++;
 }
 }
 }
-}
-else {
-const err37 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.type,parentSchema:schema11.properties.agent,data:data11};
+if(data11.max_tokens !== undefined){
+let data19 = data11.max_tokens;
+if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
+const err37 = {instancePath:instancePath+"/agent/max_tokens",schemaPath:"#/properties/agent/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.agent.properties.max_tokens.type,parentSchema:schema11.properties.agent.properties.max_tokens,data:data19};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -525,13 +527,9 @@ vErrors.push(err37);
 }
 errors++;
 }
-}
-if(data.delivery !== undefined){
-let data19 = data.delivery;
-if(data19 && typeof data19 == "object" && !Array.isArray(data19)){
-for(const key5 in data19){
-if(!((((key5 === "timeout") || (key5 === "codehost")) || (key5 === "teamchat")) || (key5 === "messenger"))){
-const err38 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery,data:data19};
+if((typeof data19 == "number") && (isFinite(data19))){
+if(data19 > 200000 || isNaN(data19)){
+const err38 = {instancePath:instancePath+"/agent/max_tokens",schemaPath:"#/properties/agent/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200000},message:"must be <= 200000",schema:200000,parentSchema:schema11.properties.agent.properties.max_tokens,data:data19};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -540,11 +538,8 @@ vErrors.push(err38);
 }
 errors++;
 }
-}
-if(data19.timeout !== undefined){
-let data20 = data19.timeout;
-if((typeof data20 !== "string") && (!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20))))){
-const err39 = {instancePath:instancePath+"/delivery/timeout",schemaPath:"#/properties/delivery/properties/timeout/type",keyword:"type",params:{type: schema11.properties.delivery.properties.timeout.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.timeout.type,parentSchema:schema11.properties.delivery.properties.timeout,data:data20};
+if(data19 < 16 || isNaN(data19)){
+const err39 = {instancePath:instancePath+"/agent/max_tokens",schemaPath:"#/properties/agent/properties/max_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.agent.properties.max_tokens,data:data19};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -554,12 +549,13 @@ vErrors.push(err39);
 errors++;
 }
 }
-if(data19.codehost !== undefined){
-let data21 = data19.codehost;
-if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
-for(const key6 in data21){
-if(!((key6 === "github") || (key6 === "gitlab"))){
-const err40 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost,data:data21};
+}
+if(data11.budget !== undefined){
+let data20 = data11.budget;
+if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
+for(const key5 in data20){
+if(!(key5 === "daily_tokens")){
+const err40 = {instancePath:instancePath+"/agent/budget",schemaPath:"#/properties/agent/properties/budget/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.agent.properties.budget,data:data20};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -569,11 +565,10 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data21.github !== undefined){
-let data22 = data21.github;
-if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
-if(data22.token === undefined){
-const err41 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.github.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data22};
+if(data20.daily_tokens !== undefined){
+let data21 = data20.daily_tokens;
+if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
+const err41 = {instancePath:instancePath+"/agent/budget/daily_tokens",schemaPath:"#/properties/agent/properties/budget/properties/daily_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.agent.properties.budget.properties.daily_tokens.type,parentSchema:schema11.properties.agent.properties.budget.properties.daily_tokens,data:data21};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -582,9 +577,9 @@ vErrors.push(err41);
 }
 errors++;
 }
-for(const key7 in data22){
-if(!((key7 === "token") || (key7 === "api_url"))){
-const err42 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data22};
+if((typeof data21 == "number") && (isFinite(data21))){
+if(data21 < 1 || isNaN(data21)){
+const err42 = {instancePath:instancePath+"/agent/budget/daily_tokens",schemaPath:"#/properties/agent/properties/budget/properties/daily_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.agent.properties.budget.properties.daily_tokens,data:data21};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -594,10 +589,10 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data22.token !== undefined){
-let data23 = data22.token;
-if(typeof data23 !== "string"){
-const err43 = {instancePath:instancePath+"/delivery/codehost/github/token",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.token,data:data23};
+}
+}
+else {
+const err43 = {instancePath:instancePath+"/agent/budget",schemaPath:"#/properties/agent/properties/budget/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.properties.budget.type,parentSchema:schema11.properties.agent.properties.budget,data:data20};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -607,11 +602,12 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data22.api_url !== undefined){
-let data24 = data22.api_url;
-if(typeof data24 === "string"){
-if(func2(data24) < 1){
-const err44 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data24};
+if(data11.http !== undefined){
+let data22 = data11.http;
+if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
+for(const key6 in data22){
+if(!(((key6 === "allow") || (key6 === "timeout")) || (key6 === "max_bytes"))){
+const err44 = {instancePath:instancePath+"/agent/http",schemaPath:"#/properties/agent/properties/http/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.agent.properties.http,data:data22};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -621,8 +617,15 @@ vErrors.push(err44);
 errors++;
 }
 }
-else {
-const err45 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data24};
+if(data22.allow !== undefined){
+let data23 = data22.allow;
+if(Array.isArray(data23)){
+const len3 = data23.length;
+for(let i3=0; i3<len3; i3++){
+let data24 = data23[i3];
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+if(data24.prefix === undefined){
+const err45 = {instancePath:instancePath+"/agent/http/allow/" + i3,schemaPath:"#/properties/agent/properties/http/properties/allow/items/required",keyword:"required",params:{missingProperty: "prefix"},message:"must have required property '"+"prefix"+"'",schema:schema11.properties.agent.properties.http.properties.allow.items.required,parentSchema:schema11.properties.agent.properties.http.properties.allow.items,data:data24};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -631,10 +634,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-}
-else {
-const err46 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.github.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data22};
+for(const key7 in data24){
+if(!((key7 === "prefix") || (key7 === "headers"))){
+const err46 = {instancePath:instancePath+"/agent/http/allow/" + i3,schemaPath:"#/properties/agent/properties/http/properties/allow/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.agent.properties.http.properties.allow.items,data:data24};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -644,11 +646,11 @@ vErrors.push(err46);
 errors++;
 }
 }
-if(data21.gitlab !== undefined){
-let data25 = data21.gitlab;
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-if(data25.token === undefined){
-const err47 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data25};
+if(data24.prefix !== undefined){
+let data25 = data24.prefix;
+if(typeof data25 === "string"){
+if(func2(data25) < 1){
+const err47 = {instancePath:instancePath+"/agent/http/allow/" + i3+"/prefix",schemaPath:"#/properties/agent/properties/http/properties/allow/items/properties/prefix/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.agent.properties.http.properties.allow.items.properties.prefix,data:data25};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -657,9 +659,9 @@ vErrors.push(err47);
 }
 errors++;
 }
-for(const key8 in data25){
-if(!((key8 === "token") || (key8 === "api_url"))){
-const err48 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data25};
+}
+else {
+const err48 = {instancePath:instancePath+"/agent/http/allow/" + i3+"/prefix",schemaPath:"#/properties/agent/properties/http/properties/allow/items/properties/prefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.agent.properties.http.properties.allow.items.properties.prefix.type,parentSchema:schema11.properties.agent.properties.http.properties.allow.items.properties.prefix,data:data25};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -669,10 +671,13 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data25.token !== undefined){
-let data26 = data25.token;
-if(typeof data26 !== "string"){
-const err49 = {instancePath:instancePath+"/delivery/codehost/gitlab/token",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token,data:data26};
+if(data24.headers !== undefined){
+let data26 = data24.headers;
+if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
+for(const key8 in data26){
+let data27 = data26[key8];
+if(typeof data27 !== "string"){
+const err49 = {instancePath:instancePath+"/agent/http/allow/" + i3+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/agent/properties/http/properties/allow/items/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.agent.properties.http.properties.allow.items.properties.headers.additionalProperties.type,parentSchema:schema11.properties.agent.properties.http.properties.allow.items.properties.headers.additionalProperties,data:data27};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -682,11 +687,9 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data25.api_url !== undefined){
-let data27 = data25.api_url;
-if(typeof data27 === "string"){
-if(func2(data27) < 1){
-const err50 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data27};
+}
+else {
+const err50 = {instancePath:instancePath+"/agent/http/allow/" + i3+"/headers",schemaPath:"#/properties/agent/properties/http/properties/allow/items/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.properties.http.properties.allow.items.properties.headers.type,parentSchema:schema11.properties.agent.properties.http.properties.allow.items.properties.headers,data:data26};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -696,8 +699,9 @@ vErrors.push(err50);
 errors++;
 }
 }
+}
 else {
-const err51 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data27};
+const err51 = {instancePath:instancePath+"/agent/http/allow/" + i3,schemaPath:"#/properties/agent/properties/http/properties/allow/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.properties.http.properties.allow.items.type,parentSchema:schema11.properties.agent.properties.http.properties.allow.items,data:data24};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -709,7 +713,7 @@ errors++;
 }
 }
 else {
-const err52 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data25};
+const err52 = {instancePath:instancePath+"/agent/http/allow",schemaPath:"#/properties/agent/properties/http/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.agent.properties.http.properties.allow.type,parentSchema:schema11.properties.agent.properties.http.properties.allow,data:data23};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -719,9 +723,10 @@ vErrors.push(err52);
 errors++;
 }
 }
-}
-else {
-const err53 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.type,parentSchema:schema11.properties.delivery.properties.codehost,data:data21};
+if(data22.timeout !== undefined){
+let data28 = data22.timeout;
+if((typeof data28 !== "string") && (!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28))))){
+const err53 = {instancePath:instancePath+"/agent/http/timeout",schemaPath:"#/properties/agent/properties/http/properties/timeout/type",keyword:"type",params:{type: schema11.properties.agent.properties.http.properties.timeout.type},message:"must be string,integer",schema:schema11.properties.agent.properties.http.properties.timeout.type,parentSchema:schema11.properties.agent.properties.http.properties.timeout,data:data28};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -731,11 +736,10 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data19.teamchat !== undefined){
-let data28 = data19.teamchat;
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-if(data28.provider === undefined){
-const err54 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.teamchat.required,parentSchema:schema11.properties.delivery.properties.teamchat,data:data28};
+if(data22.max_bytes !== undefined){
+let data29 = data22.max_bytes;
+if((typeof data29 !== "string") && (!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29))))){
+const err54 = {instancePath:instancePath+"/agent/http/max_bytes",schemaPath:"#/properties/agent/properties/http/properties/max_bytes/type",keyword:"type",params:{type: schema11.properties.agent.properties.http.properties.max_bytes.type},message:"must be string,integer",schema:schema11.properties.agent.properties.http.properties.max_bytes.type,parentSchema:schema11.properties.agent.properties.http.properties.max_bytes,data:data29};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -744,9 +748,10 @@ vErrors.push(err54);
 }
 errors++;
 }
-for(const key9 in data28){
-if(!(((((key9 === "provider") || (key9 === "webhook_url")) || (key9 === "bot_token")) || (key9 === "channel")) || (key9 === "api_url"))){
-const err55 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.teamchat,data:data28};
+}
+}
+else {
+const err55 = {instancePath:instancePath+"/agent/http",schemaPath:"#/properties/agent/properties/http/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.properties.http.type,parentSchema:schema11.properties.agent.properties.http,data:data22};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -756,10 +761,9 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data28.provider !== undefined){
-let data29 = data28.provider;
-if(!(data29 === "slack")){
-const err56 = {instancePath:instancePath+"/delivery/teamchat/provider",schemaPath:"#/properties/delivery/properties/teamchat/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.teamchat.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.teamchat.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.teamchat.properties.provider,data:data29};
+}
+else {
+const err56 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.type,parentSchema:schema11.properties.agent,data:data11};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -769,10 +773,12 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data28.webhook_url !== undefined){
-let data30 = data28.webhook_url;
-if(typeof data30 !== "string"){
-const err57 = {instancePath:instancePath+"/delivery/teamchat/webhook_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.webhook_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.webhook_url,data:data30};
+if(data.delivery !== undefined){
+let data30 = data.delivery;
+if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
+for(const key9 in data30){
+if(!((((key9 === "timeout") || (key9 === "codehost")) || (key9 === "teamchat")) || (key9 === "messenger"))){
+const err57 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery,data:data30};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -782,10 +788,10 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data28.bot_token !== undefined){
-let data31 = data28.bot_token;
-if(typeof data31 !== "string"){
-const err58 = {instancePath:instancePath+"/delivery/teamchat/bot_token",schemaPath:"#/properties/delivery/properties/teamchat/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.bot_token,data:data31};
+if(data30.timeout !== undefined){
+let data31 = data30.timeout;
+if((typeof data31 !== "string") && (!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31))))){
+const err58 = {instancePath:instancePath+"/delivery/timeout",schemaPath:"#/properties/delivery/properties/timeout/type",keyword:"type",params:{type: schema11.properties.delivery.properties.timeout.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.timeout.type,parentSchema:schema11.properties.delivery.properties.timeout,data:data31};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -795,11 +801,12 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data28.channel !== undefined){
-let data32 = data28.channel;
-if(typeof data32 === "string"){
-if(func2(data32) < 1){
-const err59 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data32};
+if(data30.codehost !== undefined){
+let data32 = data30.codehost;
+if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
+for(const key10 in data32){
+if(!((key10 === "github") || (key10 === "gitlab"))){
+const err59 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost,data:data32};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -809,8 +816,11 @@ vErrors.push(err59);
 errors++;
 }
 }
-else {
-const err60 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.channel.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data32};
+if(data32.github !== undefined){
+let data33 = data32.github;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+if(data33.token === undefined){
+const err60 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.github.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data33};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -819,12 +829,9 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-if(data28.api_url !== undefined){
-let data33 = data28.api_url;
-if(typeof data33 === "string"){
-if(func2(data33) < 1){
-const err61 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data33};
+for(const key11 in data33){
+if(!((key11 === "token") || (key11 === "api_url"))){
+const err61 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data33};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -834,8 +841,10 @@ vErrors.push(err61);
 errors++;
 }
 }
-else {
-const err62 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data33};
+if(data33.token !== undefined){
+let data34 = data33.token;
+if(typeof data34 !== "string"){
+const err62 = {instancePath:instancePath+"/delivery/codehost/github/token",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.token,data:data34};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -845,9 +854,11 @@ vErrors.push(err62);
 errors++;
 }
 }
-}
-else {
-const err63 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.teamchat.type,parentSchema:schema11.properties.delivery.properties.teamchat,data:data28};
+if(data33.api_url !== undefined){
+let data35 = data33.api_url;
+if(typeof data35 === "string"){
+if(func2(data35) < 1){
+const err63 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data35};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -857,11 +868,8 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data19.messenger !== undefined){
-let data34 = data19.messenger;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(data34.provider === undefined){
-const err64 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data34};
+else {
+const err64 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data35};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -870,8 +878,10 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data34.bot_token === undefined){
-const err65 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "bot_token"},message:"must have required property '"+"bot_token"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data34};
+}
+}
+else {
+const err65 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.github.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data33};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -880,9 +890,12 @@ vErrors.push(err65);
 }
 errors++;
 }
-for(const key10 in data34){
-if(!((((key10 === "provider") || (key10 === "bot_token")) || (key10 === "chat_id")) || (key10 === "api_url"))){
-const err66 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.messenger,data:data34};
+}
+if(data32.gitlab !== undefined){
+let data36 = data32.gitlab;
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+if(data36.token === undefined){
+const err66 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data36};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -891,11 +904,9 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
-if(data34.provider !== undefined){
-let data35 = data34.provider;
-if(!(data35 === "telegram")){
-const err67 = {instancePath:instancePath+"/delivery/messenger/provider",schemaPath:"#/properties/delivery/properties/messenger/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.messenger.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.messenger.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.messenger.properties.provider,data:data35};
+for(const key12 in data36){
+if(!((key12 === "token") || (key12 === "api_url"))){
+const err67 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data36};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -905,10 +916,10 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data34.bot_token !== undefined){
-let data36 = data34.bot_token;
-if(typeof data36 !== "string"){
-const err68 = {instancePath:instancePath+"/delivery/messenger/bot_token",schemaPath:"#/properties/delivery/properties/messenger/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.bot_token,data:data36};
+if(data36.token !== undefined){
+let data37 = data36.token;
+if(typeof data37 !== "string"){
+const err68 = {instancePath:instancePath+"/delivery/codehost/gitlab/token",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token,data:data37};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -918,10 +929,11 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data34.chat_id !== undefined){
-let data37 = data34.chat_id;
-if((typeof data37 !== "string") && (!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37))))){
-const err69 = {instancePath:instancePath+"/delivery/messenger/chat_id",schemaPath:"#/properties/delivery/properties/messenger/properties/chat_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.messenger.properties.chat_id.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.messenger.properties.chat_id.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.chat_id,data:data37};
+if(data36.api_url !== undefined){
+let data38 = data36.api_url;
+if(typeof data38 === "string"){
+if(func2(data38) < 1){
+const err69 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data38};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -931,11 +943,8 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data34.api_url !== undefined){
-let data38 = data34.api_url;
-if(typeof data38 === "string"){
-if(func2(data38) < 1){
-const err70 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data38};
+else {
+const err70 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data38};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -945,8 +954,9 @@ vErrors.push(err70);
 errors++;
 }
 }
+}
 else {
-const err71 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data38};
+const err71 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data36};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -958,7 +968,7 @@ errors++;
 }
 }
 else {
-const err72 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.messenger.type,parentSchema:schema11.properties.delivery.properties.messenger,data:data34};
+const err72 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.type,parentSchema:schema11.properties.delivery.properties.codehost,data:data32};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -968,9 +978,11 @@ vErrors.push(err72);
 errors++;
 }
 }
-}
-else {
-const err73 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.type,parentSchema:schema11.properties.delivery,data:data19};
+if(data30.teamchat !== undefined){
+let data39 = data30.teamchat;
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+if(data39.provider === undefined){
+const err73 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.teamchat.required,parentSchema:schema11.properties.delivery.properties.teamchat,data:data39};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -979,12 +991,9 @@ vErrors.push(err73);
 }
 errors++;
 }
-}
-if(data.aws !== undefined){
-let data39 = data.aws;
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-if(data39.stage === undefined){
-const err74 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/required",keyword:"required",params:{missingProperty: "stage"},message:"must have required property '"+"stage"+"'",schema:schema11.properties.aws.required,parentSchema:schema11.properties.aws,data:data39};
+for(const key13 in data39){
+if(!(((((key13 === "provider") || (key13 === "webhook_url")) || (key13 === "bot_token")) || (key13 === "channel")) || (key13 === "api_url"))){
+const err74 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.teamchat,data:data39};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -993,9 +1002,11 @@ vErrors.push(err74);
 }
 errors++;
 }
-for(const key11 in data39){
-if(!(((key11 === "region") || (key11 === "stage")) || (key11 === "tables"))){
-const err75 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws,data:data39};
+}
+if(data39.provider !== undefined){
+let data40 = data39.provider;
+if(!(data40 === "slack")){
+const err75 = {instancePath:instancePath+"/delivery/teamchat/provider",schemaPath:"#/properties/delivery/properties/teamchat/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.teamchat.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.teamchat.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.teamchat.properties.provider,data:data40};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1005,11 +1016,10 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data39.region !== undefined){
-let data40 = data39.region;
-if(typeof data40 === "string"){
-if(func2(data40) < 1){
-const err76 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.aws.properties.region,data:data40};
+if(data39.webhook_url !== undefined){
+let data41 = data39.webhook_url;
+if(typeof data41 !== "string"){
+const err76 = {instancePath:instancePath+"/delivery/teamchat/webhook_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.webhook_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.webhook_url,data:data41};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1019,8 +1029,10 @@ vErrors.push(err76);
 errors++;
 }
 }
-else {
-const err77 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.region.type,parentSchema:schema11.properties.aws.properties.region,data:data40};
+if(data39.bot_token !== undefined){
+let data42 = data39.bot_token;
+if(typeof data42 !== "string"){
+const err77 = {instancePath:instancePath+"/delivery/teamchat/bot_token",schemaPath:"#/properties/delivery/properties/teamchat/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.bot_token,data:data42};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1030,11 +1042,11 @@ vErrors.push(err77);
 errors++;
 }
 }
-if(data39.stage !== undefined){
-let data41 = data39.stage;
-if(typeof data41 === "string"){
-if(!pattern0.test(data41)){
-const err78 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-zA-Z0-9-]{1,32}$"+"\"",schema:"^[a-zA-Z0-9-]{1,32}$",parentSchema:schema11.properties.aws.properties.stage,data:data41};
+if(data39.channel !== undefined){
+let data43 = data39.channel;
+if(typeof data43 === "string"){
+if(func2(data43) < 1){
+const err78 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data43};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1045,7 +1057,7 @@ errors++;
 }
 }
 else {
-const err79 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.stage.type,parentSchema:schema11.properties.aws.properties.stage,data:data41};
+const err79 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.channel.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data43};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1055,12 +1067,11 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data39.tables !== undefined){
-let data42 = data39.tables;
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
-for(const key12 in data42){
-if(!(((key12 === "subscriptions") || (key12 === "dedup")) || (key12 === "events"))){
-const err80 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws.properties.tables,data:data42};
+if(data39.api_url !== undefined){
+let data44 = data39.api_url;
+if(typeof data44 === "string"){
+if(func2(data44) < 1){
+const err80 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data44};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1070,11 +1081,8 @@ vErrors.push(err80);
 errors++;
 }
 }
-if(data42.subscriptions !== undefined){
-let data43 = data42.subscriptions;
-if(typeof data43 === "string"){
-if(func2(data43) < 3){
-const err81 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data43};
+else {
+const err81 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data44};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1084,8 +1092,9 @@ vErrors.push(err81);
 errors++;
 }
 }
+}
 else {
-const err82 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.subscriptions.type,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data43};
+const err82 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.teamchat.type,parentSchema:schema11.properties.delivery.properties.teamchat,data:data39};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1095,11 +1104,11 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data42.dedup !== undefined){
-let data44 = data42.dedup;
-if(typeof data44 === "string"){
-if(func2(data44) < 3){
-const err83 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data44};
+if(data30.messenger !== undefined){
+let data45 = data30.messenger;
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+if(data45.provider === undefined){
+const err83 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data45};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1108,9 +1117,8 @@ vErrors.push(err83);
 }
 errors++;
 }
-}
-else {
-const err84 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.dedup.type,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data44};
+if(data45.bot_token === undefined){
+const err84 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "bot_token"},message:"must have required property '"+"bot_token"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data45};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1119,12 +1127,9 @@ vErrors.push(err84);
 }
 errors++;
 }
-}
-if(data42.events !== undefined){
-let data45 = data42.events;
-if(typeof data45 === "string"){
-if(func2(data45) < 3){
-const err85 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data45};
+for(const key14 in data45){
+if(!((((key14 === "provider") || (key14 === "bot_token")) || (key14 === "chat_id")) || (key14 === "api_url"))){
+const err85 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.messenger,data:data45};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1134,8 +1139,10 @@ vErrors.push(err85);
 errors++;
 }
 }
-else {
-const err86 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.events.type,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data45};
+if(data45.provider !== undefined){
+let data46 = data45.provider;
+if(!(data46 === "telegram")){
+const err86 = {instancePath:instancePath+"/delivery/messenger/provider",schemaPath:"#/properties/delivery/properties/messenger/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.messenger.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.messenger.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.messenger.properties.provider,data:data46};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1145,9 +1152,10 @@ vErrors.push(err86);
 errors++;
 }
 }
-}
-else {
-const err87 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.properties.tables.type,parentSchema:schema11.properties.aws.properties.tables,data:data42};
+if(data45.bot_token !== undefined){
+let data47 = data45.bot_token;
+if(typeof data47 !== "string"){
+const err87 = {instancePath:instancePath+"/delivery/messenger/bot_token",schemaPath:"#/properties/delivery/properties/messenger/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.bot_token,data:data47};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1157,9 +1165,10 @@ vErrors.push(err87);
 errors++;
 }
 }
-}
-else {
-const err88 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.type,parentSchema:schema11.properties.aws,data:data39};
+if(data45.chat_id !== undefined){
+let data48 = data45.chat_id;
+if((typeof data48 !== "string") && (!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48))))){
+const err88 = {instancePath:instancePath+"/delivery/messenger/chat_id",schemaPath:"#/properties/delivery/properties/messenger/properties/chat_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.messenger.properties.chat_id.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.messenger.properties.chat_id.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.chat_id,data:data48};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1169,14 +1178,252 @@ vErrors.push(err88);
 errors++;
 }
 }
-}
-else {
-const err89 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(data45.api_url !== undefined){
+let data49 = data45.api_url;
+if(typeof data49 === "string"){
+if(func2(data49) < 1){
+const err89 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data49};
 if(vErrors === null){
 vErrors = [err89];
 }
 else {
 vErrors.push(err89);
+}
+errors++;
+}
+}
+else {
+const err90 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data49};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+}
+else {
+const err91 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.messenger.type,parentSchema:schema11.properties.delivery.properties.messenger,data:data45};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+}
+else {
+const err92 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.type,parentSchema:schema11.properties.delivery,data:data30};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+}
+if(data.aws !== undefined){
+let data50 = data.aws;
+if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
+if(data50.stage === undefined){
+const err93 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/required",keyword:"required",params:{missingProperty: "stage"},message:"must have required property '"+"stage"+"'",schema:schema11.properties.aws.required,parentSchema:schema11.properties.aws,data:data50};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+for(const key15 in data50){
+if(!(((key15 === "region") || (key15 === "stage")) || (key15 === "tables"))){
+const err94 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws,data:data50};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
+}
+errors++;
+}
+}
+if(data50.region !== undefined){
+let data51 = data50.region;
+if(typeof data51 === "string"){
+if(func2(data51) < 1){
+const err95 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.aws.properties.region,data:data51};
+if(vErrors === null){
+vErrors = [err95];
+}
+else {
+vErrors.push(err95);
+}
+errors++;
+}
+}
+else {
+const err96 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.region.type,parentSchema:schema11.properties.aws.properties.region,data:data51};
+if(vErrors === null){
+vErrors = [err96];
+}
+else {
+vErrors.push(err96);
+}
+errors++;
+}
+}
+if(data50.stage !== undefined){
+let data52 = data50.stage;
+if(typeof data52 === "string"){
+if(!pattern0.test(data52)){
+const err97 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-zA-Z0-9-]{1,32}$"+"\"",schema:"^[a-zA-Z0-9-]{1,32}$",parentSchema:schema11.properties.aws.properties.stage,data:data52};
+if(vErrors === null){
+vErrors = [err97];
+}
+else {
+vErrors.push(err97);
+}
+errors++;
+}
+}
+else {
+const err98 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.stage.type,parentSchema:schema11.properties.aws.properties.stage,data:data52};
+if(vErrors === null){
+vErrors = [err98];
+}
+else {
+vErrors.push(err98);
+}
+errors++;
+}
+}
+if(data50.tables !== undefined){
+let data53 = data50.tables;
+if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
+for(const key16 in data53){
+if(!(((key16 === "subscriptions") || (key16 === "dedup")) || (key16 === "events"))){
+const err99 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws.properties.tables,data:data53};
+if(vErrors === null){
+vErrors = [err99];
+}
+else {
+vErrors.push(err99);
+}
+errors++;
+}
+}
+if(data53.subscriptions !== undefined){
+let data54 = data53.subscriptions;
+if(typeof data54 === "string"){
+if(func2(data54) < 3){
+const err100 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data54};
+if(vErrors === null){
+vErrors = [err100];
+}
+else {
+vErrors.push(err100);
+}
+errors++;
+}
+}
+else {
+const err101 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.subscriptions.type,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data54};
+if(vErrors === null){
+vErrors = [err101];
+}
+else {
+vErrors.push(err101);
+}
+errors++;
+}
+}
+if(data53.dedup !== undefined){
+let data55 = data53.dedup;
+if(typeof data55 === "string"){
+if(func2(data55) < 3){
+const err102 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data55};
+if(vErrors === null){
+vErrors = [err102];
+}
+else {
+vErrors.push(err102);
+}
+errors++;
+}
+}
+else {
+const err103 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.dedup.type,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data55};
+if(vErrors === null){
+vErrors = [err103];
+}
+else {
+vErrors.push(err103);
+}
+errors++;
+}
+}
+if(data53.events !== undefined){
+let data56 = data53.events;
+if(typeof data56 === "string"){
+if(func2(data56) < 3){
+const err104 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data56};
+if(vErrors === null){
+vErrors = [err104];
+}
+else {
+vErrors.push(err104);
+}
+errors++;
+}
+}
+else {
+const err105 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.events.type,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data56};
+if(vErrors === null){
+vErrors = [err105];
+}
+else {
+vErrors.push(err105);
+}
+errors++;
+}
+}
+}
+else {
+const err106 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.properties.tables.type,parentSchema:schema11.properties.aws.properties.tables,data:data53};
+if(vErrors === null){
+vErrors = [err106];
+}
+else {
+vErrors.push(err106);
+}
+errors++;
+}
+}
+}
+else {
+const err107 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.type,parentSchema:schema11.properties.aws,data:data50};
+if(vErrors === null){
+vErrors = [err107];
+}
+else {
+vErrors.push(err107);
+}
+errors++;
+}
+}
+}
+else {
+const err108 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err108];
+}
+else {
+vErrors.push(err108);
 }
 errors++;
 }

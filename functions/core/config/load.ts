@@ -13,6 +13,7 @@ import { isHttpUrl, parseCidr, parseDuration, parseSize } from './formats';
 import { protectReferences, referencedNames, referenceName, restoreReferences, substitute } from './references';
 import { validateConfig as validate } from './config-validator.generated';
 import { SECRET_KEYS } from './schema';
+import { normaliseAgentExtras } from './agent-extras';
 import type { Config, ConfigSection } from './types';
 
 export interface ConfigIssue {
@@ -250,6 +251,7 @@ function normalise(raw: Raw, issues: ConfigIssue[]): Config {
   if (config.agent.provider === 'bedrock' && !config.agent.model) {
     issues.push({ path: 'agent.model', message: "is required with provider 'bedrock', e.g. anthropic.claude-3-5-haiku-20241022-v1:0" });
   }
+  normaliseAgentExtras(agent, config, issues);
 
   const hostDefaults = { github: DEFAULTS.github_api_url, gitlab: DEFAULTS.gitlab_api_url } as const;
   for (const host of ['github', 'gitlab'] as const) {

@@ -36,13 +36,29 @@ export const configSchema = {
       type: 'object',
       additionalProperties: false,
       properties: {
-        provider: { enum: ['echo', 'bedrock', 'openai'] },
+        provider: { enum: ['echo', 'bedrock', 'openai', 'anthropic'] },
         model: { type: 'string', minLength: 1 },
         base_url: url,
         api_key: secretRef,
         region: { type: 'string', minLength: 1 },
         timeout: duration,
         max_steps: { type: 'integer', minimum: 1, maximum: 50 },
+        max_tokens: { type: 'integer', minimum: 16, maximum: 200000 },
+        budget: { type: 'object', additionalProperties: false, properties: { daily_tokens: { type: 'integer', minimum: 1 } } },
+        http: {
+          type: 'object', additionalProperties: false,
+          properties: {
+            allow: {
+              type: 'array',
+              items: {
+                type: 'object', additionalProperties: false, required: ['prefix'],
+                properties: { prefix: url, headers: { type: 'object', additionalProperties: { type: 'string' } } },
+              },
+            },
+            timeout: duration,
+            max_bytes: size,
+          },
+        },
       },
     },
     delivery: {

@@ -28,7 +28,7 @@ export interface MessengerSettings {
   api_url: string;
 }
 
-export type AgentProvider = 'echo' | 'bedrock' | 'openai';
+export type AgentProvider = 'echo' | 'bedrock' | 'openai' | 'anthropic';
 
 export interface Config {
   webhooks: {
@@ -48,6 +48,12 @@ export interface Config {
     region?: string;
     timeout_ms: number;
     max_steps: number;
+    /** The reply's token limit (issue 19); absent: the provider's default. */
+    max_tokens?: number;
+    /** Daily token budget over every subscription (issue 19). */
+    budget?: { daily_tokens?: number };
+    /** `http_get`: the URL prefixes it may read, with headers (values may reference secrets). */
+    http?: { allow: Array<{ prefix: string; headers?: Record<string, string> }>; timeout_ms: number; max_bytes: number };
   };
   delivery: {
     timeout_ms: number;

@@ -8,7 +8,7 @@ import type { Config } from '../config/types';
 import type { DeliveryOutcome, DeliveryTarget } from '../delivery/target';
 import { describeError, isHookError } from '../errors';
 import type { Logger } from '../log';
-import type { Clock, DeadLetterSink, EventLog, PayloadStore, SubscriptionStore } from '../ports';
+import type { Clock, CounterStore, DeadLetterSink, EventLog, PayloadStore, SubscriptionStore } from '../ports';
 
 import type { SkillLibrary } from '../skills/library';
 import type { Skill } from '../skills/skill';
@@ -18,6 +18,9 @@ import type { Agent } from '../agent/agent';
 import { isSilent } from '../agent/silent';
 import { fencePrompt, systemPrompt } from '../agent/system-prompt';
 import { parseQueueMessage } from './message';
+import { runOf } from '../agent/run-record';
+import { recordAgentRun } from './agent-record';
+import { budgetRefusal } from './budget';
 
 /** What the event log keeps of a prompt or a reply. */
 export const STORED_TEXT_CAP = 64 * 1024;
@@ -36,6 +39,8 @@ export interface WorkerDeps {
   maxReceiveCount: number;
   /** Where permanently failed messages go at once; without it they are retried until the queue's redrive. */
   deadLetters?: DeadLetterSink;
+  /** Daily token budgets (issue 19); without it budgets are not enforced. */
+  counters?: CounterStore;
 }
 
 /** `retry`: report the message as failed so the queue delivers it again (or dead-letters it). */
@@ -57,7 +62,7 @@ export async function processMessage(body: string, receiveCount: number, deps: W
   const now = () => new Date(deps.clock.now()).toISOString();
 
   let record = (await deps.events.get(message.event_id, message.subscription)) ?? newRecord(message, now());
-  if (record.status === 'delivered' || record.status === 'suppressed' || record.status === 'failed') {
+  if (record.status === 'delivered' || record.status === 'suppressed' || record.status === 'failed' || record.status === 'over_budget') {
     deps.logger.info('already finished; acknowledged without work', { ...log, status: record.status });
     return { kind: 'ack', status: record.status };
   }
@@ -114,17 +119,29 @@ export async function processMessage(body: string, receiveCount: number, deps: W
       return finalFailure(isHookError(error) ? error.code : 'skill_invalid', isHookError(error) ? error.message : describeError(error));
     }
     await save({ prompt: cap(rendered.text), warnings: rendered.warnings });
+    let refusal: string | undefined;
+    try {
+      refusal = await budgetRefusal(deps.counters, deps.config.agent, subscription, deps.clock.now());
+    } catch (error) {
+      return retryLater(isHookError(error) ? error.code : 'unavailable', `The budget counters cannot be read: ${describeError(error)}`);
+    }
+    if (refusal) {
+      deps.logger.warn('over budget: the agent was not called', { ...log, reason: refusal });
+      await save({ status: 'over_budget', error: { code: 'over_budget', message: refusal }, timings: { ...record.timings, total_ms: deps.clock.now() - started } });
+      return { kind: 'ack', status: 'over_budget' };
+    }
     const agentStart = deps.clock.now();
     try {
       const result = await deps.agent.run({
         system: systemPrompt(skills), prompt: fencePrompt(rendered.text), rendered: rendered.text,
         allowedTools: [...new Set(skills.flatMap((s) => s.tools))], timeoutMs: deps.config.agent.timeout_ms, maxSteps: deps.config.agent.max_steps,
-        message, payload,
+        message, payload, ...((subscription.max_tokens ?? deps.config.agent.max_tokens) ? { maxTokens: subscription.max_tokens ?? deps.config.agent.max_tokens } : {}),
       });
       reply = result.text;
       const warnings = [...rendered.warnings, ...result.refusedTools.map((t) => `tool '${t}' refused: no attached skill declares it`)];
-      await save({ reply: cap(reply), warnings, timings: { ...record.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined });
+      await save({ reply: cap(reply), warnings, timings: { ...record.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined, ...await recordAgentRun(deps, message, result.run) });
     } catch (error) {
+      if (runOf(error)) await save({ timings: { ...record.timings, agent_ms: deps.clock.now() - agentStart }, ...await recordAgentRun(deps, message, runOf(error)) });
       const code = isHookError(error) ? error.code : 'agent_failed';
       const text = isHookError(error) ? error.message : describeError(error);
       return isHookError(error) && error.retryable ? retryLater(code, text) : finalFailure(code, text);

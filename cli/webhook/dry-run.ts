@@ -1,0 +1,80 @@
+/**
+ * `webhook test <name> --dry-run`: runs the configured agent for real (provider, skills,
+ * tools) on a sample payload (or --payload) and prints the prompt, the reply and the
+ * transcript. Nothing is delivered, nothing is recorded, no budget is charged.
+ * Secrets come from the environment and `{config_dir}/.env`, as for `serve`.
+ */
+import { isSilent } from '../../functions/core/agent/silent';
+import { runOf, type AgentRun } from '../../functions/core/agent/run-record';
+import { fencePrompt, systemPrompt } from '../../functions/core/agent/system-prompt';
+import { resolveConfig } from '../../functions/core/config/load';
+import { HookError, isHookError } from '../../functions/core/errors';
+import { eventOrigin } from '../../functions/core/events/known';
+import type { QueueMessage } from '../../functions/core/types';
+import { renderPrompt } from '../../functions/core/templates/template';
+import { createAgent } from '../../functions/worker/agent-factory';
+import { loadDotEnv } from '../local/first-run';
+import { withStores, type CliContext } from '../context';
+import { transcriptLines } from './event';
+import { sampleFor } from '../samples';
+import { readPayload } from './test';
+
+function samplePayload(filter: string, event: string, action: string | undefined): Record<string, unknown> {
+  return sampleFor(filter)?.payload ?? { event_type: event, ...(action ? { action } : {}), test: true, sent_by: 'hookagent webhook test --dry-run' };
+}
+
+function usageLine(run: AgentRun | undefined): string | undefined {
+  const u = run?.usage;
+  return u ? `Usage: ${u.provider}${u.model ? ` ${u.model}` : ''}: ${u.input_tokens} in, ${u.output_tokens} out, ${u.cache_read_tokens ?? 0} cache read, ${u.cache_write_tokens ?? 0} cache write, ${u.steps} step(s)` : undefined;
+}
+
+export async function dryRun(ctx: CliContext, name: string, payloadOption: string | undefined, eventOption: string | undefined, json: boolean): Promise<void> {
+  const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
+  if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
+  const filter = eventOption ?? subscription.events[0] ?? 'custom';
+  const [event = 'custom', action] = filter.split('.');
+  const payload = payloadOption === undefined ? samplePayload(filter, event, action) : readPayload(payloadOption);
+  loadDotEnv(ctx.configDir);
+  const resolved = await resolveConfig(ctx.config, { get: async (n) => process.env[n] }, ['agent', 'delivery']);
+  if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
+  const config = resolved.value;
+  const skills = subscription.skills.map((s) => ctx.skills.load(s));
+  const rendered = renderPrompt(subscription.prompt, payload, action ? `${event}.${action}` : event);
+  const origin = eventOrigin(event);
+  const message: QueueMessage = {
+    v: 1, event_id: 'evt_dry_run', subscription: name, source: origin === 'github' || origin === 'gitlab' ? origin : 'custom', event, ...(action ? { action } : {}),
+    delivery_id: 'dry-run', received_at: new Date().toISOString(), payload,
+  };
+  const agent = createAgent(config.agent, config.delivery, config.aws?.region);
+  const maxTokens = subscription.max_tokens ?? config.agent.max_tokens;
+  let reply: string | undefined;
+  let run: AgentRun | undefined;
+  let failure: HookError | undefined;
+  try {
+    const result = await agent.run({
+      system: systemPrompt(skills), prompt: fencePrompt(rendered.text), rendered: rendered.text, allowedTools: [...new Set(skills.flatMap((s) => s.tools))],
+      timeoutMs: config.agent.timeout_ms, maxSteps: config.agent.max_steps, ...(maxTokens ? { maxTokens } : {}), message, payload,
+    });
+    reply = result.text;
+    run = result.run;
+  } catch (error) {
+    run = runOf(error);
+    failure = isHookError(error) ? error : new HookError('agent_failed', String(error));
+  }
+  const silent = reply !== undefined && isSilent(reply);
+  if (json) {
+    ctx.out(JSON.stringify({
+      subscription: name, event: filter, provider: config.agent.provider, prompt: rendered.text, reply: reply ?? null, would_post: reply !== undefined && !silent,
+      error: failure ? { code: failure.code, message: failure.message } : null, usage: run?.usage ?? null, transcript: run?.transcript ?? null, delivered: false,
+    }, null, 2));
+  } else {
+    const lines = [`Dry run of '${name}' on a ${payloadOption === undefined ? 'sample' : '--payload'} ${filter} event with provider ${config.agent.provider} (nothing is delivered or recorded).`, '', 'Prompt:', rendered.text, ''];
+    if (run) lines.push(...transcriptLines(run.transcript), '');
+    const usage = usageLine(run);
+    if (usage) lines.push(usage);
+    if (failure) lines.push(`Failed: ${failure.code}: ${failure.message}`);
+    else lines.push(silent ? 'Reply ([SILENT]: nothing would be posted):' : `Reply (would be posted to ${subscription.deliver.join(', ') || 'log'}):`, reply ?? '');
+    ctx.out(lines.join('\n'));
+  }
+  if (failure) process.exitCode = 1;
+}

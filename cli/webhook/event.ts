@@ -1,0 +1,98 @@
+/**
+ * `webhook event <event-id> [--json]`: the whole story of one event, per subscription that
+ * took it: the request (source, type, delivery id), the subscription's filters, the rendered
+ * prompt, the agent's usage and transcript (system prompt hash, fenced user message, each
+ * tool call with its input and capped result, the reply), and the deliveries.
+ */
+import { loadTranscript } from '../../functions/core/agent/transcript-store';
+import type { Transcript } from '../../functions/core/agent/run-record';
+import { HookError, isHookError } from '../../functions/core/errors';
+import type { EventRecord, Subscription } from '../../functions/core/types';
+import { withStores, type CliContext } from '../context';
+
+export interface EventStory {
+  record: EventRecord;
+  filters: string[];
+  transcript?: Transcript;
+  transcript_error?: string;
+}
+
+export function storyJson(s: EventStory): Record<string, unknown> {
+  const r = s.record;
+  return {
+    event_id: r.event_id, subscription: r.subscription, status: r.status, attempts: r.attempts ?? 0,
+    request: { source: r.source, event: r.event, action: r.action ?? null, delivery_id: r.delivery_id, received_at: r.received_at, replay_of: r.message.replay_of ?? null },
+    filters: s.filters, prompt: r.prompt ?? null, warnings: r.warnings ?? [], usage: r.usage ?? null,
+    transcript: s.transcript ?? null, ...(s.transcript_error ? { transcript_error: s.transcript_error } : {}),
+    reply: r.reply ?? null, deliveries: r.targets ?? {}, error: r.error ?? null, timings: r.timings ?? {}, updated_at: r.updated_at,
+  };
+}
+
+const indent = (text: string, by = '    ') => text.split('\n').map((l) => `${by}${l}`).join('\n');
+
+/** A transcript as indented text lines (also printed by `webhook test --dry-run`). */
+export function transcriptLines(t: Transcript): string[] {
+  const lines = ['  transcript:', `    ${t.provider}${t.model ? ` ${t.model}` : ''}, system prompt sha256: ${t.system_sha256}`, '    user:', indent(t.user, '      ')];
+  for (const step of t.steps) {
+    lines.push(`    step ${step.step}${step.stop ? ` (stop: ${step.stop})` : ''}:${step.text ? '' : ' (no text)'}`);
+    if (step.text) lines.push(indent(step.text, '      '));
+    for (const call of step.tool_calls) {
+      lines.push(`      → ${call.name}(${JSON.stringify(call.input)}) ${call.ok ? 'ok' : 'ERROR'}, ${call.ms} ms, ${call.bytes} bytes`, indent(call.result, '        '));
+    }
+  }
+  if (t.retried_shorter) lines.push('    (the reply was cut at the token limit and asked again, shorter)');
+  return lines;
+}
+
+export function storyText(s: EventStory): string {
+  const r = s.record;
+  const lines = [
+    `${r.event_id} → ${r.subscription}: ${r.status} (attempts: ${r.attempts ?? 0}, updated ${r.updated_at})`,
+    `  request:  ${r.source} ${r.action ? `${r.event}.${r.action}` : r.event}, delivery ${r.delivery_id}, received ${r.received_at}${r.message.replay_of ? `, replay of ${r.message.replay_of}` : ''}`,
+    `  filters:  ${s.filters.length > 0 ? s.filters.join(' AND ') : '(none)'}`,
+  ];
+  if (r.error) lines.push(`  error:    ${r.error.code}: ${r.error.message}`);
+  for (const w of r.warnings ?? []) lines.push(`  warning:  ${w}`);
+  lines.push('  prompt:', r.prompt !== undefined ? indent(r.prompt) : '    (not rendered yet)');
+  if (r.usage) {
+    const u = r.usage;
+    lines.push(`  usage:    ${u.provider}${u.model ? ` ${u.model}` : ''}: ${u.input_tokens} in, ${u.output_tokens} out, ${u.cache_read_tokens ?? 0} cache read, ${u.cache_write_tokens ?? 0} cache write, ${u.steps} step(s)`);
+  }
+  const t = s.transcript;
+  if (t) {
+    lines.push(...transcriptLines(t));
+  } else if (s.transcript_error) {
+    lines.push(`  transcript: unavailable (${s.transcript_error})`);
+  } else {
+    lines.push('  transcript: (none: no model was called)');
+  }
+  lines.push('  reply:', r.reply !== undefined ? indent(r.reply) : '    (none)');
+  const targets = Object.entries(r.targets ?? {});
+  lines.push(`  deliveries:${targets.length === 0 ? ' (none)' : ''}`);
+  for (const [kind, o] of targets) lines.push(`    ${kind}: ${o.status} at ${o.at}${o.detail ? ` (${o.detail})` : ''}`);
+  return lines.join('\n');
+}
+
+export async function event(ctx: CliContext, eventId: string, json: boolean): Promise<void> {
+  const stories = await withStores(ctx, async (stores) => {
+    const records = await stores.events.getEvent(eventId);
+    if (records.length === 0) throw new HookError('event_not_found', `No event '${eventId}' in the event log (records are kept 14 days); list recent ones with: hookagent webhook events <name>`);
+    const subscriptions = new Map<string, Subscription | undefined>();
+    const out: EventStory[] = [];
+    for (const record of records) {
+      if (!subscriptions.has(record.subscription)) subscriptions.set(record.subscription, await stores.subscriptions.get(record.subscription));
+      const story: EventStory = { record, filters: subscriptions.get(record.subscription)?.filters ?? [] };
+      try {
+        if (record.transcript_ref && (record.transcript_ref.startsWith('{') || stores.payloads)) {
+          story.transcript = stores.payloads ? await loadTranscript(stores.payloads, record.transcript_ref) : (JSON.parse(record.transcript_ref) as Transcript);
+        }
+      } catch (error) {
+        story.transcript_error = isHookError(error) ? error.message : String(error);
+      }
+      out.push(story);
+    }
+    return out;
+  });
+  if (json) return ctx.out(JSON.stringify(stories.map(storyJson), null, 2));
+  ctx.out(stories.map(storyText).join('\n\n'));
+}

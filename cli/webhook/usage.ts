@@ -1,0 +1,93 @@
+/**
+ * `webhook usage [<name>] [--since 7d] [--json]`: the tokens the agent used, summed per
+ * subscription and model from the event log (kept 14 days), with the events, steps and
+ * tool calls behind them.
+ */
+import { HookError } from '../../functions/core/errors';
+import type { EventRecord } from '../../functions/core/types';
+import { table } from '../output';
+import { withStores, type CliContext } from '../context';
+
+/** Records read per subscription; the event log keeps 14 days. */
+export const USAGE_SCAN_LIMIT = 10_000;
+
+const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, w: 7 * 86_400_000 };
+
+/** `7d`, `24h`, `90m`, `2w`, or a date/time (`2026-11-01`, ISO 8601): the epoch ms it starts at. */
+export function parseSince(value: string, nowMs: number): number {
+  const match = /^(\d+)\s*([mhdw])$/.exec(value.trim());
+  if (match) return nowMs - Number(match[1]) * (UNITS[match[2] as string] as number);
+  const at = /^\d{4}-\d{2}-\d{2}/.test(value.trim()) ? Date.parse(value.trim()) : Number.NaN;
+  if (Number.isNaN(at)) throw new HookError('invalid_since', `--since '${value}' is neither a duration (7d, 24h, 90m, 2w) nor a date (2026-11-01, 2026-11-01T12:00:00Z)`);
+  return at;
+}
+
+export interface UsageRow {
+  subscription: string;
+  provider: string;
+  model: string;
+  events: number;
+  input_tokens: number;
+  output_tokens: number;
+  cache_read_tokens: number;
+  cache_write_tokens: number;
+  total_tokens: number;
+  steps: number;
+  tool_calls: number;
+}
+
+export function sumUsage(records: EventRecord[]): UsageRow[] {
+  const rows = new Map<string, UsageRow>();
+  for (const r of records) {
+    const u = r.usage;
+    if (!u) continue;
+    const key = `${r.subscription}\u0000${u.provider}\u0000${u.model ?? ''}`;
+    const row = rows.get(key) ?? {
+      subscription: r.subscription, provider: u.provider, model: u.model ?? '-', events: 0, input_tokens: 0, output_tokens: 0,
+      cache_read_tokens: 0, cache_write_tokens: 0, total_tokens: 0, steps: 0, tool_calls: 0,
+    };
+    row.events += 1;
+    row.input_tokens += u.input_tokens;
+    row.output_tokens += u.output_tokens;
+    row.cache_read_tokens += u.cache_read_tokens ?? 0;
+    row.cache_write_tokens += u.cache_write_tokens ?? 0;
+    row.total_tokens += u.input_tokens + u.output_tokens + (u.cache_read_tokens ?? 0) + (u.cache_write_tokens ?? 0);
+    row.steps += u.steps;
+    row.tool_calls += u.tool_calls?.length ?? 0;
+    rows.set(key, row);
+  }
+  return [...rows.values()].sort((a, b) => a.subscription.localeCompare(b.subscription) || b.total_tokens - a.total_tokens);
+}
+
+export async function usage(ctx: CliContext, name: string | undefined, since: string, json: boolean, nowMs = Date.now()): Promise<void> {
+  const from = parseSince(since, nowMs);
+  const records = await withStores(ctx, async (stores) => {
+    let names: string[];
+    if (name) {
+      if (!(await stores.subscriptions.get(name))) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
+      names = [name];
+    } else {
+      names = (await stores.subscriptions.list()).map((s) => s.name);
+    }
+    const all: EventRecord[] = [];
+    for (const n of names) all.push(...(await stores.events.listBySubscription(n, USAGE_SCAN_LIMIT)).filter((r) => Date.parse(r.received_at) >= from));
+    return all;
+  });
+  const rows = sumUsage(records);
+  const total = rows.reduce((t, r) => ({
+    events: t.events + r.events, input_tokens: t.input_tokens + r.input_tokens, output_tokens: t.output_tokens + r.output_tokens,
+    cache_read_tokens: t.cache_read_tokens + r.cache_read_tokens, cache_write_tokens: t.cache_write_tokens + r.cache_write_tokens, total_tokens: t.total_tokens + r.total_tokens,
+  }), { events: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, total_tokens: 0 });
+  const sinceIso = new Date(from).toISOString();
+  if (json) return ctx.out(JSON.stringify({ since: sinceIso, rows, total }, null, 2));
+  if (rows.length === 0) return ctx.out(`No agent usage recorded since ${sinceIso}${name ? ` for '${name}'` : ''}.`);
+  const n = (v: number) => String(v);
+  ctx.out(table(
+    ['SUBSCRIPTION', 'PROVIDER', 'MODEL', 'EVENTS', 'INPUT', 'OUTPUT', 'CACHE READ', 'CACHE WRITE', 'TOTAL', 'STEPS', 'TOOL CALLS'],
+    [
+      ...rows.map((r) => [r.subscription, r.provider, r.model, n(r.events), n(r.input_tokens), n(r.output_tokens), n(r.cache_read_tokens), n(r.cache_write_tokens), n(r.total_tokens), n(r.steps), n(r.tool_calls)]),
+      ['(all)', '', '', n(total.events), n(total.input_tokens), n(total.output_tokens), n(total.cache_read_tokens), n(total.cache_write_tokens), n(total.total_tokens), '', ''],
+    ],
+  ));
+  ctx.out(`\nSince ${sinceIso}. Tokens as the providers report them; TOTAL (input + output + cache reads and writes) is what daily budgets count.`);
+}

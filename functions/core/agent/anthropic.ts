@@ -1,0 +1,163 @@
+/**
+ * Anthropic Messages API (`POST {base_url}/v1/messages`) over fetch, no SDK: tool use,
+ * stop_reason, usage with prompt-cache counts, and prompt caching: the system prompt (with
+ * the skills' instructions) and the conversation so far carry `cache_control` breakpoints,
+ * so the later rounds of a tool loop, and the next event of the same subscription, read
+ * them from the cache.
+ *
+ * 429 (`rate_limit_error`) and 529 (`overloaded_error`) are retried in place, at most twice,
+ * after `retry-after` (or a short backoff) when that fits the time left; then they are
+ * retryable failures for the queue. Other 4xx are permanent.
+ */
+import { HookError } from '../errors';
+import type { ChatProvider, ProviderTurn, StopReason, ToolCall, Turn, TurnUsage } from './conversation';
+import { classifyHttpFailure } from './openai';
+
+export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
+export const ANTHROPIC_VERSION = '2023-06-01';
+/** The Messages API requires max_tokens; used when neither agent.max_tokens nor the subscription sets one. */
+export const ANTHROPIC_DEFAULT_MAX_TOKENS = 4096;
+
+export interface AnthropicSettings {
+  baseUrl: string;
+  apiKey?: string;
+  model: string;
+  /** In-place retries of 429/529 (default 2) and the backoff without retry-after (default 1000 ms). */
+  retries?: number;
+  backoffMs?: number;
+  /** Longest wait for one retry-after (default 20 s); a longer one is left to the queue. */
+  maxWaitMs?: number;
+}
+
+type Block = Record<string, unknown>;
+type Message = { role: 'user' | 'assistant'; content: Block[] };
+const EPHEMERAL = { type: 'ephemeral' } as const;
+
+export function toAnthropicMessages(conversation: Turn[]): Message[] {
+  const messages: Message[] = [];
+  const push = (role: Message['role'], content: Block[]) => {
+    const last = messages[messages.length - 1];
+    // Consecutive turns of one role become one message (tool results and a user note).
+    if (last && last.role === role) last.content.push(...content);
+    else messages.push({ role, content });
+  };
+  for (const turn of conversation) {
+    if (turn.role === 'user') push('user', [{ type: 'text', text: turn.text }]);
+    else if (turn.role === 'assistant') {
+      const content: Block[] = turn.text ? [{ type: 'text', text: turn.text }] : [];
+      for (const call of turn.toolCalls) content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input ?? {} });
+      push('assistant', content.length > 0 ? content : [{ type: 'text', text: '…' }]);
+    } else {
+      push('user', turn.results.map((r) => ({ type: 'tool_result', tool_use_id: r.id, content: r.content, ...(r.isError ? { is_error: true } : {}) })));
+    }
+  }
+  // Cache the conversation so far: the next round re-reads it.
+  const lastBlock = messages[messages.length - 1]?.content.at(-1);
+  if (lastBlock) lastBlock.cache_control = EPHEMERAL;
+  return messages;
+}
+
+export function anthropicStop(reason: unknown): StopReason | undefined {
+  switch (reason) {
+    case undefined: case null: return undefined;
+    case 'end_turn': case 'stop_sequence': case 'pause_turn': return 'end';
+    case 'tool_use': return 'tool_use';
+    case 'max_tokens': case 'model_context_window_exceeded': return 'max_tokens';
+    case 'refusal': return 'content_filter';
+    default: return 'other';
+  }
+}
+
+function anthropicUsage(value: unknown): TurnUsage | undefined {
+  if (!value || typeof value !== 'object') return undefined;
+  const u = value as Record<string, unknown>;
+  const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
+  const cacheRead = num(u.cache_read_input_tokens);
+  const cacheWrite = num(u.cache_creation_input_tokens);
+  return { input: num(u.input_tokens), output: num(u.output_tokens), ...(cacheRead ? { cacheRead } : {}), ...(cacheWrite ? { cacheWrite } : {}) };
+}
+
+function errorMessage(body: string): string {
+  try {
+    const parsed = JSON.parse(body) as { error?: { type?: unknown; message?: unknown } };
+    if (parsed.error && typeof parsed.error.message === 'string') return `${typeof parsed.error.type === 'string' ? `${parsed.error.type}: ` : ''}${parsed.error.message}`;
+  } catch {
+    // Not JSON (a proxy's page).
+  }
+  return body.slice(0, 300);
+}
+
+/** retry-after in ms (seconds or an HTTP date), or undefined. */
+function retryAfterMs(header: string | null): number | undefined {
+  if (!header) return undefined;
+  const seconds = Number(header);
+  if (Number.isFinite(seconds) && seconds >= 0) return seconds * 1000;
+  const at = Date.parse(header);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+const wait = (ms: number, signal: AbortSignal) => new Promise<void>((resolve, reject) => {
+  const onAbort = () => {
+    clearTimeout(timer);
+    reject(signal.reason as Error);
+  };
+  const timer = setTimeout(() => {
+    signal.removeEventListener('abort', onAbort);
+    resolve();
+  }, ms);
+  signal.addEventListener('abort', onAbort, { once: true });
+});
+
+export function anthropicProvider(settings: AnthropicSettings): ChatProvider {
+  const retries = settings.retries ?? 2;
+  return {
+    name: 'anthropic',
+    model: settings.model,
+    async turn(system, conversation, tools, signal, options): Promise<ProviderTurn> {
+      const body: Record<string, unknown> = {
+        model: settings.model,
+        max_tokens: options?.maxTokens ?? ANTHROPIC_DEFAULT_MAX_TOKENS,
+        system: [{ type: 'text', text: system, cache_control: EPHEMERAL }],
+        messages: toAnthropicMessages(conversation),
+      };
+      if (tools.length > 0) body.tools = tools.map((t) => ({ name: t.name, description: t.description, input_schema: t.parameters }));
+      const headers: Record<string, string> = { 'content-type': 'application/json', 'anthropic-version': ANTHROPIC_VERSION };
+      if (settings.apiKey) headers['x-api-key'] = settings.apiKey;
+      const payload = JSON.stringify(body);
+      for (let attempt = 0; ; attempt++) {
+        let response: Response;
+        try {
+          response = await fetch(`${settings.baseUrl}/v1/messages`, { method: 'POST', signal, headers, body: payload });
+        } catch (error) {
+          if (signal.aborted) throw error;
+          throw new HookError('provider_unavailable', `Cannot reach ${settings.baseUrl}: ${error instanceof Error ? error.message : String(error)}`, { retryable: true });
+        }
+        const text = await response.text();
+        if (response.status === 429 || response.status === 529) {
+          const delay = retryAfterMs(response.headers.get('retry-after')) ?? (settings.backoffMs ?? 1000) * 2 ** attempt;
+          if (attempt < retries && delay <= (settings.maxWaitMs ?? 20_000)) {
+            await wait(delay, signal);
+            continue;
+          }
+          const code = response.status === 429 ? 'provider_rate_limited' : 'provider_unavailable';
+          throw new HookError(code, `Anthropic answered ${response.status} (${errorMessage(text)}) after ${attempt + 1} attempts`, { retryable: true });
+        }
+        if (!response.ok) throw classifyHttpFailure('Anthropic', response.status, errorMessage(text));
+        let parsed: { content?: Array<{ type?: unknown; text?: unknown; id?: unknown; name?: unknown; input?: unknown }>; stop_reason?: unknown; usage?: unknown };
+        try {
+          parsed = JSON.parse(text) as typeof parsed;
+        } catch {
+          throw new HookError('provider_unavailable', 'Anthropic answered with something that is not JSON', { retryable: true });
+        }
+        if (!Array.isArray(parsed.content)) throw new HookError('provider_response', 'Anthropic answered without content');
+        const toolCalls: ToolCall[] = parsed.content.flatMap((block, index) => (block.type === 'tool_use'
+          ? [{ id: typeof block.id === 'string' ? block.id : `toolu_${index}`, name: String(block.name ?? ''), input: block.input ?? {} }]
+          : []));
+        const reply = parsed.content.flatMap((block) => (block.type === 'text' && typeof block.text === 'string' ? [block.text] : [])).join('');
+        const stop = anthropicStop(parsed.stop_reason);
+        const usage = anthropicUsage(parsed.usage);
+        return { text: reply, toolCalls, ...(stop ? { stop } : {}), ...(usage ? { usage } : {}) };
+      }
+    },
+  };
+}

@@ -1,0 +1,111 @@
+/**
+ * `http_get`: a read-only tool limited to the URL prefixes the operator lists in
+ * `agent.http.allow`. GET only; the URL (after the URL parser resolves dot segments and
+ * percent-encoded dots) must start with an allowed prefix at a path boundary; redirects are
+ * followed by hand, at most 3, and only while they stay under an allowed prefix; the body is
+ * read up to `max_bytes` and the whole call bounded by `timeout`. The headers of the
+ * matching prefix (e.g. `Authorization: Bearer ${PROM_TOKEN}`) go only to URLs under it.
+ */
+import type { Config } from '../config/types';
+import { HookError } from '../errors';
+import type { Tool } from './tools';
+
+type HttpSettings = NonNullable<Config['agent']['http']>;
+type Allowed = HttpSettings['allow'][number];
+
+const MAX_REDIRECTS = 3;
+
+/** The allow entry a URL falls under, or undefined. Exported for tests. */
+export function allowedEntry(raw: string, allow: Allowed[]): { url: URL; entry: Allowed } | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  if ((url.protocol !== 'https:' && url.protocol !== 'http:') || url.username || url.password) return undefined;
+  for (const entry of allow) {
+    const prefix = new URL(entry.prefix);
+    if (url.origin !== prefix.origin) continue;
+    const path = url.pathname;
+    const base = prefix.pathname;
+    // A prefix ending without `/` matches itself and what follows a `/`, `?` or nothing: /api/v1 never matches /api/v10.
+    const under = base.endsWith('/') ? path.startsWith(base) : path === base || path.startsWith(`${base}/`);
+    if (under) return { url, entry };
+  }
+  return undefined;
+}
+
+async function readCapped(response: Response, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
+  if (!response.body) return { text: '', truncated: false };
+  const reader = response.body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  let truncated = false;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    if (size + value.byteLength > maxBytes) {
+      chunks.push(value.subarray(0, maxBytes - size));
+      size = maxBytes;
+      truncated = true;
+      await reader.cancel();
+      break;
+    }
+    chunks.push(value);
+    size += value.byteLength;
+  }
+  return { text: Buffer.concat(chunks).toString('utf8'), truncated };
+}
+
+export function httpGetTool(settings: HttpSettings | undefined): Tool {
+  const allow = settings?.allow ?? [];
+  const prefixes = allow.map((a) => a.prefix);
+  return {
+    name: 'http_get',
+    description: `GET a URL (read-only) under one of these prefixes: ${prefixes.length > 0 ? prefixes.join(', ') : '(none configured)'}. `
+      + 'Use it for Prometheus (/api/v1/query?query=…, /api/v1/query_range?query=…&start=…&end=…&step=…), Grafana, or a runbook URL the event carries. '
+      + 'Any other URL is refused.',
+    parameters: {
+      type: 'object', additionalProperties: false, required: ['url'],
+      properties: { url: { type: 'string', description: 'the absolute URL, with its query string' } },
+    },
+    async run(input, context) {
+      const raw = input && typeof input === 'object' ? (input as { url?: unknown }).url : undefined;
+      if (typeof raw !== 'string' || raw === '') throw new HookError('tool_bad_input', 'http_get needs {"url": "<absolute URL>"}');
+      if (allow.length === 0) throw new HookError('tool_unconfigured', 'http_get: agent.http.allow lists no URL prefixes');
+      let target = allowedEntry(raw, allow);
+      if (!target) throw new HookError('tool_url_refused', `http_get: ${raw} is not under an allowed prefix (${prefixes.join(', ')})`);
+      const signal = AbortSignal.any([context.signal, AbortSignal.timeout(settings?.timeout_ms ?? 10_000)]);
+      for (let hop = 0; ; hop++) {
+        let response: Response;
+        try {
+          response = await fetch(target.url, { method: 'GET', redirect: 'manual', signal, headers: { accept: 'application/json, text/plain;q=0.9, */*;q=0.5', ...(target.entry.headers ?? {}) } });
+        } catch (error) {
+          if (context.signal.aborted) throw error;
+          throw new HookError('tool_http_error', `http_get: ${target.url.origin}${target.url.pathname} failed: ${signal.aborted ? 'timed out' : error instanceof Error ? error.message : String(error)}`);
+        }
+        if (response.status >= 300 && response.status < 400 && response.headers.get('location')) {
+          await response.body?.cancel();
+          const next = new URL(response.headers.get('location') as string, target.url).href;
+          const nextTarget = allowedEntry(next, allow);
+          if (!nextTarget) throw new HookError('tool_redirect_refused', `http_get: ${target.url.href} redirects to ${next}, which is not under an allowed prefix; not followed`);
+          if (hop >= MAX_REDIRECTS) throw new HookError('tool_redirect_refused', `http_get: more than ${MAX_REDIRECTS} redirects`);
+          target = nextTarget;
+          continue;
+        }
+        let body: { text: string; truncated: boolean };
+        try {
+          body = await readCapped(response, settings?.max_bytes ?? 256 * 1024);
+        } catch (error) {
+          if (context.signal.aborted) throw error;
+          throw new HookError('tool_http_error', `http_get: reading ${target.url.origin}${target.url.pathname} failed: ${signal.aborted ? 'timed out' : String(error)}`);
+        }
+        const head = `HTTP ${response.status} ${response.headers.get('content-type') ?? ''}`.trim();
+        const tail = body.truncated ? `\n…[truncated at ${settings?.max_bytes ?? 256 * 1024} bytes]` : '';
+        if (!response.ok) throw new HookError('tool_http_error', `${head}\n${body.text.slice(0, 2000)}`);
+        return `${head}\n${body.text}${tail}`;
+      }
+    },
+  };
+}

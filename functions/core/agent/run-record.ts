@@ -1,0 +1,104 @@
+/**
+ * What one agent run leaves behind: its usage (tokens, steps, tool calls with duration
+ * and result size) and its transcript (system prompt hash, the fenced user message, each
+ * tool call with its input and capped result, the final reply). The loop fills a
+ * recorder; a failed run carries what it had recorded on its error, so tokens spent on a
+ * reply that is then refused are still counted.
+ */
+import { createHash } from 'node:crypto';
+import type { AgentUsage } from '../types';
+import type { StopReason, TurnUsage } from './conversation';
+
+/** What a transcript keeps of one tool result, input or model text. */
+export const TRANSCRIPT_TEXT_CAP = 4096;
+
+export interface TranscriptToolCall {
+  name: string;
+  input: unknown;
+  ok: boolean;
+  ms: number;
+  bytes: number;
+  /** The result as the model saw it, capped at TRANSCRIPT_TEXT_CAP characters. */
+  result: string;
+}
+
+export interface TranscriptStep {
+  step: number;
+  /** The model's text alongside its tool calls (or its answer). */
+  text: string;
+  stop?: StopReason;
+  tool_calls: TranscriptToolCall[];
+}
+
+export interface Transcript {
+  v: 1;
+  provider: string;
+  model?: string;
+  system_sha256: string;
+  /** The fenced user message. */
+  user: string;
+  steps: TranscriptStep[];
+  /** Set when a reply cut at the token limit was asked again, shorter. */
+  retried_shorter?: boolean;
+  reply?: string;
+}
+
+export interface AgentRun {
+  usage: AgentUsage;
+  transcript: Transcript;
+}
+
+export const capText = (text: string, cap = TRANSCRIPT_TEXT_CAP): string =>
+  text.length > cap ? `${text.slice(0, cap)}…[truncated: ${text.length - cap} more characters]` : text;
+
+export class RunRecorder {
+  readonly usage: AgentUsage;
+  readonly transcript: Transcript;
+
+  constructor(provider: string, model: string | undefined, system: string, user: string) {
+    this.usage = { provider, ...(model ? { model } : {}), input_tokens: 0, output_tokens: 0, steps: 0, tool_calls: [] };
+    this.transcript = {
+      v: 1, provider, ...(model ? { model } : {}), system_sha256: createHash('sha256').update(system).digest('hex'), user: capText(user, 16 * 1024), steps: [],
+    };
+  }
+
+  turn(text: string, stop: StopReason | undefined, usage: TurnUsage | undefined): TranscriptStep {
+    this.usage.steps += 1;
+    if (usage) {
+      this.usage.input_tokens += usage.input;
+      this.usage.output_tokens += usage.output;
+      if (usage.cacheRead) this.usage.cache_read_tokens = (this.usage.cache_read_tokens ?? 0) + usage.cacheRead;
+      if (usage.cacheWrite) this.usage.cache_write_tokens = (this.usage.cache_write_tokens ?? 0) + usage.cacheWrite;
+    }
+    const step: TranscriptStep = { step: this.usage.steps, text: capText(text), ...(stop ? { stop } : {}), tool_calls: [] };
+    this.transcript.steps.push(step);
+    return step;
+  }
+
+  toolCall(step: TranscriptStep, name: string, input: unknown, ok: boolean, ms: number, result: string): void {
+    const bytes = Buffer.byteLength(result);
+    this.usage.tool_calls?.push({ name, ms, bytes, ok });
+    let shownInput = input;
+    if (JSON.stringify(input ?? null).length > TRANSCRIPT_TEXT_CAP) shownInput = { truncated_input: capText(JSON.stringify(input)) };
+    step.tool_calls.push({ name, input: shownInput, ok, ms, bytes, result: capText(result) });
+  }
+
+  snapshot(reply?: string): AgentRun {
+    const usage = { ...this.usage, ...(this.usage.tool_calls?.length ? {} : { tool_calls: undefined }) };
+    if (!usage.tool_calls) delete usage.tool_calls;
+    return { usage, transcript: { ...this.transcript, ...(reply !== undefined ? { reply: capText(reply, 64 * 1024) } : {}) } };
+  }
+}
+
+const RUN = Symbol.for('hookagent.agentRun');
+
+/** Attaches what a failed run recorded to its error. */
+export function withRun<E>(error: E, run: AgentRun): E {
+  if (error && typeof error === 'object') Object.defineProperty(error, RUN, { value: run, enumerable: false, configurable: true });
+  return error;
+}
+
+/** What a failed run recorded, when its error carries it. */
+export function runOf(error: unknown): AgentRun | undefined {
+  return error && typeof error === 'object' ? ((error as Record<symbol, AgentRun | undefined>)[RUN]) : undefined;
+}

@@ -1,0 +1,22 @@
+/**
+ * Where a transcript is kept: inline in `EventRecord.transcript_ref` (its JSON) when small,
+ * else in the PayloadStore under `transcript_<event>_<subscription>` with the pointer kept.
+ */
+import type { PayloadStore } from '../ports';
+import type { Transcript } from './run-record';
+
+/** Transcripts up to this size (JSON characters) stay in the event record. */
+export const INLINE_TRANSCRIPT_CAP = 8 * 1024;
+
+export async function storeTranscript(payloads: PayloadStore, eventId: string, subscription: string, transcript: Transcript): Promise<string> {
+  const json = JSON.stringify(transcript);
+  if (json.length <= INLINE_TRANSCRIPT_CAP) return json;
+  return payloads.put(`transcript_${eventId}_${subscription}`.replace(/[^A-Za-z0-9_-]/g, '_'), json);
+}
+
+/** The transcript a record points to, or undefined when it has none. */
+export async function loadTranscript(payloads: PayloadStore, ref: string | undefined): Promise<Transcript | undefined> {
+  if (!ref) return undefined;
+  const json = ref.startsWith('{') ? ref : await payloads.get(ref);
+  return JSON.parse(json) as Transcript;
+}
