@@ -17,6 +17,7 @@ import { systemClock } from '../../functions/core/ports';
 import { SkillLibrary } from '../../functions/core/skills/library';
 import { DynamoDedupStore } from '../../functions/aws/dedup-store';
 import { DynamoEventLog } from '../../functions/aws/event-log';
+import { DynamoLeaseStore } from '../../functions/aws/lease-store';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
 import { QueueConsumer } from '../../functions/local/consumer';
@@ -79,7 +80,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     events, payloads, subscriptions: subscriptionStore, agent: createAgent(config.agent, config.delivery, config.aws?.region), skills: new SkillLibrary(options.configDir),
     targets: createDeliveryTargets(config.delivery), config, clock: systemClock, logger, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
     deadLetters: { send: (body, reason) => queue.sendToDeadLetters(body, LOCAL_MAX_RECEIVE_COUNT).then(() => logger.warn('dead-lettered', { reason })) },
-  });
+    leases: new DynamoLeaseStore(store.client, store.tables.dedup, systemClock),
+  }, { changeVisibility: (record, seconds) => queue.changeVisibility(record.receiptHandle, seconds) });
   const consumer = new QueueConsumer(queue, worker, { batchSize: 10, concurrency: 2, idleCheckMs: 5_000, logger });
 
   touch(wakeFile(options.configDir));

@@ -154,8 +154,9 @@ export class LocalQueue implements EventQueue {
     }
   }
 
-  /** ChangeMessageVisibility: visible again after `delayMs` (0 = now). */
-  async changeVisibility(receiptHandle: string, delayMs: number): Promise<void> {
+  /** ChangeMessageVisibility: visible again after `seconds` (0 = now). */
+  async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
+    const delayMs = Math.max(0, seconds) * 1000;
     const [id, visibleAt, sentAt] = parseReceipt(receiptHandle);
     try {
       await this.client.send(new UpdateItemCommand({

@@ -1,6 +1,6 @@
 /** The worker Lambda: AWS adapters wired to the shared batch handler. */
 import { S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
@@ -14,6 +14,7 @@ import { createDynamoClient } from '../aws/dynamo';
 import { SqsDeadLetters } from '../aws/dead-letters';
 import { deploymentFromEnv } from '../aws/environment';
 import { DynamoEventLog } from '../aws/event-log';
+import { DynamoLeaseStore } from '../aws/lease-store';
 import { S3PayloadStore } from '../aws/s3-payload-store';
 import { SsmSecretSource } from '../aws/ssm-secrets';
 import { DynamoSubscriptionStore } from '../aws/subscription-store';
@@ -52,6 +53,12 @@ async function start() {
     logger,
     maxReceiveCount: Number(process.env.MAX_RECEIVE_COUNT) || 5,
     ...(deployment.deadLetterQueueUrl ? { deadLetters: new SqsDeadLetters(sqs, deployment.deadLetterQueueUrl) } : {}),
+    leases: new DynamoLeaseStore(dynamo, deployment.tables.dedup, systemClock),
+  }, {
+    // Paced retries: the message comes back after the retry schedule's delay, not the queue's visibility timeout.
+    changeVisibility: async (record, seconds) => {
+      await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: deployment.queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: seconds }));
+    },
   });
 }
 

@@ -11,6 +11,7 @@ import { tableDefinitions, tableNamesForStage } from '../../functions/aws/tables
 import { WORKER_TIMEOUT_SECONDS } from '../../functions/aws/limits';
 import { apiEvent } from '../support/requests';
 import { readZip } from '../support/zip';
+import { DynamoLeaseStore } from '../../functions/aws/lease-store';
 import { DynamoDedupStore } from '../../functions/aws/dedup-store';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { signHub } from '../../functions/core/auth/signatures';
@@ -189,7 +190,7 @@ test('IAM: one role per function, each with only the actions its code calls', ()
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:PutObject', 'sqs:SendMessage', 'ssm:GetParameter',
   ]);
   expect(roleActions('WorkerRole')).toEqual([
-    'bedrock:InvokeModel', 'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem',
+    'bedrock:InvokeModel', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem',
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:GetObject',
     'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage', 'ssm:GetParameter',
   ]);
@@ -360,6 +361,21 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
       'dynamodb:GetItem hookagent-test-subscriptions', 'dynamodb:GetItem hookagent-test-events', 'dynamodb:BatchWriteItem hookagent-test-events',
       `sqs:SendMessage ${queueUrl('DeadLetterQueue')}`, 'ssm:GetParameter /hookagent/test/OPENAI_API_KEY',
     ]));
+    expect(refused('WorkerRole')).toEqual([]);
+  }, 60_000);
+
+  test('worker: a copy that finds a live lease is paced with ChangeMessageVisibility, both allowed', async () => {
+    recorder.calls.length = 0;
+    const message = { v: 1, event_id: 'evt_iam_lease', subscription: 'iam', source: 'github', event: 'pull_request', delivery_id: 'w3', received_at: new Date().toISOString(), payload: {} };
+    // Another copy holds the lease for the next minute.
+    await new DynamoLeaseStore(dynamo.client, dynamo.tables.dedup, { now: () => Date.now() }).acquire('evt_iam_lease', 'iam', 'the-other-copy', 60_000);
+    const sqsEvent = { Records: [toSqsRecord({ messageId: 'w3', receiptHandle: 'rh-w3', body: JSON.stringify(message), receiveCount: 1, sentAt: Date.now() }, 'arn:aws:sqs:eu-west-1:0:q')] };
+    const answers = await invokeBundle('worker', [sqsEvent], env);
+    expect(answers).toEqual([{ batchItemFailures: [{ itemIdentifier: 'w3' }] }]);
+    expect(made()).toEqual(expect.arrayContaining(['dynamodb:PutItem hookagent-test-dedup', `sqs:ChangeMessageVisibility ${queueUrl('EventQueue')}`]));
+    const paced = recorder.visibility.find((v) => v.receiptHandle === 'rh-w3');
+    expect(paced?.seconds).toBeGreaterThanOrEqual(24);
+    expect(paced?.seconds).toBeLessThanOrEqual(36);
     expect(refused('WorkerRole')).toEqual([]);
   }, 60_000);
 });

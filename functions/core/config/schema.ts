@@ -43,6 +43,7 @@ export const configSchema = {
         region: { type: 'string', minLength: 1 },
         timeout: duration,
         max_steps: { type: 'integer', minimum: 1, maximum: 50 },
+        concurrency: { type: 'integer', minimum: 1, maximum: 100 },
       },
     },
     delivery: {

@@ -48,6 +48,8 @@ export interface Config {
     region?: string;
     timeout_ms: number;
     max_steps: number;
+    /** Agent runs at once per worker process/container (default 4); on AWS × the event source mapping's maximum concurrency. */
+    concurrency?: number;
   };
   delivery: {
     timeout_ms: number;
