@@ -9,11 +9,12 @@ import { join } from 'node:path';
 import { configDir as resolveConfigDir, readConfigFile } from '../functions/core/config/file';
 import type { Config } from '../functions/core/config/types';
 import { HookError } from '../functions/core/errors';
-import type { EventLog, EventQueue, SubscriptionStore } from '../functions/core/ports';
+import type { EventLog, EventQueue, LeaseStore, SubscriptionStore } from '../functions/core/ports';
 import { systemClock } from '../functions/core/ports';
 import { SkillLibrary } from '../functions/core/skills/library';
 import { createDynamoClient } from '../functions/aws/dynamo';
 import { DynamoEventLog } from '../functions/aws/event-log';
+import { DynamoLeaseStore } from '../functions/aws/lease-store';
 import { SqsEventQueue } from '../functions/aws/sqs-queue';
 import { DynamoSubscriptionStore } from '../functions/aws/subscription-store';
 import { tableNamesForStage } from '../functions/aws/tables';
@@ -30,6 +31,8 @@ export interface Stores {
   subscriptions: SubscriptionStore;
   events: EventLog;
   queue: EventQueue;
+  /** Release claims for held events (issue 14 item 4). */
+  leases?: LeaseStore;
   where: string;
   close(): Promise<void>;
 }
@@ -109,6 +112,7 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
       subscriptions: new DynamoSubscriptionStore(dynamo, tables.subscriptions),
       events: new DynamoEventLog(dynamo, tables.events),
       queue: lazyQueue,
+      leases: new DynamoLeaseStore(dynamo, tables.dedup, systemClock),
       where: `the AWS deployment '${stage}'${region ? ` in ${region}` : ''}`,
       close: async () => {
         dynamo.destroy();
@@ -126,6 +130,7 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
     subscriptions: new DynamoSubscriptionStore(store.client, store.tables.subscriptions),
     events: new DynamoEventLog(store.client, store.tables.events),
     queue,
+    leases: new DynamoLeaseStore(store.client, store.tables.dedup, systemClock),
     where: `the local store in ${dataDir(dir)}`,
     close: () => store.close(),
   };

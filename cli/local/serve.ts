@@ -73,6 +73,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     // No cache: a change made with the CLI applies to the very next request.
     subscriptions: new SubscriptionCache(subscriptionStore, 0, systemClock),
     dedup: new DynamoDedupStore(store.client, store.tables.dedup, systemClock),
+    leases: new DynamoLeaseStore(store.client, store.tables.dedup, systemClock),
     // This process owns the store: a claim made before it started belongs to a request that died with its process.
     claimsAbandonedBefore: startedAt,
   });

@@ -12,7 +12,8 @@ import { eventMatches } from '../events/filters';
 import { causedByHookagent } from '../events/loop-guard';
 import { newEventId } from '../ids';
 import type { Logger } from '../log';
-import type { Clock, DedupStore, EventLog, EventQueue, PayloadStore } from '../ports';
+import type { Clock, DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore } from '../ports';
+import { releaseIfResumed } from '../subscriptions/lifecycle';
 import type { EventRecord, QueueMessage, Source, Subscription } from '../types';
 import { compileAllowList, isAllowed } from './ip-allowlist';
 import { MESSAGES, errors, reply, type Reply } from './responses';
@@ -44,6 +45,8 @@ export interface IngestDeps {
   claimLeaseMs?: number;
   /** Epoch ms: claims made before it are abandoned (serve owns its store: earlier ones belong to a process that is gone). */
   claimsAbandonedBefore?: number;
+  /** Release claims: held events written after a resume are released here, once (issue 14 item 4). */
+  leases?: LeaseStore;
 }
 
 /** Delivery ids are remembered this long (DESIGN §2.1). */
@@ -252,6 +255,7 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
     throw error;
   }
   if (dedupKey) await commitClaim(deps, dedupKey, eventId, deliveryId);
+  if (held.length > 0 && deps.leases) await releaseHeldIfResumed(deps, records, held, queued);
 
   for (const record of records) {
     logger.info(record.status === 'held' ? 'held for a paused subscription' : 'queued', {
@@ -273,5 +277,20 @@ async function commitClaim(deps: IngestDeps, key: string, eventId: string, deliv
     await deps.dedup.commit(key);
   } catch (error) {
     deps.logger.warn('the delivery id could not be marked done', { event_id: eventId, delivery_id: deliveryId, error: describeError(error) });
+  }
+}
+
+/** The subscription may have been resumed since it was read as paused: then its records are released now, not stranded. */
+async function releaseHeldIfResumed(deps: IngestDeps, records: EventRecord[], held: string[], queued: string[]): Promise<void> {
+  try {
+    const lifecycle = { subscriptions: deps.subscriptions.store, events: deps.events, queue: deps.queue, clock: deps.clock, ...(deps.leases ? { leases: deps.leases } : {}) };
+    for (const name of await releaseIfResumed(lifecycle, records.filter((r) => r.status === 'held'))) {
+      held.splice(held.indexOf(name), 1);
+      queued.push(name);
+      deps.logger.info('released at once: the subscription was resumed meanwhile', { event_id: records[0]?.event_id, subscription: name });
+    }
+  } catch (error) {
+    // Stored as held: the next resume (or `webhook resume` again) releases it.
+    deps.logger.warn('could not check for a resume after holding', { event_id: records[0]?.event_id, error: describeError(error) });
   }
 }
