@@ -19,6 +19,7 @@ import { compileAllowList, isAllowed } from './ip-allowlist';
 import { MESSAGES, errors, reply, type Reply } from './responses';
 import { allowedMethod, parseRoute } from './routes';
 import type { SubscriptionCache } from './subscription-cache';
+import { inlineSafe } from './raw-payload';
 
 export interface InboundRequest {
   method: string;
@@ -209,7 +210,8 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
   const queued: string[] = [];
   const held: string[] = [];
   try {
-    const payloadRef = fitsIn(input.body, INLINE_PAYLOAD_LIMIT)
+    // Bodies that cannot be re-serialised safely travel as the sender's raw bytes (raw-payload.ts).
+    const payloadRef = fitsIn(input.body, INLINE_PAYLOAD_LIMIT) && inlineSafe(input.payload, input.body)
       ? undefined
       : await deps.payloads.put(eventId, typeof input.body === 'string' ? input.body : input.body.toString('utf8'));
     const messages: QueueMessage[] = [];
