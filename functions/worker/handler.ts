@@ -2,15 +2,14 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { readConfigFile } from '../core/config/file';
 import { resolveConfig } from '../core/config/load';
 import { HookError } from '../core/errors';
-import type { Logger } from '../core/log';
 import { systemClock } from '../core/ports';
 import { SkillLibrary } from '../core/skills/library';
 import { createDynamoClient } from '../aws/dynamo';
+import { powertoolsLogger } from '../aws/powertools-logger';
 import { SqsDeadLetters } from '../aws/dead-letters';
 import { deploymentFromEnv } from '../aws/environment';
 import { DynamoEventLog } from '../aws/event-log';
@@ -22,13 +21,7 @@ import { createAgent } from './agent-factory';
 import { createWorkerHandler } from './batch';
 import { createDeliveryTargets } from '../core/delivery/targets';
 
-const powertools = new PowertoolsLogger({ serviceName: 'hookagent-worker' });
-const logger: Logger = {
-  debug: (message, fields) => powertools.debug(message, fields ?? {}),
-  info: (message, fields) => powertools.info(message, fields ?? {}),
-  warn: (message, fields) => powertools.warn(message, fields ?? {}),
-  error: (message, fields) => powertools.error(message, fields ?? {}),
-};
+const logger = powertoolsLogger('hookagent-worker');
 
 let ready: Promise<(event: SQSEvent) => Promise<SQSBatchResponse>> | undefined;
 

@@ -20,6 +20,7 @@ import { MESSAGES, errors, reply, type Reply } from './responses';
 import { allowedMethod, parseRoute } from './routes';
 import type { SubscriptionCache } from './subscription-cache';
 import { inlineSafe } from './raw-payload';
+import { eventRecord } from '../worker/record';
 
 export interface InboundRequest {
   method: string;
@@ -233,11 +234,7 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
       if (payloadRef) message.payload_ref = payloadRef;
       else message.payload = input.payload;
       const paused = subscription.state === 'paused';
-      const record: EventRecord = {
-        event_id: eventId, subscription: subscription.name, status: paused ? 'held' : 'queued', source: input.source,
-        event: input.event, delivery_id: deliveryId, received_at: receivedAt, updated_at: receivedAt, message, attempts: 0,
-      };
-      if (input.action) record.action = input.action;
+      const record = eventRecord(message, paused ? 'held' : 'queued', receivedAt);
       records.push(record);
       if (paused) held.push(subscription.name);
       else {
