@@ -2,7 +2,11 @@
  * One queue message, start to finish: render, run the agent, honour [SILENT], deliver to
  * each target, and record every step in the event log. Idempotent under redelivery: a
  * finished record is acknowledged without work; a partly delivered one keeps its stored
- * reply and re-delivers only the targets that did not succeed.
+ * reply and re-delivers only the targets that did not succeed. Copies of one message
+ * never run side by side: each takes the worker lease of its (event, subscription) first,
+ * and a copy that finds a live lease asks to be retried later. A failed record always
+ * ends in the dead-letter queue. The record's transitions live in record.ts, the delivery
+ * fan-out in fan-out.ts.
  */
 import type { Config } from '../config/types';
 import { randomUUID } from 'node:crypto';
