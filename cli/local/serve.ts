@@ -81,7 +81,8 @@ export async function serve(options: ServeOptions): Promise<void> {
     events, payloads, subscriptions: subscriptionStore, agent: createAgent(config.agent, config.delivery, config.aws?.region), skills: new SkillLibrary(options.configDir),
     targets: createDeliveryTargets(config.delivery), config, clock: systemClock, logger, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
     deadLetters: { send: (body, reason) => queue.sendToDeadLetters(body, LOCAL_MAX_RECEIVE_COUNT).then(() => logger.warn('dead-lettered', { reason })) },
-    leases: new DynamoLeaseStore(store.client, store.tables.dedup, systemClock),
+    // Leases taken before this process started belong to one that is gone (kill -9): taken over at once.
+    leases: new DynamoLeaseStore(store.client, store.tables.dedup, systemClock, { abandonedBefore: startedAt }),
   }, { changeVisibility: (record, seconds) => queue.changeVisibility(record.receiptHandle, seconds) });
   const consumer = new QueueConsumer(queue, worker, { batchSize: 10, concurrency: 2, idleCheckMs: 5_000, logger });
 

@@ -15,8 +15,16 @@ const SWEEP_AFTER_SECONDS = 24 * 3600;
 
 export const leaseKey = (eventId: string, subscription: string) => `lease#${eventId}#${subscription}`;
 
+export interface LeaseStoreOptions {
+  /**
+   * Epoch ms: leases taken before it are abandoned whatever their expiry. `serve` owns its
+   * store, so leases from before it started belong to a process that is gone (kill -9).
+   */
+  abandonedBefore?: number;
+}
+
 export class DynamoLeaseStore implements LeaseStore {
-  constructor(private readonly client: DynamoDBClient, private readonly table: string, private readonly clock: Clock) {}
+  constructor(private readonly client: DynamoDBClient, private readonly table: string, private readonly clock: Clock, private readonly options: LeaseStoreOptions = {}) {}
 
   async acquire(eventId: string, subscription: string, holder: string, leaseMs: number): Promise<boolean> {
     const now = this.clock.now();
@@ -25,11 +33,11 @@ export class DynamoLeaseStore implements LeaseStore {
         TableName: this.table,
         Item: {
           key: { S: leaseKey(eventId, subscription) }, holder: { S: holder }, lease_until: { N: String(now + leaseMs) },
-          expires_at: { N: String(Math.floor((now + leaseMs) / 1000) + SWEEP_AFTER_SECONDS) },
+          acquired_at: { N: String(now) }, expires_at: { N: String(Math.floor((now + leaseMs) / 1000) + SWEEP_AFTER_SECONDS) },
         },
-        ConditionExpression: 'attribute_not_exists(#key) OR lease_until <= :now OR holder = :holder',
+        ConditionExpression: 'attribute_not_exists(#key) OR lease_until <= :now OR holder = :holder OR acquired_at < :abandoned',
         ExpressionAttributeNames: NAMES,
-        ExpressionAttributeValues: { ':now': { N: String(now) }, ':holder': { S: holder } },
+        ExpressionAttributeValues: { ':now': { N: String(now) }, ':holder': { S: holder }, ':abandoned': { N: String(this.options.abandonedBefore ?? 0) } },
       }));
       return true;
     } catch (error) {
