@@ -218,6 +218,25 @@ describe('paced retries (issue 14 item 10)', () => {
     expect(visibility).toEqual([['a', 30], ['b', 60], ['c', 600]]);
   });
 
+  test('Slack answering 429 Retry-After: 120: the message comes back after 120 s, not 30 s', async () => {
+    const slack = await startLocalServer((_req, res) => {
+      res.writeHead(429, { 'content-type': 'text/plain', 'retry-after': '120' }).end('rate_limited');
+    });
+    try {
+      const delivery = { timeout_ms: 2000, codehost: {}, teamchat: { provider: 'slack' as const, webhook_url: `${slack.url}/services/T/B/x`, api_url: slack.url } };
+      const { deps, events, message, name } = await setup();
+      await deps.subscriptions.put({ ...(await deps.subscriptions.get(name))!, deliver: ['teamchat'] });
+      const visibility: number[] = [];
+      const handler = createWorkerHandler({ ...deps, targets: createDeliveryTargets(delivery), config: { ...deps.config, delivery } }, { changeVisibility: async (_r, s) => void visibility.push(s), random: () => 0.5 });
+      const result = await handler(sqs([{ id: 's', body: JSON.stringify(message(1)) }]));
+      expect(result.batchItemFailures).toEqual([{ itemIdentifier: 's' }]);
+      expect(visibility).toEqual([120]);
+      expect(await events.get(message(1).event_id, name)).toMatchObject({ status: 'queued', error: { code: 'rate_limited' } });
+    } finally {
+      await slack.close();
+    }
+  });
+
   test('a model answering 429 Retry-After: 2 once is waited out in-process and delivered', async () => {
     const { deps, events, message: make } = await setup();
     const slept: number[] = [];

@@ -194,5 +194,6 @@ async function processLeased(message: QueueMessage, body: string, receiveCount: 
   }
   const summary = failures.map((f) => `${f.kind}: ${f.message}`).join('; ');
   const code = failures[0]?.code ?? 'delivery_failed';
-  return failures.some((f) => f.retryable) ? retryLater(code, summary) : finalFailure(code, summary);
+  const waits = failures.flatMap((f) => (f.retryable && f.retryAfterMs !== undefined ? [f.retryAfterMs] : []));
+  return failures.some((f) => f.retryable) ? retryLater(code, summary, waits.length > 0 ? Math.max(...waits) : undefined) : finalFailure(code, summary);
 }
