@@ -40,7 +40,8 @@ export async function benchWorkerConcurrency(): Promise<Measurement> {
     const slowAgent: Agent = { run: async (request) => { await new Promise((resolve) => setTimeout(resolve, AGENT_DELAY_MS)); return echoAgent.run(request); } };
     const handler = createWorkerHandler({
       events: new DynamoEventLog(store.client, store.tables.events), payloads: new FilePayloadStore(join(dir, 'payloads')), subscriptions,
-      agent: slowAgent, skills: new SkillLibrary(undefined), targets: createDeliveryTargets(resolved.value.delivery), config: resolved.value,
+      // agent.concurrency as large as the batch: this measures that a batch's records run side by side.
+      agent: slowAgent, skills: new SkillLibrary(undefined), targets: createDeliveryTargets(resolved.value.delivery), config: { ...resolved.value, agent: { ...resolved.value.agent, concurrency: BATCH } },
       clock: systemClock, logger: silentLogger, maxReceiveCount: 5,
     });
     const times: number[] = [];
