@@ -25,6 +25,12 @@ export interface WorkerHandlerOptions {
   /** Injected so tests do not wait for real. */
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
+  /**
+   * Milliseconds left in this invocation (Lambda's `getRemainingTimeInMillis`). A message
+   * whose turn comes too late to finish (agent.timeout + 3 × delivery.timeout) is given
+   * back at once instead of being cut off by the function timeout.
+   */
+  remainingMs?: () => number;
 }
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -32,10 +38,20 @@ const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(reso
 export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOptions = {}) {
   const limiter = createLimiter(deps.config.agent.concurrency ?? DEFAULT_AGENT_CONCURRENCY);
   const sleep = options.sleep ?? realSleep;
+  const budgetMs = deps.config.agent.timeout_ms + 3 * deps.config.delivery.timeout_ms;
 
   const handleRecord = async (record: SQSRecord): Promise<void> => {
     const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
-    let outcome: MessageOutcome = await limiter.run(() => processMessage(record.body, receiveCount, deps));
+    let late = false;
+    let outcome: MessageOutcome = await limiter.run(async () => {
+      // Waiting for a slot took this invocation's time: better another invocation starts it.
+      late = options.remainingMs !== undefined && options.remainingMs() < budgetMs;
+      return late ? { kind: 'retry', reason: 'not started: too little time left in this invocation' } : processMessage(record.body, receiveCount, deps);
+    });
+    if (late) {
+      await options.changeVisibility?.(record, 0).catch(() => undefined);
+      throw new Error('not started: too little time left in this invocation');
+    }
     for (let round = 0; round < IN_PROCESS_RETRIES && outcome.kind === 'retry' && outcome.retryAfterMs !== undefined && outcome.retryAfterMs <= IN_PROCESS_WAIT_LIMIT_MS; round++) {
       // Cheaper to wait a few seconds here than to give the message back; the slot is free meanwhile.
       await sleep(outcome.retryAfterMs);

@@ -2,7 +2,7 @@
 import { S3Client } from '@aws-sdk/client-s3';
 import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { readConfigFile } from '../core/config/file';
 import { resolveConfig } from '../core/config/load';
 import { HookError } from '../core/errors';
@@ -24,6 +24,8 @@ import { createDeliveryTargets } from '../core/delivery/targets';
 const logger = powertoolsLogger('hookagent-worker');
 
 let ready: Promise<(event: SQSEvent) => Promise<SQSBatchResponse>> | undefined;
+/** The invocation being handled: a container runs one at a time. */
+let invocation: Pick<Context, 'getRemainingTimeInMillis'> | undefined;
 
 async function start() {
   const deployment = deploymentFromEnv();
@@ -52,10 +54,13 @@ async function start() {
     changeVisibility: async (record, seconds) => {
       await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: deployment.queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: seconds }));
     },
+    // Messages whose turn (agent.concurrency) comes too late to finish are given back, not cut off.
+    remainingMs: () => invocation?.getRemainingTimeInMillis() ?? Number.POSITIVE_INFINITY,
   });
 }
 
-export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
+export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
+  invocation = context;
   ready ??= start().catch((error: unknown) => {
     ready = undefined;
     throw error;

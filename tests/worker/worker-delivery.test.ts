@@ -255,6 +255,21 @@ describe('paced retries (issue 14 item 10)', () => {
 });
 
 describe('a real concurrency bound (issue 14 item 11)', () => {
+  test('on Lambda, a message whose turn comes too late to finish is given back at once, not started', async () => {
+    const { deps, message, events } = await setup({}, 1);
+    const visibility: Array<[string, number]> = [];
+    const handler = createWorkerHandler(deps, {
+      changeVisibility: async (r, s) => void visibility.push([r.messageId, s]),
+      // Plenty of time for the first run; none left once it is done.
+      remainingMs: () => (llm.requests.length === 0 ? 300_000 : 1_000),
+    });
+    const result = await handler(sqs([{ id: 'first', body: JSON.stringify(message(0)) }, { id: 'second', body: JSON.stringify(message(1)) }]));
+    expect(result.batchItemFailures).toEqual([{ itemIdentifier: 'second' }]);
+    expect(visibility).toEqual([['second', 0]]);
+    expect(llm.requests).toHaveLength(1);
+    expect(await events.get(message(1).event_id, message(1).subscription)).toBeUndefined();
+  });
+
   test('20 queued events with agent.concurrency 3: never more than 3 model calls in flight, all delivered', async () => {
     const { deps, message } = await setup({}, 3);
     const handler = createWorkerHandler(deps);
