@@ -186,7 +186,7 @@ test('payload bucket: private, encrypted, TLS only, objects expire', () => {
 test('IAM: one role per function, each with only the actions its code calls', () => {
   expect(resources('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['IngestRole', 'WorkerRole']);
   expect(roleActions('IngestRole')).toEqual([
-    'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem',
+    'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem',
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:PutObject', 'sqs:SendMessage', 'ssm:GetParameter',
   ]);
   expect(roleActions('WorkerRole')).toEqual([
@@ -348,6 +348,18 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
       'dynamodb:BatchWriteItem hookagent-test-events', 'dynamodb:Query hookagent-test-events', `sqs:SendMessage ${queueUrl('EventQueue')}`,
       'ssm:GetParameter /hookagent/test/GITHUB_WEBHOOK_SECRET', expect.stringMatching(/^s3:PutObject hookagent-test-payloads\/payloads\//),
     ]));
+    expect(refused('IngestRole')).toEqual([]);
+  }, 60_000);
+
+  test('ingest: an event held for a paused subscription is checked against a fresh read (a resume may have run)', async () => {
+    recorder.calls.length = 0;
+    await new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions).create({
+      name: 'iam-paused', events: ['issues'], skills: [], deliver: ['log'], state: 'paused', created_at: '', updated_at: '', secret: 'x',
+    });
+    const body = JSON.stringify({ action: 'opened', issue: { number: 2, title: 'held' }, repository: { full_name: 'o/r' } });
+    const [held] = await invokeBundle('ingest', [apiEvent({ path: '/webhooks/github', body, headers: { 'x-github-event': 'issues', 'x-github-delivery': 'iam-held', 'x-hub-signature-256': signHub(body, GH) } })], env);
+    expect([held!.statusCode, JSON.parse(held!.body).status]).toEqual([202, 'held']);
+    expect(made()).toEqual(expect.arrayContaining(['dynamodb:GetItem hookagent-test-subscriptions']));
     expect(refused('IngestRole')).toEqual([]);
   }, 60_000);
 
