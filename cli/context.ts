@@ -9,11 +9,12 @@ import { join } from 'node:path';
 import { configDir as resolveConfigDir, readConfigFile } from '../functions/core/config/file';
 import type { Config } from '../functions/core/config/types';
 import { HookError } from '../functions/core/errors';
-import type { EventLog, EventQueue, PayloadStore, SubscriptionStore } from '../functions/core/ports';
+import type { EventLog, EventQueue, LeaseStore, PayloadStore, SubscriptionStore } from '../functions/core/ports';
 import { systemClock } from '../functions/core/ports';
 import { SkillLibrary } from '../functions/core/skills/library';
 import { createDynamoClient } from '../functions/aws/dynamo';
 import { DynamoEventLog } from '../functions/aws/event-log';
+import { DynamoLeaseStore } from '../functions/aws/lease-store';
 import { SqsEventQueue } from '../functions/aws/sqs-queue';
 import { DynamoSubscriptionStore } from '../functions/aws/subscription-store';
 import { tableNamesForStage } from '../functions/aws/tables';
@@ -33,6 +34,8 @@ export interface Stores {
   queue: EventQueue;
   /** Reads stored payloads and large transcripts by pointer (`webhook event`). */
   payloads?: PayloadStore;
+  /** Release claims for held events (issue 14 item 4). */
+  leases?: LeaseStore;
   where: string;
   close(): Promise<void>;
 }
@@ -111,6 +114,7 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
       queue: lazyQueue,
       // Reading only: the pointer names its bucket.
       payloads: new S3PayloadStore(new S3Client(region ? { region } : {}), ''),
+      leases: new DynamoLeaseStore(dynamo, tables.dedup, systemClock),
       where: `the AWS deployment '${stage}'${region ? ` in ${region}` : ''}`,
       close: async () => {
         dynamo.destroy();
@@ -125,6 +129,7 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
     events: runtime.events,
     queue: runtime.queue,
     payloads: runtime.payloads,
+    leases: runtime.leases,
     where: `the local store in ${dataDir(dir)}`,
     close: async () => runtime.close(),
   };

@@ -64,7 +64,10 @@ export async function serve(options: ServeOptions): Promise<void> {
   const buildWorker = (current: typeof config) => createWorkerHandler(runtime.workerDeps({
     agent: createAgent(current.agent, current.delivery, current.aws?.region), skills: new SkillLibrary(options.configDir),
     targets: createDeliveryTargets(current.delivery), config: current, logger,
-  }));
+  }), {
+    // Paced retries: a message comes back after the retry schedule's delay, not the visibility timeout.
+    changeVisibility: (record, seconds) => queue.changeVisibility(record.receiptHandle, seconds),
+  });
   let ingest = buildIngest(config);
   let worker = buildWorker(config);
   // Records of requests that died before their event was queued end as `abandoned`.

@@ -19,12 +19,15 @@ export class HookError extends Error implements Failure {
   readonly code: string;
   /** True when the same operation may succeed later (throttling, a store or queue briefly down). */
   readonly retryable: boolean;
+  /** How long the other side asked us to wait (a `Retry-After`), when it said. */
+  readonly retryAfterMs: number | undefined;
 
-  constructor(code: string, message: string, options: { retryable?: boolean; cause?: unknown } = {}) {
+  constructor(code: string, message: string, options: { retryable?: boolean; cause?: unknown; retryAfterMs?: number } = {}) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'HookError';
     this.code = code;
     this.retryable = options.retryable ?? false;
+    this.retryAfterMs = options.retryAfterMs;
   }
 }
 

@@ -10,6 +10,15 @@ export interface Logger {
   info(message: string, fields?: LogFields): void;
   warn(message: string, fields?: LogFields): void;
   error(message: string, fields?: LogFields): void;
+  /** A logger that adds `fields` to every line (the event id and subscription of one message). */
+  child?(fields: LogFields): Logger;
+}
+
+/** `logger.child(fields)` where the logger has it, else a wrapper that merges the fields into every line. */
+export function childLogger(logger: Logger, fields: LogFields): Logger {
+  if (logger.child) return logger.child(fields);
+  const merged = (level: 'debug' | 'info' | 'warn' | 'error') => (message: string, extra?: LogFields) => logger[level](message, { ...fields, ...extra });
+  return { debug: merged('debug'), info: merged('info'), warn: merged('warn'), error: merged('error'), child: (more) => childLogger(logger, { ...fields, ...more }) };
 }
 
 type Level = 'debug' | 'info' | 'warn' | 'error';
@@ -25,10 +34,10 @@ export function jsonLogger(
     if (ORDER[level] < ORDER[minimum]) return;
     write(`${JSON.stringify({ level, time: new Date().toISOString(), message, ...base, ...fields })}\n`);
   };
-  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error') };
+  return { debug: emit('debug'), info: emit('info'), warn: emit('warn'), error: emit('error'), child: (fields) => jsonLogger(write, minimum, { ...base, ...fields }) };
 }
 
-export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {} };
+export const silentLogger: Logger = { debug() {}, info() {}, warn() {}, error() {}, child: () => silentLogger };
 
 /** Lines for a person at a terminal: time, level, message, then key=value fields. */
 export function textLogger(write: (line: string) => void = (line) => process.stderr.write(line), minimum: Level = 'info'): Logger {

@@ -162,4 +162,6 @@ export interface EventRecord {
   usage?: AgentUsage;
   /** Where the agent's transcript is kept (PayloadStore pointer), or the transcript itself when small. */
   transcript_ref?: string;
+  /** When the worker sent the message of this failed record to the dead-letter queue. */
+  dead_lettered_at?: string;
 }

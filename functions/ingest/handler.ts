@@ -11,6 +11,7 @@ import { createIngest, type Ingest } from '../core/ingest/service';
 import type { Logger } from '../core/log';
 import { systemClock } from '../core/ports';
 import { DynamoDedupStore } from '../aws/dedup-store';
+import { DynamoLeaseStore } from '../aws/lease-store';
 import { createDynamoClient } from '../aws/dynamo';
 import { deploymentFromEnv } from '../aws/environment';
 import { DynamoEventLog } from '../aws/event-log';
@@ -45,6 +46,8 @@ async function start(): Promise<Ingest> {
     subscriptions: new SubscriptionCache(new DynamoSubscriptionStore(dynamo, deployment.tables.subscriptions), SUBSCRIPTION_CACHE_MS, systemClock),
     queue: new SqsEventQueue(new SQSClient({}), deployment.queueUrl),
     dedup: new DynamoDedupStore(dynamo, deployment.tables.dedup, systemClock),
+    // Release claims for events held while a resume ran (issue 14 item 4).
+    leases: new DynamoLeaseStore(dynamo, deployment.tables.dedup, systemClock),
     events: new DynamoEventLog(dynamo, deployment.tables.events),
     payloads: new S3PayloadStore(new S3Client({}), deployment.payloadBucket),
     clock: systemClock,

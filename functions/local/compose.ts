@@ -84,8 +84,10 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
       ...(options.onSend ? { onSend: options.onSend } : {}),
     });
     let recovered = 0;
+    const leases = new SqliteLeaseStore(opened, options.clock);
     if (options.role === 'serve') {
       recovered = await queue.releaseAll();
+      await leases.dropWorkerLeases();
       await expireOld(opened, openedAt);
     }
     const runtime: LocalRuntime = {
@@ -94,13 +96,13 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
       dedup: new SqliteDedupStore(opened, options.clock),
       events: new SqliteEventLog(opened),
       payloads: new SqlitePayloadStore(opened, dataDir),
-      leases: new SqliteLeaseStore(opened, options.clock),
+      leases,
       counters: new SqliteCounterStore(opened, options.clock),
       debounce: new SqliteDebounceStore(opened, options.clock),
       requests: new SqliteRequestLog(opened),
       ingestDeps: (config, logger) => ({
         config, queue, logger, clock: options.clock,
-        events: runtime.events, payloads: runtime.payloads, dedup: runtime.dedup,
+        events: runtime.events, payloads: runtime.payloads, dedup: runtime.dedup, leases,
         // The store's change counter keeps this cheap; a CLI change applies to the next request.
         subscriptions: new SubscriptionCache(runtime.subscriptions, 0, options.clock),
         // serve is the data dir's only ingest: a claim made before it opened belongs to a request that died with its process.
@@ -108,7 +110,7 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
       }),
       workerDeps: (parts) => ({
         ...parts, events: runtime.events, payloads: runtime.payloads, subscriptions: runtime.subscriptions,
-        clock: options.clock, maxReceiveCount, deadLetters: queue.deadLetterSink(), counters: runtime.counters,
+        clock: options.clock, maxReceiveCount, deadLetters: queue.deadLetterSink(), counters: runtime.counters, leases,
       }),
       close: () => {
         opened.close();

@@ -2,17 +2,71 @@
  * The SQS batch handler shared by the worker Lambda and `hookagent serve`: records of a
  * batch run concurrently (a batch holds at most 10), and only the failed ones are
  * reported (ReportBatchItemFailures), through Powertools' batch processor.
+ *
+ * Agent runs are bounded per process by a limiter shared by every batch; a message waits
+ * for a slot before it takes its lease. A message that should be retried is paced: a
+ * short `Retry-After` (≤ 10 s) is waited out in-process, otherwise the message's
+ * visibility is changed to the retry schedule's delay before it is given back.
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { processMessage, type WorkerDeps } from '../core/worker/process';
+import { describeError } from '../core/errors';
+import { childLogger } from '../core/log';
+import { createLimiter } from '../core/worker/limiter';
+import { processMessage, type MessageOutcome, type WorkerDeps } from '../core/worker/process';
+import { IN_PROCESS_RETRIES, IN_PROCESS_WAIT_LIMIT_MS, retryDelaySeconds } from '../core/worker/retry-schedule';
 
-export function createWorkerHandler(deps: WorkerDeps) {
+/** Agent runs at once per process when `agent.concurrency` is not set. */
+export const DEFAULT_AGENT_CONCURRENCY = 4;
+
+export interface WorkerHandlerOptions {
+  /** SQS ChangeMessageVisibility (or the local queue's): the message comes back after `seconds`. */
+  changeVisibility?: (record: SQSRecord, seconds: number) => Promise<void>;
+  /** Injected so tests do not wait for real. */
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+  /**
+   * Milliseconds left in this invocation (Lambda's `getRemainingTimeInMillis`). A message
+   * whose turn comes too late to finish (agent.timeout + 3 × delivery.timeout) is given
+   * back at once instead of being cut off by the function timeout.
+   */
+  remainingMs?: () => number;
+}
+
+const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOptions = {}) {
+  const limiter = createLimiter(deps.config.agent.concurrency ?? DEFAULT_AGENT_CONCURRENCY);
+  const sleep = options.sleep ?? realSleep;
+  const budgetMs = deps.config.agent.timeout_ms + 3 * deps.config.delivery.timeout_ms;
+
   const handleRecord = async (record: SQSRecord): Promise<void> => {
     const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
-    const outcome = await processMessage(record.body, receiveCount, deps);
-    // Throwing marks this record as a batch item failure; SQS delivers it again later.
-    if (outcome.kind === 'retry') throw new Error(outcome.reason);
+    let late = false;
+    let outcome: MessageOutcome = await limiter.run(async () => {
+      // Waiting for a slot took this invocation's time: better another invocation starts it.
+      late = options.remainingMs !== undefined && options.remainingMs() < budgetMs;
+      return late ? { kind: 'retry', reason: 'not started: too little time left in this invocation' } : processMessage(record.body, receiveCount, deps);
+    });
+    if (late) {
+      await options.changeVisibility?.(record, 0).catch(() => undefined);
+      throw new Error('not started: too little time left in this invocation');
+    }
+    for (let round = 0; round < IN_PROCESS_RETRIES && outcome.kind === 'retry' && outcome.retryAfterMs !== undefined && outcome.retryAfterMs <= IN_PROCESS_WAIT_LIMIT_MS; round++) {
+      // Cheaper to wait a few seconds here than to give the message back; the slot is free meanwhile.
+      await sleep(outcome.retryAfterMs);
+      outcome = await limiter.run(() => processMessage(record.body, receiveCount, deps));
+    }
+    if (outcome.kind === 'ack') return;
+    if (options.changeVisibility) {
+      const seconds = retryDelaySeconds(receiveCount, outcome.retryAfterMs, options.random);
+      await options.changeVisibility(record, seconds).catch((error: unknown) => {
+        // The queue's own visibility timeout applies instead: later, never lost.
+        childLogger(deps.logger, { message_id: record.messageId }).warn('could not pace the retry', { error: describeError(error) });
+      });
+    }
+    // Throwing marks this record as a batch item failure; the queue delivers it again later.
+    throw new Error(outcome.reason);
   };
   return async (event: SQSEvent): Promise<SQSBatchResponse> =>
     // A processor per batch: it keeps per-batch state, and `serve` runs batches side by side.

@@ -1,19 +1,19 @@
 /** The worker Lambda: AWS adapters wired to the shared batch handler. */
 import { S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
-import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
-import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
+import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { readConfigFile } from '../core/config/file';
 import { resolveConfig } from '../core/config/load';
 import { HookError } from '../core/errors';
-import type { Logger } from '../core/log';
 import { systemClock } from '../core/ports';
 import { SkillLibrary } from '../core/skills/library';
 import { createDynamoClient } from '../aws/dynamo';
+import { powertoolsLogger } from '../aws/powertools-logger';
 import { SqsDeadLetters } from '../aws/dead-letters';
 import { deploymentFromEnv } from '../aws/environment';
 import { DynamoEventLog } from '../aws/event-log';
+import { DynamoLeaseStore } from '../aws/lease-store';
 import { S3PayloadStore } from '../aws/s3-payload-store';
 import { SsmSecretSource } from '../aws/ssm-secrets';
 import { DynamoSubscriptionStore } from '../aws/subscription-store';
@@ -22,15 +22,11 @@ import { DynamoCounterStore } from '../aws/counter-store';
 import { createWorkerHandler } from './batch';
 import { createDeliveryTargets } from '../core/delivery/targets';
 
-const powertools = new PowertoolsLogger({ serviceName: 'hookagent-worker' });
-const logger: Logger = {
-  debug: (message, fields) => powertools.debug(message, fields ?? {}),
-  info: (message, fields) => powertools.info(message, fields ?? {}),
-  warn: (message, fields) => powertools.warn(message, fields ?? {}),
-  error: (message, fields) => powertools.error(message, fields ?? {}),
-};
+const logger = powertoolsLogger('hookagent-worker');
 
 let ready: Promise<(event: SQSEvent) => Promise<SQSBatchResponse>> | undefined;
+/** The invocation being handled: a container runs one at a time. */
+let invocation: Pick<Context, 'getRemainingTimeInMillis'> | undefined;
 
 async function start() {
   const deployment = deploymentFromEnv();
@@ -54,10 +50,19 @@ async function start() {
     maxReceiveCount: Number(process.env.MAX_RECEIVE_COUNT) || 5,
     ...(deployment.deadLetterQueueUrl ? { deadLetters: new SqsDeadLetters(sqs, deployment.deadLetterQueueUrl) } : {}),
     counters: new DynamoCounterStore(dynamo, deployment.tables.dedup, systemClock),
+    leases: new DynamoLeaseStore(dynamo, deployment.tables.dedup, systemClock),
+  }, {
+    // Paced retries: the message comes back after the retry schedule's delay, not the queue's visibility timeout.
+    changeVisibility: async (record, seconds) => {
+      await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: deployment.queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: seconds }));
+    },
+    // Messages whose turn (agent.concurrency) comes too late to finish are given back, not cut off.
+    remainingMs: () => invocation?.getRemainingTimeInMillis() ?? Number.POSITIVE_INFINITY,
   });
 }
 
-export async function handler(event: SQSEvent): Promise<SQSBatchResponse> {
+export async function handler(event: SQSEvent, context?: Context): Promise<SQSBatchResponse> {
+  invocation = context;
   ready ??= start().catch((error: unknown) => {
     ready = undefined;
     throw error;

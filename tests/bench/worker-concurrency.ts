@@ -36,8 +36,9 @@ export async function benchWorkerConcurrency(): Promise<Measurement> {
     // Stands in for an LLM provider: answers after a fixed delay.
     const slowAgent: Agent = { run: async (request) => { await new Promise((resolve) => setTimeout(resolve, AGENT_DELAY_MS)); return echoAgent.run(request); } };
     const handler = createWorkerHandler(store.workerDeps({
-      agent: slowAgent, skills: new SkillLibrary(undefined), targets: createDeliveryTargets(resolved.value.delivery), config: resolved.value,
-      logger: silentLogger,
+      // agent.concurrency as large as the batch: this measures that a batch's records run side by side.
+      agent: slowAgent, skills: new SkillLibrary(undefined), targets: createDeliveryTargets(resolved.value.delivery),
+      config: { ...resolved.value, agent: { ...resolved.value.agent, concurrency: BATCH } }, logger: silentLogger,
     }));
     const times: number[] = [];
     for (let round = 0; round < ROUNDS; round++) {

@@ -11,6 +11,7 @@ import { tableDefinitions, tableNamesForStage } from '../../functions/aws/tables
 import { WORKER_TIMEOUT_SECONDS } from '../../functions/aws/limits';
 import { apiEvent } from '../support/requests';
 import { readZip } from '../support/zip';
+import { DynamoLeaseStore } from '../../functions/aws/lease-store';
 import { DynamoDedupStore } from '../../functions/aws/dedup-store';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { signHub } from '../../functions/core/auth/signatures';
@@ -185,11 +186,11 @@ test('payload bucket: private, encrypted, TLS only, objects expire', () => {
 test('IAM: one role per function, each with only the actions its code calls', () => {
   expect(resources('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['IngestRole', 'WorkerRole']);
   expect(roleActions('IngestRole')).toEqual([
-    'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem',
+    'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem',
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:PutObject', 'sqs:SendMessage', 'ssm:GetParameter',
   ]);
   expect(roleActions('WorkerRole')).toEqual([
-    'bedrock:InvokeModel', 'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem', 'dynamodb:UpdateItem',
+    'bedrock:InvokeModel', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:UpdateItem',
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:GetObject', 's3:PutObject',
     'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage', 'ssm:GetParameter',
   ]);
@@ -350,6 +351,18 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
     expect(refused('IngestRole')).toEqual([]);
   }, 60_000);
 
+  test('ingest: an event held for a paused subscription is checked against a fresh read (a resume may have run)', async () => {
+    recorder.calls.length = 0;
+    await new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions).create({
+      name: 'iam-paused', events: ['issues'], skills: [], deliver: ['log'], state: 'paused', created_at: '', updated_at: '', secret: 'x',
+    });
+    const body = JSON.stringify({ action: 'opened', issue: { number: 2, title: 'held' }, repository: { full_name: 'o/r' } });
+    const [held] = await invokeBundle('ingest', [apiEvent({ path: '/webhooks/github', body, headers: { 'x-github-event': 'issues', 'x-github-delivery': 'iam-held', 'x-hub-signature-256': signHub(body, GH) } })], env);
+    expect([held!.statusCode, JSON.parse(held!.body).status]).toEqual([202, 'held']);
+    expect(made()).toEqual(expect.arrayContaining(['dynamodb:GetItem hookagent-test-subscriptions']));
+    expect(refused('IngestRole')).toEqual([]);
+  }, 60_000);
+
   test('worker: a message for an unknown subscription and a malformed one end in the dead-letter queue', async () => {
     recorder.calls.length = 0;
     const message = { v: 1, event_id: 'evt_iam_w', subscription: 'gone', source: 'github', event: 'pull_request', delivery_id: 'w1', received_at: new Date().toISOString(), payload: {} };
@@ -360,6 +373,21 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
       'dynamodb:GetItem hookagent-test-subscriptions', 'dynamodb:GetItem hookagent-test-events', 'dynamodb:BatchWriteItem hookagent-test-events',
       `sqs:SendMessage ${queueUrl('DeadLetterQueue')}`, 'ssm:GetParameter /hookagent/test/OPENAI_API_KEY',
     ]));
+    expect(refused('WorkerRole')).toEqual([]);
+  }, 60_000);
+
+  test('worker: a copy that finds a live lease is paced with ChangeMessageVisibility, both allowed', async () => {
+    recorder.calls.length = 0;
+    const message = { v: 1, event_id: 'evt_iam_lease', subscription: 'iam', source: 'github', event: 'pull_request', delivery_id: 'w3', received_at: new Date().toISOString(), payload: {} };
+    // Another copy holds the lease for the next minute.
+    await new DynamoLeaseStore(dynamo.client, dynamo.tables.dedup, { now: () => Date.now() }).acquire('evt_iam_lease', 'iam', 'the-other-copy', 60_000);
+    const sqsEvent = { Records: [toSqsRecord({ messageId: 'w3', receiptHandle: 'rh-w3', body: JSON.stringify(message), receiveCount: 1, sentAt: Date.now() }, 'arn:aws:sqs:eu-west-1:0:q')] };
+    const answers = await invokeBundle('worker', [sqsEvent], env);
+    expect(answers).toEqual([{ batchItemFailures: [{ itemIdentifier: 'w3' }] }]);
+    expect(made()).toEqual(expect.arrayContaining(['dynamodb:PutItem hookagent-test-dedup', `sqs:ChangeMessageVisibility ${queueUrl('EventQueue')}`]));
+    const paced = recorder.visibility.find((v) => v.receiptHandle === 'rh-w3');
+    expect(paced?.seconds).toBeGreaterThanOrEqual(24);
+    expect(paced?.seconds).toBeLessThanOrEqual(36);
     expect(refused('WorkerRole')).toEqual([]);
   }, 60_000);
 });

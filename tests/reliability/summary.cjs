@@ -3,7 +3,7 @@ const { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } = require('n
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 
-const CATEGORIES = ['fuzz', 'faults', 'load', 'security'];
+const CATEGORIES = ['fuzz', 'faults', 'load', 'security', 'copies', 'resume_races', 'oversized'];
 
 module.exports.setup = async () => {
   const dir = mkdtempSync(join(tmpdir(), 'hookagent-tally-'));
@@ -17,11 +17,12 @@ module.exports.teardown = async () => {
   for (const file of readdirSync(dir)) {
     for (const line of readFileSync(join(dir, file), 'utf8').split('\n').filter(Boolean)) {
       const { category, tried, failed } = JSON.parse(line);
+      totals[category] ??= { tried: 0, failed: 0 };
       totals[category].tried += tried;
       totals[category].failed += failed;
     }
   }
   rmSync(dir, { recursive: true, force: true });
   process.stdout.write('\nreliability summary\n');
-  for (const c of CATEGORIES) process.stdout.write(`  ${c.padEnd(9)} ${String(totals[c].tried).padStart(6)} tried  ${String(totals[c].failed).padStart(4)} failed${totals[c].tried === 0 ? '  (not run)' : ''}\n`);
+  for (const c of CATEGORIES) process.stdout.write(`  ${c.padEnd(12)} ${String(totals[c].tried).padStart(6)} tried  ${String(totals[c].failed).padStart(4)} failed${totals[c].tried === 0 ? '  (not run)' : ''}\n`);
 };

@@ -6,7 +6,9 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export type Category = 'fuzz' | 'faults' | 'load' | 'security';
+export type Category = 'fuzz' | 'faults' | 'load' | 'security'
+  /** Issue 14: copies of one message, resume racing ingest, records over the item limit. */
+  | 'copies' | 'resume_races' | 'oversized';
 
 export class Tally {
   tried = 0;

@@ -18,6 +18,8 @@ export interface AwsCall {
 export interface AwsRecorder {
   url: string;
   calls: AwsCall[];
+  /** ChangeMessageVisibility calls: which receipt, how many seconds. */
+  visibility: Array<{ receiptHandle: string; seconds: number }>;
   close(): Promise<void>;
 }
 
@@ -26,6 +28,7 @@ const md5 = (text: string) => createHash('md5').update(text).digest('hex');
 
 export async function startAwsRecorder(options: { dynamoEndpoint: string; parameters: Record<string, string>; refuseSendsContaining?: string }): Promise<AwsRecorder> {
   const calls: AwsCall[] = [];
+  const visibility: AwsRecorder['visibility'] = [];
   const objects = new Map<string, string>();
   const server = await startLocalServer(async (req, res) => {
     const [service, operation] = String(req.headers['x-amz-target'] ?? '').split('.') as [string, string];
@@ -47,6 +50,11 @@ export async function startAwsRecorder(options: { dynamoEndpoint: string; parame
       }
       if (operation === 'SendMessage') return sendJson(res, 200, { MessageId: 'm-1', MD5OfMessageBody: md5(String(input.MessageBody)) }, AMZ_JSON);
       return sendJson(res, 200, { Successful: entries.map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}`, MD5OfMessageBody: md5(e.MessageBody) })), Failed: [] }, AMZ_JSON);
+    }
+    if (service === 'AmazonSQS' && operation === 'ChangeMessageVisibility') {
+      calls.push({ action: 'sqs:ChangeMessageVisibility', resource: String(input.QueueUrl) });
+      visibility.push({ receiptHandle: String(input.ReceiptHandle), seconds: Number(input.VisibilityTimeout) });
+      return sendJson(res, 200, {}, AMZ_JSON);
     }
     if (service === 'AmazonSSM' && operation === 'GetParameter') {
       const name = String(input.Name);
@@ -70,5 +78,5 @@ export async function startAwsRecorder(options: { dynamoEndpoint: string; parame
     calls.push({ action: `unknown:${service}.${operation}`, resource: req.url });
     sendJson(res, 400, { __type: 'UnknownOperationException', message: `the recorder does not speak ${service}.${operation}` }, AMZ_JSON);
   });
-  return { url: server.url, calls, close: () => server.close() };
+  return { url: server.url, calls, visibility, close: () => server.close() };
 }

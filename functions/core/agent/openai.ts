@@ -46,6 +46,16 @@ function providerMessage(body: string): string {
   return body.slice(0, 300);
 }
 
+/** The provider's `Retry-After` (seconds or an HTTP date) carried on a retryable error, for paced retries. */
+export function withRetryAfter(error: HookError, headers: Headers): HookError {
+  const value = headers.get('retry-after');
+  if (!error.retryable || !value) return error;
+  const seconds = Number(value);
+  const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value) - Date.now();
+  if (!Number.isFinite(ms) || ms < 0) return error;
+  return new HookError(error.code, error.message, { retryable: true, retryAfterMs: ms, cause: error.cause });
+}
+
 export function classifyHttpFailure(provider: string, status: number, message: string): HookError {
   if (status === 429) return new HookError('provider_rate_limited', `${provider} rate limit: ${message}`, { retryable: true });
   if (status >= 500) return new HookError('provider_unavailable', `${provider} answered ${status}: ${message}`, { retryable: true });
@@ -104,7 +114,7 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
         throw new HookError('provider_unavailable', `Cannot reach ${settings.baseUrl}: ${error instanceof Error ? error.message : String(error)}`, { retryable: true });
       }
       const text = await response.text();
-      if (!response.ok) throw classifyHttpFailure('The model provider', response.status, providerMessage(text));
+      if (!response.ok) throw withRetryAfter(classifyHttpFailure('The model provider', response.status, providerMessage(text)), response.headers);
       let parsed: { usage?: unknown; choices?: Array<{ finish_reason?: unknown; message?: { content?: unknown; tool_calls?: Array<{ id?: unknown; function?: { name?: unknown; arguments?: unknown } }> } }> };
       try {
         parsed = JSON.parse(text) as typeof parsed;

@@ -2,7 +2,7 @@
 import type { ValidateFunction } from 'ajv';
 import func2 from 'ajv/dist/runtime/ucs2length';
 export const validateConfig = validate10 as unknown as ValidateFunction;
-const schema11 = {"$id":"hookagent-config","type":"object","additionalProperties":false,"properties":{"webhooks":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"gitlab":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"allowed_ips":{"type":"array","items":{"type":"string"}},"max_payload_size":{"type":["string","integer"]},"public_url":{"type":"string","minLength":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"provider":{"enum":["echo","bedrock","openai","anthropic"]},"model":{"type":"string","minLength":1},"base_url":{"type":"string","minLength":1},"api_key":{"type":"string","description":"a ${VAR_NAME} reference"},"region":{"type":"string","minLength":1},"timeout":{"type":["string","integer"]},"max_steps":{"type":"integer","minimum":1,"maximum":50},"max_tokens":{"type":"integer","minimum":16,"maximum":200000},"budget":{"type":"object","additionalProperties":false,"properties":{"daily_tokens":{"type":"integer","minimum":1}}},"http":{"type":"object","additionalProperties":false,"properties":{"allow":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["prefix"],"properties":{"prefix":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}}}}},"timeout":{"type":["string","integer"]},"max_bytes":{"type":["string","integer"]}}}}},"delivery":{"type":"object","additionalProperties":false,"properties":{"timeout":{"type":["string","integer"]},"codehost":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"gitlab":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}}}},"teamchat":{"type":"object","additionalProperties":false,"required":["provider"],"properties":{"provider":{"enum":["slack"]},"webhook_url":{"type":"string","description":"a ${VAR_NAME} reference"},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"channel":{"type":"string","minLength":1},"api_url":{"type":"string","minLength":1}}},"messenger":{"type":"object","additionalProperties":false,"required":["provider","bot_token"],"properties":{"provider":{"enum":["telegram"]},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"chat_id":{"type":["string","integer"]},"api_url":{"type":"string","minLength":1}}}}},"aws":{"type":"object","additionalProperties":false,"required":["stage"],"properties":{"region":{"type":"string","minLength":1},"stage":{"type":"string","pattern":"^[a-zA-Z0-9-]{1,32}$"},"tables":{"type":"object","additionalProperties":false,"properties":{"subscriptions":{"type":"string","minLength":3},"dedup":{"type":"string","minLength":3},"events":{"type":"string","minLength":3}}}}}}};
+const schema11 = {"$id":"hookagent-config","type":"object","additionalProperties":false,"properties":{"webhooks":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"gitlab":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"allowed_ips":{"type":"array","items":{"type":"string"}},"max_payload_size":{"type":["string","integer"]},"public_url":{"type":"string","minLength":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"provider":{"enum":["echo","bedrock","openai","anthropic"]},"model":{"type":"string","minLength":1},"base_url":{"type":"string","minLength":1},"api_key":{"type":"string","description":"a ${VAR_NAME} reference"},"region":{"type":"string","minLength":1},"timeout":{"type":["string","integer"]},"max_steps":{"type":"integer","minimum":1,"maximum":50},"max_tokens":{"type":"integer","minimum":16,"maximum":200000},"budget":{"type":"object","additionalProperties":false,"properties":{"daily_tokens":{"type":"integer","minimum":1}}},"http":{"type":"object","additionalProperties":false,"properties":{"allow":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["prefix"],"properties":{"prefix":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}}}}},"timeout":{"type":["string","integer"]},"max_bytes":{"type":["string","integer"]}}},"concurrency":{"type":"integer","minimum":1,"maximum":100}}},"delivery":{"type":"object","additionalProperties":false,"properties":{"timeout":{"type":["string","integer"]},"codehost":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"gitlab":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}}}},"teamchat":{"type":"object","additionalProperties":false,"required":["provider"],"properties":{"provider":{"enum":["slack"]},"webhook_url":{"type":"string","description":"a ${VAR_NAME} reference"},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"channel":{"type":"string","minLength":1},"api_url":{"type":"string","minLength":1}}},"messenger":{"type":"object","additionalProperties":false,"required":["provider","bot_token"],"properties":{"provider":{"enum":["telegram"]},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"chat_id":{"type":["string","integer"]},"api_url":{"type":"string","minLength":1}}}}},"aws":{"type":"object","additionalProperties":false,"required":["stage"],"properties":{"region":{"type":"string","minLength":1},"stage":{"type":"string","pattern":"^[a-zA-Z0-9-]{1,32}$"},"tables":{"type":"object","additionalProperties":false,"properties":{"subscriptions":{"type":"string","minLength":3},"dedup":{"type":"string","minLength":3},"events":{"type":"string","minLength":3}}}}}}};
 const func3 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[a-zA-Z0-9-]{1,32}$", "u");
 
@@ -761,9 +761,10 @@ vErrors.push(err55);
 errors++;
 }
 }
-}
-else {
-const err56 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.type,parentSchema:schema11.properties.agent,data:data11};
+if(data11.concurrency !== undefined){
+let data30 = data11.concurrency;
+if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
+const err56 = {instancePath:instancePath+"/agent/concurrency",schemaPath:"#/properties/agent/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.agent.properties.concurrency.type,parentSchema:schema11.properties.agent.properties.concurrency,data:data30};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -772,13 +773,9 @@ vErrors.push(err56);
 }
 errors++;
 }
-}
-if(data.delivery !== undefined){
-let data30 = data.delivery;
-if(data30 && typeof data30 == "object" && !Array.isArray(data30)){
-for(const key9 in data30){
-if(!((((key9 === "timeout") || (key9 === "codehost")) || (key9 === "teamchat")) || (key9 === "messenger"))){
-const err57 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery,data:data30};
+if((typeof data30 == "number") && (isFinite(data30))){
+if(data30 > 100 || isNaN(data30)){
+const err57 = {instancePath:instancePath+"/agent/concurrency",schemaPath:"#/properties/agent/properties/concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema11.properties.agent.properties.concurrency,data:data30};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -787,11 +784,8 @@ vErrors.push(err57);
 }
 errors++;
 }
-}
-if(data30.timeout !== undefined){
-let data31 = data30.timeout;
-if((typeof data31 !== "string") && (!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31))))){
-const err58 = {instancePath:instancePath+"/delivery/timeout",schemaPath:"#/properties/delivery/properties/timeout/type",keyword:"type",params:{type: schema11.properties.delivery.properties.timeout.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.timeout.type,parentSchema:schema11.properties.delivery.properties.timeout,data:data31};
+if(data30 < 1 || isNaN(data30)){
+const err58 = {instancePath:instancePath+"/agent/concurrency",schemaPath:"#/properties/agent/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.agent.properties.concurrency,data:data30};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -801,12 +795,10 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data30.codehost !== undefined){
-let data32 = data30.codehost;
-if(data32 && typeof data32 == "object" && !Array.isArray(data32)){
-for(const key10 in data32){
-if(!((key10 === "github") || (key10 === "gitlab"))){
-const err59 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost,data:data32};
+}
+}
+else {
+const err59 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.type,parentSchema:schema11.properties.agent,data:data11};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -816,11 +808,12 @@ vErrors.push(err59);
 errors++;
 }
 }
-if(data32.github !== undefined){
-let data33 = data32.github;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-if(data33.token === undefined){
-const err60 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.github.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data33};
+if(data.delivery !== undefined){
+let data31 = data.delivery;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+for(const key9 in data31){
+if(!((((key9 === "timeout") || (key9 === "codehost")) || (key9 === "teamchat")) || (key9 === "messenger"))){
+const err60 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery,data:data31};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -829,9 +822,11 @@ vErrors.push(err60);
 }
 errors++;
 }
-for(const key11 in data33){
-if(!((key11 === "token") || (key11 === "api_url"))){
-const err61 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data33};
+}
+if(data31.timeout !== undefined){
+let data32 = data31.timeout;
+if((typeof data32 !== "string") && (!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32))))){
+const err61 = {instancePath:instancePath+"/delivery/timeout",schemaPath:"#/properties/delivery/properties/timeout/type",keyword:"type",params:{type: schema11.properties.delivery.properties.timeout.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.timeout.type,parentSchema:schema11.properties.delivery.properties.timeout,data:data32};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -841,10 +836,12 @@ vErrors.push(err61);
 errors++;
 }
 }
-if(data33.token !== undefined){
-let data34 = data33.token;
-if(typeof data34 !== "string"){
-const err62 = {instancePath:instancePath+"/delivery/codehost/github/token",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.token,data:data34};
+if(data31.codehost !== undefined){
+let data33 = data31.codehost;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+for(const key10 in data33){
+if(!((key10 === "github") || (key10 === "gitlab"))){
+const err62 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost,data:data33};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -854,11 +851,11 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data33.api_url !== undefined){
-let data35 = data33.api_url;
-if(typeof data35 === "string"){
-if(func2(data35) < 1){
-const err63 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data35};
+if(data33.github !== undefined){
+let data34 = data33.github;
+if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
+if(data34.token === undefined){
+const err63 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.github.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data34};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -867,9 +864,9 @@ vErrors.push(err63);
 }
 errors++;
 }
-}
-else {
-const err64 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data35};
+for(const key11 in data34){
+if(!((key11 === "token") || (key11 === "api_url"))){
+const err64 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data34};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -879,9 +876,10 @@ vErrors.push(err64);
 errors++;
 }
 }
-}
-else {
-const err65 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.github.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data33};
+if(data34.token !== undefined){
+let data35 = data34.token;
+if(typeof data35 !== "string"){
+const err65 = {instancePath:instancePath+"/delivery/codehost/github/token",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.token,data:data35};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -891,11 +889,11 @@ vErrors.push(err65);
 errors++;
 }
 }
-if(data32.gitlab !== undefined){
-let data36 = data32.gitlab;
-if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
-if(data36.token === undefined){
-const err66 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data36};
+if(data34.api_url !== undefined){
+let data36 = data34.api_url;
+if(typeof data36 === "string"){
+if(func2(data36) < 1){
+const err66 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data36};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -904,9 +902,9 @@ vErrors.push(err66);
 }
 errors++;
 }
-for(const key12 in data36){
-if(!((key12 === "token") || (key12 === "api_url"))){
-const err67 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data36};
+}
+else {
+const err67 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data36};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -916,10 +914,9 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data36.token !== undefined){
-let data37 = data36.token;
-if(typeof data37 !== "string"){
-const err68 = {instancePath:instancePath+"/delivery/codehost/gitlab/token",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token,data:data37};
+}
+else {
+const err68 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.github.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data34};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -929,11 +926,11 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data36.api_url !== undefined){
-let data38 = data36.api_url;
-if(typeof data38 === "string"){
-if(func2(data38) < 1){
-const err69 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data38};
+if(data33.gitlab !== undefined){
+let data37 = data33.gitlab;
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+if(data37.token === undefined){
+const err69 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data37};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -942,9 +939,9 @@ vErrors.push(err69);
 }
 errors++;
 }
-}
-else {
-const err70 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data38};
+for(const key12 in data37){
+if(!((key12 === "token") || (key12 === "api_url"))){
+const err70 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data37};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -954,9 +951,10 @@ vErrors.push(err70);
 errors++;
 }
 }
-}
-else {
-const err71 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data36};
+if(data37.token !== undefined){
+let data38 = data37.token;
+if(typeof data38 !== "string"){
+const err71 = {instancePath:instancePath+"/delivery/codehost/gitlab/token",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token,data:data38};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -966,9 +964,11 @@ vErrors.push(err71);
 errors++;
 }
 }
-}
-else {
-const err72 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.type,parentSchema:schema11.properties.delivery.properties.codehost,data:data32};
+if(data37.api_url !== undefined){
+let data39 = data37.api_url;
+if(typeof data39 === "string"){
+if(func2(data39) < 1){
+const err72 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data39};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -978,11 +978,8 @@ vErrors.push(err72);
 errors++;
 }
 }
-if(data30.teamchat !== undefined){
-let data39 = data30.teamchat;
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-if(data39.provider === undefined){
-const err73 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.teamchat.required,parentSchema:schema11.properties.delivery.properties.teamchat,data:data39};
+else {
+const err73 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data39};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -991,9 +988,10 @@ vErrors.push(err73);
 }
 errors++;
 }
-for(const key13 in data39){
-if(!(((((key13 === "provider") || (key13 === "webhook_url")) || (key13 === "bot_token")) || (key13 === "channel")) || (key13 === "api_url"))){
-const err74 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.teamchat,data:data39};
+}
+}
+else {
+const err74 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data37};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1003,10 +1001,9 @@ vErrors.push(err74);
 errors++;
 }
 }
-if(data39.provider !== undefined){
-let data40 = data39.provider;
-if(!(data40 === "slack")){
-const err75 = {instancePath:instancePath+"/delivery/teamchat/provider",schemaPath:"#/properties/delivery/properties/teamchat/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.teamchat.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.teamchat.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.teamchat.properties.provider,data:data40};
+}
+else {
+const err75 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.type,parentSchema:schema11.properties.delivery.properties.codehost,data:data33};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1016,10 +1013,11 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data39.webhook_url !== undefined){
-let data41 = data39.webhook_url;
-if(typeof data41 !== "string"){
-const err76 = {instancePath:instancePath+"/delivery/teamchat/webhook_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.webhook_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.webhook_url,data:data41};
+if(data31.teamchat !== undefined){
+let data40 = data31.teamchat;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.provider === undefined){
+const err76 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.teamchat.required,parentSchema:schema11.properties.delivery.properties.teamchat,data:data40};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1028,11 +1026,9 @@ vErrors.push(err76);
 }
 errors++;
 }
-}
-if(data39.bot_token !== undefined){
-let data42 = data39.bot_token;
-if(typeof data42 !== "string"){
-const err77 = {instancePath:instancePath+"/delivery/teamchat/bot_token",schemaPath:"#/properties/delivery/properties/teamchat/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.bot_token,data:data42};
+for(const key13 in data40){
+if(!(((((key13 === "provider") || (key13 === "webhook_url")) || (key13 === "bot_token")) || (key13 === "channel")) || (key13 === "api_url"))){
+const err77 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.teamchat,data:data40};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1042,11 +1038,10 @@ vErrors.push(err77);
 errors++;
 }
 }
-if(data39.channel !== undefined){
-let data43 = data39.channel;
-if(typeof data43 === "string"){
-if(func2(data43) < 1){
-const err78 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data43};
+if(data40.provider !== undefined){
+let data41 = data40.provider;
+if(!(data41 === "slack")){
+const err78 = {instancePath:instancePath+"/delivery/teamchat/provider",schemaPath:"#/properties/delivery/properties/teamchat/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.teamchat.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.teamchat.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.teamchat.properties.provider,data:data41};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1056,8 +1051,10 @@ vErrors.push(err78);
 errors++;
 }
 }
-else {
-const err79 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.channel.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data43};
+if(data40.webhook_url !== undefined){
+let data42 = data40.webhook_url;
+if(typeof data42 !== "string"){
+const err79 = {instancePath:instancePath+"/delivery/teamchat/webhook_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.webhook_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.webhook_url,data:data42};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1067,11 +1064,10 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data39.api_url !== undefined){
-let data44 = data39.api_url;
-if(typeof data44 === "string"){
-if(func2(data44) < 1){
-const err80 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data44};
+if(data40.bot_token !== undefined){
+let data43 = data40.bot_token;
+if(typeof data43 !== "string"){
+const err80 = {instancePath:instancePath+"/delivery/teamchat/bot_token",schemaPath:"#/properties/delivery/properties/teamchat/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.bot_token,data:data43};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1081,8 +1077,11 @@ vErrors.push(err80);
 errors++;
 }
 }
-else {
-const err81 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data44};
+if(data40.channel !== undefined){
+let data44 = data40.channel;
+if(typeof data44 === "string"){
+if(func2(data44) < 1){
+const err81 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data44};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1092,9 +1091,8 @@ vErrors.push(err81);
 errors++;
 }
 }
-}
 else {
-const err82 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.teamchat.type,parentSchema:schema11.properties.delivery.properties.teamchat,data:data39};
+const err82 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.channel.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data44};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1104,11 +1102,11 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data30.messenger !== undefined){
-let data45 = data30.messenger;
-if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
-if(data45.provider === undefined){
-const err83 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data45};
+if(data40.api_url !== undefined){
+let data45 = data40.api_url;
+if(typeof data45 === "string"){
+if(func2(data45) < 1){
+const err83 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data45};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1117,8 +1115,9 @@ vErrors.push(err83);
 }
 errors++;
 }
-if(data45.bot_token === undefined){
-const err84 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "bot_token"},message:"must have required property '"+"bot_token"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data45};
+}
+else {
+const err84 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data45};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1127,9 +1126,10 @@ vErrors.push(err84);
 }
 errors++;
 }
-for(const key14 in data45){
-if(!((((key14 === "provider") || (key14 === "bot_token")) || (key14 === "chat_id")) || (key14 === "api_url"))){
-const err85 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.messenger,data:data45};
+}
+}
+else {
+const err85 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.teamchat.type,parentSchema:schema11.properties.delivery.properties.teamchat,data:data40};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1139,10 +1139,11 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data45.provider !== undefined){
-let data46 = data45.provider;
-if(!(data46 === "telegram")){
-const err86 = {instancePath:instancePath+"/delivery/messenger/provider",schemaPath:"#/properties/delivery/properties/messenger/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.messenger.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.messenger.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.messenger.properties.provider,data:data46};
+if(data31.messenger !== undefined){
+let data46 = data31.messenger;
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+if(data46.provider === undefined){
+const err86 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data46};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1151,11 +1152,8 @@ vErrors.push(err86);
 }
 errors++;
 }
-}
-if(data45.bot_token !== undefined){
-let data47 = data45.bot_token;
-if(typeof data47 !== "string"){
-const err87 = {instancePath:instancePath+"/delivery/messenger/bot_token",schemaPath:"#/properties/delivery/properties/messenger/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.bot_token,data:data47};
+if(data46.bot_token === undefined){
+const err87 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "bot_token"},message:"must have required property '"+"bot_token"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data46};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1164,11 +1162,9 @@ vErrors.push(err87);
 }
 errors++;
 }
-}
-if(data45.chat_id !== undefined){
-let data48 = data45.chat_id;
-if((typeof data48 !== "string") && (!(((typeof data48 == "number") && (!(data48 % 1) && !isNaN(data48))) && (isFinite(data48))))){
-const err88 = {instancePath:instancePath+"/delivery/messenger/chat_id",schemaPath:"#/properties/delivery/properties/messenger/properties/chat_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.messenger.properties.chat_id.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.messenger.properties.chat_id.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.chat_id,data:data48};
+for(const key14 in data46){
+if(!((((key14 === "provider") || (key14 === "bot_token")) || (key14 === "chat_id")) || (key14 === "api_url"))){
+const err88 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.messenger,data:data46};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1178,11 +1174,10 @@ vErrors.push(err88);
 errors++;
 }
 }
-if(data45.api_url !== undefined){
-let data49 = data45.api_url;
-if(typeof data49 === "string"){
-if(func2(data49) < 1){
-const err89 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data49};
+if(data46.provider !== undefined){
+let data47 = data46.provider;
+if(!(data47 === "telegram")){
+const err89 = {instancePath:instancePath+"/delivery/messenger/provider",schemaPath:"#/properties/delivery/properties/messenger/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.messenger.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.messenger.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.messenger.properties.provider,data:data47};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1192,8 +1187,10 @@ vErrors.push(err89);
 errors++;
 }
 }
-else {
-const err90 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data49};
+if(data46.bot_token !== undefined){
+let data48 = data46.bot_token;
+if(typeof data48 !== "string"){
+const err90 = {instancePath:instancePath+"/delivery/messenger/bot_token",schemaPath:"#/properties/delivery/properties/messenger/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.bot_token,data:data48};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1203,9 +1200,10 @@ vErrors.push(err90);
 errors++;
 }
 }
-}
-else {
-const err91 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.messenger.type,parentSchema:schema11.properties.delivery.properties.messenger,data:data45};
+if(data46.chat_id !== undefined){
+let data49 = data46.chat_id;
+if((typeof data49 !== "string") && (!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49))))){
+const err91 = {instancePath:instancePath+"/delivery/messenger/chat_id",schemaPath:"#/properties/delivery/properties/messenger/properties/chat_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.messenger.properties.chat_id.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.messenger.properties.chat_id.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.chat_id,data:data49};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1215,9 +1213,11 @@ vErrors.push(err91);
 errors++;
 }
 }
-}
-else {
-const err92 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.type,parentSchema:schema11.properties.delivery,data:data30};
+if(data46.api_url !== undefined){
+let data50 = data46.api_url;
+if(typeof data50 === "string"){
+if(func2(data50) < 1){
+const err92 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data50};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1227,11 +1227,8 @@ vErrors.push(err92);
 errors++;
 }
 }
-if(data.aws !== undefined){
-let data50 = data.aws;
-if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
-if(data50.stage === undefined){
-const err93 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/required",keyword:"required",params:{missingProperty: "stage"},message:"must have required property '"+"stage"+"'",schema:schema11.properties.aws.required,parentSchema:schema11.properties.aws,data:data50};
+else {
+const err93 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data50};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1240,9 +1237,10 @@ vErrors.push(err93);
 }
 errors++;
 }
-for(const key15 in data50){
-if(!(((key15 === "region") || (key15 === "stage")) || (key15 === "tables"))){
-const err94 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws,data:data50};
+}
+}
+else {
+const err94 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.messenger.type,parentSchema:schema11.properties.delivery.properties.messenger,data:data46};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1252,11 +1250,9 @@ vErrors.push(err94);
 errors++;
 }
 }
-if(data50.region !== undefined){
-let data51 = data50.region;
-if(typeof data51 === "string"){
-if(func2(data51) < 1){
-const err95 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.aws.properties.region,data:data51};
+}
+else {
+const err95 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.type,parentSchema:schema11.properties.delivery,data:data31};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1266,8 +1262,11 @@ vErrors.push(err95);
 errors++;
 }
 }
-else {
-const err96 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.region.type,parentSchema:schema11.properties.aws.properties.region,data:data51};
+if(data.aws !== undefined){
+let data51 = data.aws;
+if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
+if(data51.stage === undefined){
+const err96 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/required",keyword:"required",params:{missingProperty: "stage"},message:"must have required property '"+"stage"+"'",schema:schema11.properties.aws.required,parentSchema:schema11.properties.aws,data:data51};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1276,12 +1275,9 @@ vErrors.push(err96);
 }
 errors++;
 }
-}
-if(data50.stage !== undefined){
-let data52 = data50.stage;
-if(typeof data52 === "string"){
-if(!pattern0.test(data52)){
-const err97 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-zA-Z0-9-]{1,32}$"+"\"",schema:"^[a-zA-Z0-9-]{1,32}$",parentSchema:schema11.properties.aws.properties.stage,data:data52};
+for(const key15 in data51){
+if(!(((key15 === "region") || (key15 === "stage")) || (key15 === "tables"))){
+const err97 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws,data:data51};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1291,8 +1287,11 @@ vErrors.push(err97);
 errors++;
 }
 }
-else {
-const err98 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.stage.type,parentSchema:schema11.properties.aws.properties.stage,data:data52};
+if(data51.region !== undefined){
+let data52 = data51.region;
+if(typeof data52 === "string"){
+if(func2(data52) < 1){
+const err98 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.aws.properties.region,data:data52};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1302,12 +1301,8 @@ vErrors.push(err98);
 errors++;
 }
 }
-if(data50.tables !== undefined){
-let data53 = data50.tables;
-if(data53 && typeof data53 == "object" && !Array.isArray(data53)){
-for(const key16 in data53){
-if(!(((key16 === "subscriptions") || (key16 === "dedup")) || (key16 === "events"))){
-const err99 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws.properties.tables,data:data53};
+else {
+const err99 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.region.type,parentSchema:schema11.properties.aws.properties.region,data:data52};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1317,11 +1312,11 @@ vErrors.push(err99);
 errors++;
 }
 }
-if(data53.subscriptions !== undefined){
-let data54 = data53.subscriptions;
-if(typeof data54 === "string"){
-if(func2(data54) < 3){
-const err100 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data54};
+if(data51.stage !== undefined){
+let data53 = data51.stage;
+if(typeof data53 === "string"){
+if(!pattern0.test(data53)){
+const err100 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-zA-Z0-9-]{1,32}$"+"\"",schema:"^[a-zA-Z0-9-]{1,32}$",parentSchema:schema11.properties.aws.properties.stage,data:data53};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1332,7 +1327,7 @@ errors++;
 }
 }
 else {
-const err101 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.subscriptions.type,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data54};
+const err101 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.stage.type,parentSchema:schema11.properties.aws.properties.stage,data:data53};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1342,11 +1337,12 @@ vErrors.push(err101);
 errors++;
 }
 }
-if(data53.dedup !== undefined){
-let data55 = data53.dedup;
-if(typeof data55 === "string"){
-if(func2(data55) < 3){
-const err102 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data55};
+if(data51.tables !== undefined){
+let data54 = data51.tables;
+if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
+for(const key16 in data54){
+if(!(((key16 === "subscriptions") || (key16 === "dedup")) || (key16 === "events"))){
+const err102 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws.properties.tables,data:data54};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1356,8 +1352,11 @@ vErrors.push(err102);
 errors++;
 }
 }
-else {
-const err103 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.dedup.type,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data55};
+if(data54.subscriptions !== undefined){
+let data55 = data54.subscriptions;
+if(typeof data55 === "string"){
+if(func2(data55) < 3){
+const err103 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data55};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1367,11 +1366,8 @@ vErrors.push(err103);
 errors++;
 }
 }
-if(data53.events !== undefined){
-let data56 = data53.events;
-if(typeof data56 === "string"){
-if(func2(data56) < 3){
-const err104 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data56};
+else {
+const err104 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.subscriptions.type,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data55};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1381,8 +1377,11 @@ vErrors.push(err104);
 errors++;
 }
 }
-else {
-const err105 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.events.type,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data56};
+if(data54.dedup !== undefined){
+let data56 = data54.dedup;
+if(typeof data56 === "string"){
+if(func2(data56) < 3){
+const err105 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data56};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1392,9 +1391,8 @@ vErrors.push(err105);
 errors++;
 }
 }
-}
 else {
-const err106 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.properties.tables.type,parentSchema:schema11.properties.aws.properties.tables,data:data53};
+const err106 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.dedup.type,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data56};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1404,9 +1402,11 @@ vErrors.push(err106);
 errors++;
 }
 }
-}
-else {
-const err107 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.type,parentSchema:schema11.properties.aws,data:data50};
+if(data54.events !== undefined){
+let data57 = data54.events;
+if(typeof data57 === "string"){
+if(func2(data57) < 3){
+const err107 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data57};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1416,14 +1416,49 @@ vErrors.push(err107);
 errors++;
 }
 }
-}
 else {
-const err108 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+const err108 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.events.type,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data57};
 if(vErrors === null){
 vErrors = [err108];
 }
 else {
 vErrors.push(err108);
+}
+errors++;
+}
+}
+}
+else {
+const err109 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.properties.tables.type,parentSchema:schema11.properties.aws.properties.tables,data:data54};
+if(vErrors === null){
+vErrors = [err109];
+}
+else {
+vErrors.push(err109);
+}
+errors++;
+}
+}
+}
+else {
+const err110 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.type,parentSchema:schema11.properties.aws,data:data51};
+if(vErrors === null){
+vErrors = [err110];
+}
+else {
+vErrors.push(err110);
+}
+errors++;
+}
+}
+}
+else {
+const err111 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err111];
+}
+else {
+vErrors.push(err111);
 }
 errors++;
 }

@@ -229,6 +229,7 @@ function normalise(raw: Raw, issues: ConfigIssue[]): Config {
       provider: (agent.provider as Config['agent']['provider'] | undefined) ?? 'echo',
       timeout_ms: duration('agent.timeout', agent.timeout, DEFAULTS.agent_timeout_ms),
       max_steps: (agent.max_steps as number | undefined) ?? DEFAULTS.max_steps,
+      ...(agent.concurrency !== undefined ? { concurrency: agent.concurrency as number } : {}),
     },
     delivery: { timeout_ms: duration('delivery.timeout', delivery.timeout, DEFAULTS.delivery_timeout_ms), codehost: {} },
   };

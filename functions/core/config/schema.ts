@@ -59,6 +59,7 @@ export const configSchema = {
             max_bytes: size,
           },
         },
+        concurrency: { type: 'integer', minimum: 1, maximum: 100 },
       },
     },
     delivery: {

@@ -54,6 +54,8 @@ export interface Config {
     budget?: { daily_tokens?: number };
     /** `http_get`: the URL prefixes it may read, with headers (values may reference secrets). */
     http?: { allow: Array<{ prefix: string; headers?: Record<string, string> }>; timeout_ms: number; max_bytes: number };
+    /** Agent runs at once per worker process/container (default 4); on AWS × the event source mapping's maximum concurrency. */
+    concurrency?: number;
   };
   delivery: {
     timeout_ms: number;

@@ -79,6 +79,7 @@ export async function deliveryRequest(url: string, init: RequestInit, options: H
     const wait = options.rateLimitWait?.(response.status, response.headers, body) ?? (response.status === 429 ? retryAfterMs(response.headers) ?? 1000 : undefined);
     if (wait !== undefined) {
       last = failed('rate_limited', `${options.api} rate limit: ${message} (retry after ${Math.ceil(wait / 1000)} s)`, true);
+      if (!last.ok) last.failure.retryAfterMs = wait;
       if (wait > maxWait || attempt === attempts) return last;
       await sleep(wait);
       continue;

@@ -21,8 +21,8 @@ export interface DeliveryRequest {
 
 export type DeliveryOutcome =
   | { status: 'delivered'; detail?: string }
-  /** `retryable`: a later attempt may succeed (5xx, network, timeout, rate limit); else permanent. */
-  | { status: 'failed'; retryable: boolean; code: string; message: string };
+  /** `retryable`: a later attempt may succeed (5xx, network, timeout, rate limit); else permanent. `retryAfterMs`: the wait the API asked for. */
+  | { status: 'failed'; retryable: boolean; code: string; message: string; retryAfterMs?: number };
 
 export interface DeliveryTarget {
   readonly kind: TargetKind;

@@ -12,12 +12,15 @@ import { eventMatches } from '../events/filters';
 import { causedByHookagent } from '../events/loop-guard';
 import { newEventId } from '../ids';
 import type { Logger } from '../log';
-import type { Clock, DedupStore, EventLog, EventQueue, PayloadStore } from '../ports';
+import type { Clock, DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore } from '../ports';
+import { releaseIfResumed } from '../subscriptions/lifecycle';
 import { SUBSCRIPTION_NAME_PATTERN, type EventRecord, type QueueMessage, type Source, type Subscription } from '../types';
 import { compileAllowList, isAllowed } from './ip-allowlist';
 import { MESSAGES, errors, reply, type Reply } from './responses';
 import { allowedMethod, parseRoute } from './routes';
 import type { SubscriptionCache } from './subscription-cache';
+import { inlineSafe } from './raw-payload';
+import { eventRecord } from '../worker/record';
 
 export interface InboundRequest {
   method: string;
@@ -44,6 +47,8 @@ export interface IngestDeps {
   claimLeaseMs?: number;
   /** Epoch ms: claims made before it are abandoned (serve owns its store: earlier ones belong to a process that is gone). */
   claimsAbandonedBefore?: number;
+  /** Release claims: held events written after a resume are released here, once (issue 14 item 4). */
+  leases?: LeaseStore;
 }
 
 /** Delivery ids are remembered this long (DESIGN §2.1). */
@@ -206,7 +211,8 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
   const queued: string[] = [];
   const held: string[] = [];
   try {
-    const payloadRef = fitsIn(input.body, INLINE_PAYLOAD_LIMIT)
+    // Bodies that cannot be re-serialised safely travel as the sender's raw bytes (raw-payload.ts).
+    const payloadRef = fitsIn(input.body, INLINE_PAYLOAD_LIMIT) && inlineSafe(input.payload, input.body)
       ? undefined
       : await deps.payloads.put(eventId, typeof input.body === 'string' ? input.body : input.body.toString('utf8'));
     const messages: QueueMessage[] = [];
@@ -233,11 +239,7 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
       if (payloadRef) message.payload_ref = payloadRef;
       else message.payload = input.payload;
       const paused = subscription.state === 'paused';
-      const record: EventRecord = {
-        event_id: eventId, subscription: subscription.name, status: paused ? 'held' : 'queued', source: input.source,
-        event: input.event, delivery_id: deliveryId, received_at: receivedAt, updated_at: receivedAt, message, attempts: 0,
-      };
-      if (input.action) record.action = input.action;
+      const record = eventRecord(message, paused ? 'held' : 'queued', receivedAt);
       records.push(record);
       if (paused) held.push(subscription.name);
       else {
@@ -257,6 +259,7 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
     throw error;
   }
   if (dedupKey) await commitClaim(deps, dedupKey, eventId, deliveryId);
+  if (held.length > 0 && deps.leases) await releaseHeldIfResumed(deps, records, held, queued);
 
   for (const record of records) {
     logger.info(record.status === 'held' ? 'held for a paused subscription' : 'queued', {
@@ -278,5 +281,20 @@ async function commitClaim(deps: IngestDeps, key: string, eventId: string, deliv
     await deps.dedup.commit(key);
   } catch (error) {
     deps.logger.warn('the delivery id could not be marked done', { event_id: eventId, delivery_id: deliveryId, error: describeError(error) });
+  }
+}
+
+/** The subscription may have been resumed since it was read as paused: then its records are released now, not stranded. */
+async function releaseHeldIfResumed(deps: IngestDeps, records: EventRecord[], held: string[], queued: string[]): Promise<void> {
+  try {
+    const lifecycle = { subscriptions: deps.subscriptions.store, events: deps.events, queue: deps.queue, clock: deps.clock, ...(deps.leases ? { leases: deps.leases } : {}) };
+    for (const name of await releaseIfResumed(lifecycle, records.filter((r) => r.status === 'held'))) {
+      held.splice(held.indexOf(name), 1);
+      queued.push(name);
+      deps.logger.info('released at once: the subscription was resumed meanwhile', { event_id: records[0]?.event_id, subscription: name });
+    }
+  } catch (error) {
+    // Stored as held: the next resume (or `webhook resume` again) releases it.
+    deps.logger.warn('could not check for a resume after holding', { event_id: records[0]?.event_id, error: describeError(error) });
   }
 }

@@ -8,7 +8,8 @@ import type { Subscription } from '../types';
 export class SubscriptionCache {
   private cached: { at: number; list: Promise<Subscription[]> } | undefined;
 
-  constructor(private readonly store: SubscriptionStore, private readonly ttlMs: number, private readonly clock: Clock) {}
+  /** `store` is read directly where a cached answer is not good enough (held events after a resume). */
+  constructor(readonly store: SubscriptionStore, private readonly ttlMs: number, private readonly clock: Clock) {}
 
   all(): Promise<Subscription[]> {
     const now = this.clock.now();

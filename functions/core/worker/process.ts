@@ -2,28 +2,34 @@
  * One queue message, start to finish: render, run the agent, honour [SILENT], deliver to
  * each target, and record every step in the event log. Idempotent under redelivery: a
  * finished record is acknowledged without work; a partly delivered one keeps its stored
- * reply and re-delivers only the targets that did not succeed.
+ * reply and re-delivers only the targets that did not succeed. Copies of one message
+ * never run side by side: each takes the worker lease of its (event, subscription) first,
+ * and a copy that finds a live lease asks to be retried later. A failed record always
+ * ends in the dead-letter queue. The record's transitions live in record.ts, the delivery
+ * fan-out in fan-out.ts.
  */
 import type { Config } from '../config/types';
-import type { DeliveryOutcome, DeliveryTarget } from '../delivery/target';
+import { randomUUID } from 'node:crypto';
+import type { DeliveryTarget } from '../delivery/target';
 import { describeError, isHookError } from '../errors';
-import type { Logger } from '../log';
-import type { Clock, CounterStore, DeadLetterSink, EventLog, PayloadStore, SubscriptionStore } from '../ports';
+import { childLogger, type Logger } from '../log';
+import type { Clock, CounterStore, DeadLetterSink, EventLog, LeaseStore, PayloadStore, SubscriptionStore } from '../ports';
 
 import type { SkillLibrary } from '../skills/library';
 import type { Skill } from '../skills/skill';
 import { renderPrompt } from '../templates/template';
-import type { EventRecord, QueueMessage, Subscription, TargetKind } from '../types';
+import type { EventRecord, QueueMessage, TargetKind } from '../types';
 import type { Agent } from '../agent/agent';
 import { isSilent } from '../agent/silent';
 import { fencePrompt, systemPrompt } from '../agent/system-prompt';
+import { fanOut } from './fan-out';
 import { parseQueueMessage } from './message';
+import { RecordWriter, eventRecord } from './record';
 import { runOf } from '../agent/run-record';
 import { recordAgentRun } from './agent-record';
 import { budgetRefusal } from './budget';
 
-/** What the event log keeps of a prompt or a reply. */
-export const STORED_TEXT_CAP = 64 * 1024;
+export { STORED_TEXT_CAP } from './record';
 
 export interface WorkerDeps {
   events: EventLog;
@@ -39,14 +45,23 @@ export interface WorkerDeps {
   maxReceiveCount: number;
   /** Where permanently failed messages go at once; without it they are retried until the queue's redrive. */
   deadLetters?: DeadLetterSink;
+  /** The worker lease per (event, subscription): without it two copies of a message may both run. */
+  leases?: LeaseStore;
+  /** How long a lease lasts (default: agent timeout + 10 delivery timeouts + 60 s). */
+  leaseMs?: number;
   /** Daily token budgets (issue 19); without it budgets are not enforced. */
   counters?: CounterStore;
 }
 
-/** `retry`: report the message as failed so the queue delivers it again (or dead-letters it). */
-export type MessageOutcome = { kind: 'ack'; status: EventRecord['status'] | 'malformed' } | { kind: 'retry'; reason: string };
+/**
+ * `retry`: report the message as failed so the queue delivers it again (or dead-letters it);
+ * `retryAfterMs` is the wait the other side asked for, when it said.
+ */
+export type MessageOutcome =
+  | { kind: 'ack'; status: EventRecord['status'] | 'malformed' }
+  | { kind: 'retry'; reason: string; retryAfterMs?: number };
 
-const cap = (text: string) => (text.length > STORED_TEXT_CAP ? `${text.slice(0, STORED_TEXT_CAP)}…[truncated]` : text);
+const FINISHED = new Set<EventRecord['status']>(['delivered', 'suppressed', 'failed', 'over_budget']);
 
 export async function processMessage(body: string, receiveCount: number, deps: WorkerDeps): Promise<MessageOutcome> {
   const message = parseQueueMessage(body);
@@ -58,43 +73,68 @@ export async function processMessage(body: string, receiveCount: number, deps: W
     }
     return { kind: 'retry', reason: 'malformed queue message' };
   }
-  const log = { event_id: message.event_id, subscription: message.subscription };
-  const now = () => new Date(deps.clock.now()).toISOString();
+  const logger = childLogger(deps.logger, { event_id: message.event_id, subscription: message.subscription });
+  if (!deps.leases) return processLeased(message, body, receiveCount, deps, logger);
+  const holder = randomUUID();
+  const leaseMs = deps.leaseMs ?? deps.config.agent.timeout_ms + 10 * deps.config.delivery.timeout_ms + 60_000;
+  if (!(await deps.leases.acquire(message.event_id, message.subscription, holder, leaseMs))) {
+    logger.info('another copy of this message is running; retry later', { attempt: receiveCount });
+    return { kind: 'retry', reason: 'another copy of this message is being processed' };
+  }
+  try {
+    return await processLeased(message, body, receiveCount, deps, logger);
+  } finally {
+    await deps.leases.release(message.event_id, message.subscription, holder).catch((error: unknown) => {
+      logger.warn('the worker lease could not be released; it expires by itself', { error: describeError(error) });
+    });
+  }
+}
 
-  let record = (await deps.events.get(message.event_id, message.subscription)) ?? newRecord(message, now());
-  if (record.status === 'delivered' || record.status === 'suppressed' || record.status === 'failed' || record.status === 'over_budget') {
-    deps.logger.info('already finished; acknowledged without work', { ...log, status: record.status });
-    return { kind: 'ack', status: record.status };
+/** One message under its lease: the record's transitions, the agent run, the fan-out. */
+async function processLeased(message: QueueMessage, body: string, receiveCount: number, deps: WorkerDeps, logger: Logger): Promise<MessageOutcome> {
+  const now = () => new Date(deps.clock.now()).toISOString();
+  const found = await deps.events.get(message.event_id, message.subscription);
+  const writer = new RecordWriter(found ?? eventRecord(message, 'queued', now()), deps.events, deps.payloads, now, found !== undefined);
+
+  const deadLetter = async (reason: string): Promise<MessageOutcome> => {
+    if (!deps.deadLetters) return { kind: 'retry', reason };
+    await deps.deadLetters.send(body, reason);
+    await writer.save({ dead_lettered_at: now() });
+    logger.warn('dead-lettered', { reason });
+    return { kind: 'ack', status: 'failed' };
+  };
+  if (found && FINISHED.has(found.status)) {
+    // A failed record whose message never reached the dead-letter queue goes there now.
+    if (found.status === 'failed' && !found.dead_lettered_at && deps.deadLetters) {
+      return deadLetter(found.error ? `${found.error.code}: ${found.error.message}` : 'failed');
+    }
+    if (found.status === 'failed' && !deps.deadLetters) {
+      // Without a sink only the queue's redrive moves it: keep giving it back until then.
+      logger.warn('failed; left to the queue\'s redrive', { status: found.status });
+      return { kind: 'retry', reason: found.error?.message ?? 'failed' };
+    }
+    logger.info('already finished; acknowledged without work', { status: found.status });
+    return { kind: 'ack', status: found.status };
   }
   const started = deps.clock.now();
-  record = { ...record, status: 'processing', attempts: (record.attempts ?? 0) + 1, updated_at: now() };
-  await deps.events.putAll([record]);
+  await writer.save({ status: 'processing', attempts: (writer.current.attempts ?? 0) + 1 });
 
-  const save = async (changes: Partial<EventRecord>) => {
-    const update = { ...changes, updated_at: now() };
-    record = { ...record, ...update };
-    await deps.events.update(record.event_id, record.subscription, update);
-  };
   const finalFailure = async (code: string, text: string): Promise<MessageOutcome> => {
-    deps.logger.error('failed', { ...log, code, reason: text });
-    await save({ status: 'failed', error: { code, message: text } });
-    if (deps.deadLetters) {
-      await deps.deadLetters.send(body, `${code}: ${text}`);
-      return { kind: 'ack', status: 'failed' };
-    }
-    return { kind: 'retry', reason: text };
+    logger.error('failed', { code, reason: text });
+    await writer.save({ status: 'failed', error: { code, message: text } });
+    return deadLetter(`${code}: ${text}`);
   };
-  const retryLater = async (code: string, text: string): Promise<MessageOutcome> => {
+  const retryLater = async (code: string, text: string, retryAfterMs?: number): Promise<MessageOutcome> => {
     if (receiveCount >= deps.maxReceiveCount) {
       // The queue moves the message to the dead-letter queue after this receive.
       const reason = `gave up after ${receiveCount} attempts: ${text}`;
-      deps.logger.error('failed', { ...log, code, reason });
-      await save({ status: 'failed', error: { code, message: reason } });
+      logger.error('failed', { code, reason });
+      await writer.save({ status: 'failed', error: { code, message: reason } });
       return { kind: 'retry', reason };
     }
-    deps.logger.warn('will retry', { ...log, code, reason: text, attempt: receiveCount });
-    await save({ status: 'queued', error: { code, message: text } });
-    return { kind: 'retry', reason: text };
+    logger.warn('will retry', { code, reason: text, attempt: receiveCount, ...(retryAfterMs !== undefined ? { retry_after_ms: retryAfterMs } : {}) });
+    await writer.save({ status: 'queued', error: { code, message: text } });
+    return { kind: 'retry', reason: text, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   };
 
   const subscription = await deps.subscriptions.get(message.subscription);
@@ -109,16 +149,22 @@ export async function processMessage(body: string, receiveCount: number, deps: W
   }
 
   // The reply is generated once; a redelivery re-uses it.
-  let reply = record.reply;
+  let reply = writer.current.reply;
   if (reply === undefined) {
-    const rendered = renderPrompt(subscription.prompt, payload, message.action ? `${message.event}.${message.action}` : message.event);
+    let rendered: ReturnType<typeof renderPrompt>;
     let skills: Skill[];
+    try {
+      rendered = renderPrompt(subscription.prompt, payload, message.action ? `${message.event}.${message.action}` : message.event);
+    } catch (error) {
+      // e.g. a payload nested too deep to print as JSON: no retry can change that.
+      return finalFailure('prompt_invalid', `The prompt cannot be rendered from this payload: ${describeError(error)}`);
+    }
     try {
       skills = subscription.skills.map((name) => deps.skills.load(name));
     } catch (error) {
       return finalFailure(isHookError(error) ? error.code : 'skill_invalid', isHookError(error) ? error.message : describeError(error));
     }
-    await save({ prompt: cap(rendered.text), warnings: rendered.warnings });
+    await writer.save({ prompt: rendered.text, warnings: rendered.warnings });
     let refusal: string | undefined;
     try {
       refusal = await budgetRefusal(deps.counters, deps.config.agent, subscription, deps.clock.now());
@@ -126,8 +172,8 @@ export async function processMessage(body: string, receiveCount: number, deps: W
       return retryLater(isHookError(error) ? error.code : 'unavailable', `The budget counters cannot be read: ${describeError(error)}`);
     }
     if (refusal) {
-      deps.logger.warn('over budget: the agent was not called', { ...log, reason: refusal });
-      await save({ status: 'over_budget', error: { code: 'over_budget', message: refusal }, timings: { ...record.timings, total_ms: deps.clock.now() - started } });
+      logger.warn('over budget: the agent was not called', { reason: refusal });
+      await writer.save({ status: 'over_budget', error: { code: 'over_budget', message: refusal }, timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } });
       return { kind: 'ack', status: 'over_budget' };
     }
     const agentStart = deps.clock.now();
@@ -139,59 +185,33 @@ export async function processMessage(body: string, receiveCount: number, deps: W
       });
       reply = result.text;
       const warnings = [...rendered.warnings, ...result.refusedTools.map((t) => `tool '${t}' refused: no attached skill declares it`)];
-      await save({ reply: cap(reply), warnings, timings: { ...record.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined, ...await recordAgentRun(deps, message, result.run) });
+      // The full reply is delivered; the record keeps what fits.
+      await writer.save({ reply, warnings, timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined, ...await recordAgentRun(deps, message, result.run) });
     } catch (error) {
-      if (runOf(error)) await save({ timings: { ...record.timings, agent_ms: deps.clock.now() - agentStart }, ...await recordAgentRun(deps, message, runOf(error)) });
+      const run = runOf(error);
+      if (run) await writer.save({ timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, ...await recordAgentRun(deps, message, run) });
       const code = isHookError(error) ? error.code : 'agent_failed';
       const text = isHookError(error) ? error.message : describeError(error);
-      return isHookError(error) && error.retryable ? retryLater(code, text) : finalFailure(code, text);
+      return isHookError(error) && error.retryable ? retryLater(code, text, error.retryAfterMs) : finalFailure(code, text);
     }
   }
 
   if (isSilent(reply)) {
-    deps.logger.info('suppressed: the agent answered [SILENT]', log);
-    await save({ status: 'suppressed', timings: { ...record.timings, total_ms: deps.clock.now() - started } });
+    logger.info('suppressed: the agent answered [SILENT]');
+    await writer.save({ status: 'suppressed', timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } });
     return { kind: 'ack', status: 'suppressed' };
   }
 
-  const wanted: TargetKind[] = subscription.deliver.length > 0 ? subscription.deliver : ['log'];
-  const pending = wanted.filter((kind) => record.targets?.[kind]?.status !== 'delivered');
-  const outcomes = await Promise.all(pending.map(async (kind) => [kind, await deliverTo(kind, subscription, message, payload, reply as string, deps)] as const));
-  const targets = { ...record.targets };
-  for (const [kind, outcome] of outcomes) {
-    targets[kind] = outcome.status === 'delivered'
-      ? { status: 'delivered', ...(outcome.detail ? { detail: outcome.detail } : {}), at: now() }
-      : { status: 'failed', detail: `${outcome.code}: ${outcome.message}`, at: now() };
-    deps.logger[outcome.status === 'delivered' ? 'info' : 'warn'](`target ${kind} ${outcome.status}`, { ...log, target: kind, ...(outcome.status === 'failed' ? { code: outcome.code, reason: outcome.message } : {}) });
-  }
-  await save({ targets, timings: { ...record.timings, total_ms: deps.clock.now() - started } });
-
-  const failures = outcomes.flatMap(([kind, o]) => (o.status === 'failed' ? [{ kind, ...o }] : []));
+  const { targets, failures } = await fanOut({
+    subscription, message, payload, reply, previous: writer.current.targets, targets: deps.targets, settings: deps.config.delivery, logger, now,
+  });
+  await writer.save({ targets, timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } });
   if (failures.length === 0) {
-    await save({ status: 'delivered', error: undefined });
+    await writer.save({ status: 'delivered', error: undefined });
     return { kind: 'ack', status: 'delivered' };
   }
   const summary = failures.map((f) => `${f.kind}: ${f.message}`).join('; ');
   const code = failures[0]?.code ?? 'delivery_failed';
-  return failures.some((f) => f.retryable) ? retryLater(code, summary) : finalFailure(code, summary);
+  const waits = failures.flatMap((f) => (f.retryable && f.retryAfterMs !== undefined ? [f.retryAfterMs] : []));
+  return failures.some((f) => f.retryable) ? retryLater(code, summary, waits.length > 0 ? Math.max(...waits) : undefined) : finalFailure(code, summary);
 }
-
-async function deliverTo(kind: TargetKind, subscription: Subscription, message: QueueMessage, payload: Record<string, unknown>, reply: string, deps: WorkerDeps): Promise<DeliveryOutcome> {
-  const target = deps.targets[kind];
-  if (!target) return { status: 'failed', retryable: false, code: 'target_unavailable', message: `Delivery target '${kind}' is not available in this build` };
-  try {
-    return await target.deliver({ subscription, message, payload, reply, settings: deps.config.delivery, logger: deps.logger });
-  } catch (error) {
-    // A target that throws instead of answering is treated as a passing failure.
-    return { status: 'failed', retryable: true, code: isHookError(error) ? error.code : 'delivery_failed', message: describeError(error) };
-  }
-}
-
-function newRecord(message: QueueMessage, at: string): EventRecord {
-  return {
-    event_id: message.event_id, subscription: message.subscription, status: 'queued', source: message.source, event: message.event,
-    ...(message.action ? { action: message.action } : {}), delivery_id: message.delivery_id, received_at: message.received_at,
-    updated_at: at, message, attempts: 0,
-  };
-}
-

@@ -1,0 +1,55 @@
+/**
+ * Delivery fan-out: the reply goes to every wanted target that has not received it yet,
+ * side by side; each outcome is logged and becomes the record's per-target state.
+ */
+import type { Config } from '../config/types';
+import type { DeliveryOutcome, DeliveryTarget } from '../delivery/target';
+import { describeError, isHookError } from '../errors';
+import type { Logger } from '../log';
+import type { EventRecord, QueueMessage, Subscription, TargetKind, TargetOutcome } from '../types';
+
+export interface FanOutInput {
+  subscription: Subscription;
+  message: QueueMessage;
+  payload: Record<string, unknown>;
+  reply: string;
+  /** What earlier attempts delivered: those targets are skipped. */
+  previous: EventRecord['targets'];
+  targets: Partial<Record<TargetKind, DeliveryTarget>>;
+  settings: Config['delivery'];
+  logger: Logger;
+  now: () => string;
+}
+
+export type TargetFailure = { kind: TargetKind } & Extract<DeliveryOutcome, { status: 'failed' }>;
+
+export interface FanOutResult {
+  /** The record's new per-target state. */
+  targets: Record<string, TargetOutcome>;
+  failures: TargetFailure[];
+}
+
+export async function fanOut(input: FanOutInput): Promise<FanOutResult> {
+  const wanted: TargetKind[] = input.subscription.deliver.length > 0 ? input.subscription.deliver : ['log'];
+  const pending = wanted.filter((kind) => input.previous?.[kind]?.status !== 'delivered');
+  const outcomes = await Promise.all(pending.map(async (kind) => [kind, await deliverTo(kind, input)] as const));
+  const targets = { ...input.previous };
+  for (const [kind, outcome] of outcomes) {
+    targets[kind] = outcome.status === 'delivered'
+      ? { status: 'delivered', ...(outcome.detail ? { detail: outcome.detail } : {}), at: input.now() }
+      : { status: 'failed', detail: `${outcome.code}: ${outcome.message}`, at: input.now() };
+    input.logger[outcome.status === 'delivered' ? 'info' : 'warn'](`target ${kind} ${outcome.status}`, { target: kind, ...(outcome.status === 'failed' ? { code: outcome.code, reason: outcome.message } : {}) });
+  }
+  return { targets, failures: outcomes.flatMap(([kind, o]) => (o.status === 'failed' ? [{ kind, ...o }] : [])) };
+}
+
+async function deliverTo(kind: TargetKind, input: FanOutInput): Promise<DeliveryOutcome> {
+  const target = input.targets[kind];
+  if (!target) return { status: 'failed', retryable: false, code: 'target_unavailable', message: `Delivery target '${kind}' is not available in this build` };
+  try {
+    return await target.deliver({ subscription: input.subscription, message: input.message, payload: input.payload, reply: input.reply, settings: input.settings, logger: input.logger });
+  } catch (error) {
+    // A target that throws instead of answering is treated as a passing failure.
+    return { status: 'failed', retryable: true, code: isHookError(error) ? error.code : 'delivery_failed', message: describeError(error) };
+  }
+}

@@ -1,0 +1,106 @@
+/**
+ * The event record of one (event, subscription) as the worker moves it along: one builder
+ * for new records, and a writer that applies each transition, stamps `updated_at` and
+ * keeps the stored item within the store's size limit. DynamoDB refuses items over 400 KB
+ * (counted in UTF-8 bytes), which once left such events `processing` for ever: the stored
+ * prompt and reply are cut with a note, and an inline payload that alone is too large
+ * moves to the PayloadStore.
+ */
+import type { EventLog, PayloadStore } from '../ports';
+import type { EventRecord, EventStatus, QueueMessage } from '../types';
+
+/** What the event log keeps of a prompt or a reply, in characters, before the byte budget. */
+export const STORED_TEXT_CAP = 64 * 1024;
+/** The largest stored record, in UTF-8 bytes of its JSON: under DynamoDB's 400 KB with room for attribute names and index keys. */
+export const RECORD_BYTE_LIMIT = 350 * 1024;
+/** Prompt and reply together never take more than this, in bytes. */
+const TEXT_BYTE_BUDGET = 160 * 1024;
+
+/** A record for a message: the one place records are built from messages (ingest, release, replay, worker). */
+export function eventRecord(message: QueueMessage, status: EventStatus, at: string): EventRecord {
+  return {
+    event_id: message.event_id, subscription: message.subscription, status, source: message.source, event: message.event,
+    ...(message.action ? { action: message.action } : {}), delivery_id: message.delivery_id, received_at: message.received_at,
+    updated_at: at, message, attempts: 0,
+  };
+}
+
+const bytes = (text: string) => Buffer.byteLength(text, 'utf8');
+
+/** `text` cut to at most `limit` UTF-8 bytes (never inside a character), with a note of what was cut. */
+export function cutToBytes(text: string, limit: number): string {
+  const size = bytes(text);
+  if (size <= limit) return text;
+  const note = (cut: number) => `\n…[cut: ${cut} more bytes not stored]`;
+  const keep = Math.max(0, limit - bytes(note(size)));
+  // Decoding a byte prefix drops a partial last character as U+FFFD; strip that.
+  const head = Buffer.from(text, 'utf8').subarray(0, keep).toString('utf8').replace(/\uFFFD$/, '');
+  return `${head}${note(size - bytes(head))}`;
+}
+
+function capChars(text: string): string {
+  return text.length > STORED_TEXT_CAP ? `${text.slice(0, STORED_TEXT_CAP)}…[truncated]` : text;
+}
+
+/** The stored size of a record, in UTF-8 bytes of its JSON (close to DynamoDB's own count). */
+export function recordBytes(record: EventRecord): number {
+  return bytes(JSON.stringify(record));
+}
+
+/** Cuts prompt and reply so the record fits `RECORD_BYTE_LIMIT` (half the text budget each, the reply first kept). */
+export function boundTexts(record: EventRecord): EventRecord {
+  let next = record;
+  if (next.prompt !== undefined) next = { ...next, prompt: capChars(next.prompt) };
+  if (next.reply !== undefined) next = { ...next, reply: capChars(next.reply) };
+  if (recordBytes(next) <= RECORD_BYTE_LIMIT) return next;
+  const half = TEXT_BYTE_BUDGET / 2;
+  if (next.prompt !== undefined) next = { ...next, prompt: cutToBytes(next.prompt, half) };
+  if (next.reply !== undefined) next = { ...next, reply: cutToBytes(next.reply, half) };
+  const over = recordBytes(next) - RECORD_BYTE_LIMIT;
+  if (over > 0 && next.prompt !== undefined) next = { ...next, prompt: cutToBytes(next.prompt, Math.max(0, bytes(next.prompt) - over)) };
+  return next;
+}
+
+/** Applies transitions to one record and writes each, bounded. */
+export class RecordWriter {
+  constructor(
+    public current: EventRecord,
+    private readonly events: EventLog,
+    private readonly payloads: PayloadStore,
+    private readonly now: () => string,
+    /** Whether the record is in the event log already: then a transition writes only what changed. */
+    private stored = false,
+  ) {}
+
+  async save(changes: Partial<EventRecord>): Promise<EventRecord> {
+    let next = boundTexts({ ...this.current, ...changes, updated_at: this.now() });
+    if (recordBytes(next) > RECORD_BYTE_LIMIT && next.message.payload !== undefined) {
+      // The inline payload alone is too large for the record: keep it in the PayloadStore instead.
+      const { payload, ...message } = next.message;
+      const pointer = await this.payloads.put(`${next.event_id}-${next.subscription}`, JSON.stringify(payload));
+      next = { ...next, message: { ...message, payload_ref: pointer } };
+    }
+    if (recordBytes(next) > RECORD_BYTE_LIMIT) {
+      // Whatever is left over (e.g. a huge warning list): keep the essentials and say why.
+      next = { ...next, warnings: [...(next.warnings ?? []).slice(0, 20), 'record cut to fit the event log'].map((w) => cutToBytes(w, 2048)) };
+    }
+    const previous = this.current;
+    this.current = next;
+    if (!this.stored || next.message !== previous.message) {
+      // First write, or the message moved its payload out: the whole record.
+      await this.events.putAll([next]);
+      this.stored = true;
+      return next;
+    }
+    // A status change is a small update: the payload and message are not written again.
+    const changed: Partial<EventRecord> = { updated_at: next.updated_at };
+    for (const key of Object.keys(next) as Array<keyof EventRecord>) {
+      if (key !== 'message' && next[key] !== previous[key]) (changed as Record<string, unknown>)[key] = next[key];
+    }
+    for (const key of Object.keys(changes) as Array<keyof EventRecord>) {
+      if (next[key] === undefined) (changed as Record<string, unknown>)[key] = undefined;
+    }
+    await this.events.update(next.event_id, next.subscription, changed);
+    return next;
+  }
+}
