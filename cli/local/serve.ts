@@ -17,6 +17,7 @@ import { systemClock } from '../../functions/core/ports';
 import { SkillLibrary } from '../../functions/core/skills/library';
 import { DynamoDedupStore } from '../../functions/aws/dedup-store';
 import { DynamoEventLog } from '../../functions/aws/event-log';
+import { DynamoRequestLog } from '../../functions/aws/request-log';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
 import { QueueConsumer } from '../../functions/local/consumer';
@@ -74,6 +75,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     dedup: new DynamoDedupStore(store.client, store.tables.dedup, systemClock),
     // This process owns the store: a claim made before it started belongs to a request that died with its process.
     claimsAbandonedBefore: startedAt,
+    requests: new DynamoRequestLog(store.client, store.tables.requests, systemClock),
   });
   const worker = createWorkerHandler({
     events, payloads, subscriptions: subscriptionStore, agent: createAgent(config.agent, config.delivery, config.aws?.region), skills: new SkillLibrary(options.configDir),

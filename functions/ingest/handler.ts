@@ -14,6 +14,7 @@ import { DynamoDedupStore } from '../aws/dedup-store';
 import { createDynamoClient } from '../aws/dynamo';
 import { deploymentFromEnv } from '../aws/environment';
 import { DynamoEventLog } from '../aws/event-log';
+import { DynamoRequestLog } from '../aws/request-log';
 import { S3PayloadStore } from '../aws/s3-payload-store';
 import { SqsEventQueue } from '../aws/sqs-queue';
 import { SsmSecretSource } from '../aws/ssm-secrets';
@@ -46,6 +47,7 @@ async function start(): Promise<Ingest> {
     queue: new SqsEventQueue(new SQSClient({}), deployment.queueUrl),
     dedup: new DynamoDedupStore(dynamo, deployment.tables.dedup, systemClock),
     events: new DynamoEventLog(dynamo, deployment.tables.events),
+    requests: new DynamoRequestLog(dynamo, deployment.tables.requests, systemClock),
     payloads: new S3PayloadStore(new S3Client({}), deployment.payloadBucket),
     clock: systemClock,
     logger,

@@ -24,7 +24,7 @@ export async function benchIngestCpu(): Promise<Measurement> {
   const resolved = await resolveConfig(parsed.value, { get: async () => SECRET });
   if (!resolved.ok) throw new Error(resolved.error.message);
   const store = new MemorySubscriptionStore();
-  await store.create({ name: 'all', events: [], skills: [], deliver: ['log'], state: 'active', created_at: '', updated_at: '', secret: 'x' });
+  await store.create({ name: 'all', events: ['*'], skills: [], deliver: ['log'], state: 'active', created_at: '', updated_at: '', secret: 'x' });
   const queue = new MemoryQueue();
   const eventLog = new MemoryEventLog();
   const ingest = createIngest({

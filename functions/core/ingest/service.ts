@@ -8,15 +8,16 @@ import { authenticate } from '../auth/authenticate';
 import type { RawBody } from '../auth/signatures';
 import { describeError, isHookError } from '../errors';
 import { classifyEvent, type Payload } from '../events/classify';
-import { eventMatches } from '../events/filters';
 import { causedByHookagent } from '../events/loop-guard';
 import { newEventId } from '../ids';
 import type { Logger } from '../log';
-import type { Clock, DedupStore, EventLog, EventQueue, PayloadStore } from '../ports';
+import type { Clock, DedupStore, EventLog, EventQueue, PayloadStore, RequestLog } from '../ports';
 import type { EventRecord, QueueMessage, Source, Subscription } from '../types';
 import { compileAllowList, isAllowed } from './ip-allowlist';
+import { withRequestLog, type RequestTrace } from './request-log';
 import { MESSAGES, errors, reply, type Reply } from './responses';
 import { allowedMethod, parseRoute } from './routes';
+import { selectSubscriptions } from './select';
 import type { SubscriptionCache } from './subscription-cache';
 
 export interface InboundRequest {
@@ -44,6 +45,8 @@ export interface IngestDeps {
   claimLeaseMs?: number;
   /** Epoch ms: claims made before it are abandoned (serve owns its store: earlier ones belong to a process that is gone). */
   claimsAbandonedBefore?: number;
+  /** The request log (issue 17): every request and its outcome; absent = not recorded. */
+  requests?: RequestLog;
 }
 
 /** Delivery ids are remembered this long (DESIGN §2.1). */
@@ -62,13 +65,14 @@ export function createIngest(deps: IngestDeps): Ingest {
   const allowList = config.webhooks.allowed_ips ? compileAllowList(config.webhooks.allowed_ips) : undefined;
   const maxSize = config.webhooks.max_payload_size;
 
-  return async function ingest(request: InboundRequest): Promise<Reply> {
+  const ingest = async function ingest(request: InboundRequest, trace: RequestTrace = {}): Promise<Reply> {
     const route = parseRoute(request.path);
     const method = allowedMethod(route);
     if (route.kind === 'not-found' || route.kind === 'custom-unnamed' || method === undefined) return errors.notFound();
     if (request.method.toUpperCase() !== method) return errors.methodNotAllowed(method);
     if (route.kind === 'health') return reply(200, { status: 'ok' });
     const { source, name } = route;
+    trace.endpoint = source === 'custom' ? `custom/${name && /^[a-z0-9_-]{1,63}$/.test(name) ? name : '?'}` : source;
 
     // 1. Source address.
     if (allowList && !isAllowed(allowList, request.sourceIp)) {
@@ -114,13 +118,19 @@ export function createIngest(deps: IngestDeps): Ingest {
           : 'No event type: object_kind is missing and X-Gitlab-Event is not recognised');
       }
       const { event, action } = identity;
+      Object.assign(trace, { event, action, deliveryId: identity.deliveryId });
       if (source === 'github' && event === 'ping') return reply(200, { status: 'ok', event: 'ping' });
       if (causedByHookagent(payload)) {
         logger.info('ignored: event caused by a hookagent comment', { source, event, delivery_id: identity.deliveryId });
         return reply(200, { status: 'ignored', reason: 'Event caused by hookagent', event });
       }
       const candidates = custom ? [custom] : await deps.subscriptions.all();
-      const matched = candidates.filter((s) => eventMatches(s.events, event, action));
+      const { matched, routed, verdicts } = selectSubscriptions(candidates, source, event, action, payload);
+      trace.candidates = verdicts;
+      if (matched.length === 0 && routed > 0) {
+        logger.info('ignored: filtered out by payload filters', { source, event, action, delivery_id: identity.deliveryId, subscription: custom?.name });
+        return reply(200, { status: 'ignored', reason: MESSAGES.filteredOut, event });
+      }
       if (matched.length === 0) {
         logger.info('ignored: no subscription handles the event', { source, event, action, subscription: custom?.name });
         return reply(200, { status: 'ignored', reason: MESSAGES.eventNotHandled, event });
@@ -135,6 +145,7 @@ export function createIngest(deps: IngestDeps): Ingest {
       return errors.unavailable();
     }
   };
+  return deps.requests ? withRequestLog(ingest, deps.requests, deps.clock, logger) : (request: InboundRequest) => ingest(request);
 }
 
 /** Whether the body is at most `limit` bytes; text is only measured when its length leaves doubt. */
