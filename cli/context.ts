@@ -9,11 +9,12 @@ import { join } from 'node:path';
 import { configDir as resolveConfigDir, readConfigFile } from '../functions/core/config/file';
 import type { Config } from '../functions/core/config/types';
 import { HookError } from '../functions/core/errors';
-import type { EventLog, EventQueue, SubscriptionStore } from '../functions/core/ports';
+import type { EventLog, EventQueue, RequestLog, SubscriptionStore } from '../functions/core/ports';
 import { systemClock } from '../functions/core/ports';
 import { SkillLibrary } from '../functions/core/skills/library';
 import { createDynamoClient } from '../functions/aws/dynamo';
 import { DynamoEventLog } from '../functions/aws/event-log';
+import { DynamoRequestLog } from '../functions/aws/request-log';
 import { SqsEventQueue } from '../functions/aws/sqs-queue';
 import { DynamoSubscriptionStore } from '../functions/aws/subscription-store';
 import { tableNamesForStage } from '../functions/aws/tables';
@@ -30,6 +31,8 @@ export interface Stores {
   subscriptions: SubscriptionStore;
   events: EventLog;
   queue: EventQueue;
+  /** The request log (issue 17). */
+  requests?: RequestLog;
   where: string;
   close(): Promise<void>;
 }
@@ -108,6 +111,7 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
     return {
       subscriptions: new DynamoSubscriptionStore(dynamo, tables.subscriptions),
       events: new DynamoEventLog(dynamo, tables.events),
+      requests: new DynamoRequestLog(dynamo, tables.requests, systemClock),
       queue: lazyQueue,
       where: `the AWS deployment '${stage}'${region ? ` in ${region}` : ''}`,
       close: async () => {
@@ -125,6 +129,7 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
   return {
     subscriptions: new DynamoSubscriptionStore(store.client, store.tables.subscriptions),
     events: new DynamoEventLog(store.client, store.tables.events),
+    requests: new DynamoRequestLog(store.client, store.tables.requests, systemClock),
     queue,
     where: `the local store in ${dataDir(dir)}`,
     close: () => store.close(),

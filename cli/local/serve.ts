@@ -18,6 +18,9 @@ import { SkillLibrary } from '../../functions/core/skills/library';
 import { DynamoDedupStore } from '../../functions/aws/dedup-store';
 import { DynamoEventLog } from '../../functions/aws/event-log';
 import { DynamoRequestLog } from '../../functions/aws/request-log';
+import { DynamoCounterStore } from '../../functions/aws/counter-store';
+import { DynamoDebounceStore } from '../../functions/aws/debounce-store';
+import { agentsByModel } from '../../functions/worker/agents-by-model';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
 import { QueueConsumer } from '../../functions/local/consumer';
@@ -76,11 +79,15 @@ export async function serve(options: ServeOptions): Promise<void> {
     // This process owns the store: a claim made before it started belongs to a request that died with its process.
     claimsAbandonedBefore: startedAt,
     requests: new DynamoRequestLog(store.client, store.tables.requests, systemClock),
+    debounce: new DynamoDebounceStore(store.client, store.tables.dedup, systemClock),
   });
   const worker = createWorkerHandler({
     events, payloads, subscriptions: subscriptionStore, agent: createAgent(config.agent, config.delivery, config.aws?.region), skills: new SkillLibrary(options.configDir),
     targets: createDeliveryTargets(config.delivery), config, clock: systemClock, logger, maxReceiveCount: LOCAL_MAX_RECEIVE_COUNT,
     deadLetters: { send: (body, reason) => queue.sendToDeadLetters(body, LOCAL_MAX_RECEIVE_COUNT).then(() => logger.warn('dead-lettered', { reason })) },
+    agentFor: agentsByModel(config.agent, config.delivery, config.aws?.region),
+    debounce: new DynamoDebounceStore(store.client, store.tables.dedup, systemClock),
+    counters: new DynamoCounterStore(store.client, store.tables.dedup, systemClock),
   });
   const consumer = new QueueConsumer(queue, worker, { batchSize: 10, concurrency: 2, idleCheckMs: 5_000, logger });
 

@@ -6,6 +6,8 @@ import {
   validateEvents, validateName, validatePrompt, validateSkills, validateTargets,
 } from '../../functions/core/subscriptions/validate';
 import type { Result } from '../../functions/core/errors';
+import { applySettings, type SettingsInput } from '../../functions/core/subscriptions/settings';
+import { splitSource } from '../../functions/core/events/filters';
 import type { Subscription } from '../../functions/core/types';
 import { baseUrl, withStores, type CliContext } from '../context';
 
@@ -17,6 +19,8 @@ export interface SubscriptionFields {
   description?: string;
   channel?: string;
   chatId?: string;
+  /** Issue 17: payload filters, --agent none, model, max steps, timeout, max runs per hour, debounce. */
+  settings?: SettingsInput;
 }
 
 function unwrap<T>(result: Result<T>): T {
@@ -34,7 +38,11 @@ function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills'
   const requested = fields.deliver ?? base.deliver ?? [];
   const deliver = unwrap(validateTargets(requested.length === 0 ? ['log'] : requested, events, ctx.config));
   if (placeholders.length > 0) ctx.out(`Placeholders: ${placeholders.map((p) => `{${p}}`).join(', ')}`);
-  const subscription: Subscription = { ...base, events, skills, deliver } as Subscription;
+  const settings = unwrap(applySettings(base, fields.settings ?? {}));
+  const subscription: Subscription = { ...base, ...settings, events, skills, deliver } as Subscription;
+  for (const key of ['filters', 'agent', 'model', 'max_steps', 'timeout_ms', 'max_runs_per_hour', 'debounce_seconds'] as const) {
+    if (settings[key] === undefined) delete subscription[key];
+  }
   if (prompt !== undefined && prompt !== '') subscription.prompt = prompt;
   else delete subscription.prompt;
   const description = fields.description ?? base.description;
@@ -67,15 +75,15 @@ export async function update(ctx: CliContext, name: string, fields: Subscription
 
 function printSetup(ctx: CliContext, s: Subscription): void {
   const base = baseUrl(ctx.config);
-  const origins = new Set(s.events.map(eventOrigin));
+  const origins = new Set(s.events.map((e) => (splitSource(e).rest === '*' ? 'both' : splitSource(e).source ?? eventOrigin(splitSource(e).rest))));
   const all = s.events.length === 0;
   const lines = [`Created subscription '${s.name}' (active), delivering to ${s.deliver.join(', ')}.`, '', 'Point your sender at:'];
-  if (all || origins.has('github') || origins.has('both')) lines.push(`  GitHub:  ${base}/webhooks/github   (secret: webhooks.github.secret in config.yaml)`);
-  if (all || origins.has('gitlab') || origins.has('both')) lines.push(`  GitLab:  ${base}/webhooks/gitlab   (secret token: webhooks.gitlab.secret in config.yaml)`);
+  if (origins.has('github') || origins.has('both')) lines.push(`  GitHub:  ${base}/webhooks/github   (secret: webhooks.github.secret in config.yaml)`);
+  if (origins.has('gitlab') || origins.has('both')) lines.push(`  GitLab:  ${base}/webhooks/gitlab   (secret token: webhooks.gitlab.secret in config.yaml)`);
   lines.push(`  Custom:  ${base}/webhooks/custom/${s.name}`);
   lines.push('', `Secret for ${base}/webhooks/custom/${s.name} (shown once; 'webhook show ${s.name} --show-secret' shows it again):`, `  ${s.secret}`);
   lines.push('', 'Sender setup:', '  Content type: application/json');
-  lines.push(`  Events to send: ${all ? 'any (this subscription takes every event)' : [...new Set(s.events.map((e) => e.split('.')[0]))].join(', ')}`);
+  lines.push(`  Events to send: ${all ? 'any, to the custom endpoint only (without --events, GitHub and GitLab events do not reach it)' : [...new Set(s.events.map((e) => splitSource(e).rest.split('.')[0]))].join(', ')}`);
   lines.push('  Custom senders sign with Standard Webhooks or X-Hub-Signature-256, or send Authorization: Bearer <secret>.');
   ctx.out(lines.join('\n'));
 }

@@ -162,4 +162,6 @@ export interface EventRecord {
   usage?: AgentUsage;
   /** Where the agent's transcript is kept (PayloadStore pointer), or the transcript itself when small. */
   transcript_ref?: string;
+  /** The model the agent ran with (the subscription's `model`, else `agent.model`) (issue 17). */
+  model?: string;
 }

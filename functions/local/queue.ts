@@ -12,7 +12,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { HookError } from '../core/errors';
-import type { Clock, EventQueue } from '../core/ports';
+import type { Clock, EventQueue, SendOptions } from '../core/ports';
 import type { QueueMessage } from '../core/types';
 import { isConditionalFailure, storeUnavailable } from '../aws/dynamo';
 
@@ -90,18 +90,20 @@ export class LocalQueue implements EventQueue {
     }
   }
 
-  async send(messages: QueueMessage[]): Promise<void> {
-    await this.sendBodies(messages.map((m) => JSON.stringify(m)));
+  async send(messages: QueueMessage[], options: SendOptions = {}): Promise<void> {
+    await this.sendBodies(messages.map((m) => JSON.stringify(m)), options);
   }
 
-  async sendBodies(bodies: string[]): Promise<void> {
+  /** `delaySeconds` (at most 900, as SQS): the messages become visible that much later. */
+  async sendBodies(bodies: string[], options: SendOptions = {}): Promise<void> {
     const now = this.options.clock.now();
+    const visibleAt = now + Math.min(900, Math.max(0, options.delaySeconds ?? 0)) * 1000;
     const items: Item[] = bodies.map((body) => {
       // Arrival order within one millisecond, for FIFO-like receives.
       const sentAt = pad(now * 1000 + (this.sequence++ % 1000), 18);
       return {
-        id: { S: randomUUID() }, body: { S: body }, visible_at: { N: String(now) }, receive_count: { N: '0' },
-        sent_at: { S: sentAt }, q: { S: 'q' }, vkey: { S: visibilityKey(now, sentAt) },
+        id: { S: randomUUID() }, body: { S: body }, visible_at: { N: String(visibleAt) }, receive_count: { N: '0' },
+        sent_at: { S: sentAt }, q: { S: 'q' }, vkey: { S: visibilityKey(visibleAt, sentAt) },
       };
     });
     try {

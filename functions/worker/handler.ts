@@ -14,6 +14,9 @@ import { createDynamoClient } from '../aws/dynamo';
 import { SqsDeadLetters } from '../aws/dead-letters';
 import { deploymentFromEnv } from '../aws/environment';
 import { DynamoEventLog } from '../aws/event-log';
+import { DynamoCounterStore } from '../aws/counter-store';
+import { DynamoDebounceStore } from '../aws/debounce-store';
+import { agentsByModel } from './agents-by-model';
 import { S3PayloadStore } from '../aws/s3-payload-store';
 import { SsmSecretSource } from '../aws/ssm-secrets';
 import { DynamoSubscriptionStore } from '../aws/subscription-store';
@@ -45,6 +48,9 @@ async function start() {
     payloads: new S3PayloadStore(new S3Client({}), deployment.payloadBucket),
     subscriptions: new DynamoSubscriptionStore(dynamo, deployment.tables.subscriptions),
     agent: createAgent(config.agent, config.delivery, deployment.region),
+    agentFor: agentsByModel(config.agent, config.delivery, deployment.region),
+    debounce: new DynamoDebounceStore(dynamo, deployment.tables.dedup, systemClock),
+    counters: new DynamoCounterStore(dynamo, deployment.tables.dedup, systemClock),
     skills: new SkillLibrary(deployment.configDir),
     targets: createDeliveryTargets(config.delivery),
     config,

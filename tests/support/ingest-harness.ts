@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { DynamoDedupStore } from '../../functions/aws/dedup-store';
 import { DynamoEventLog } from '../../functions/aws/event-log';
 import { DynamoRequestLog } from '../../functions/aws/request-log';
+import { DynamoDebounceStore } from '../../functions/aws/debounce-store';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { parseConfig, resolveConfig } from '../../functions/core/config/load';
 import type { Config } from '../../functions/core/config/types';
@@ -31,6 +32,7 @@ export interface Harness {
   events: DynamoEventLog;
   dedup: DynamoDedupStore;
   requests: DynamoRequestLog;
+  debounce: DynamoDebounceStore;
   payloads: FilePayloadStore;
   dynamo: TestDynamo;
   logs: string[];
@@ -57,6 +59,7 @@ export async function startHarness(yaml = DEFAULT_CONFIG, env: Record<string, st
   const events = new DynamoEventLog(dynamo.client, dynamo.tables.events);
   const dedup = new DynamoDedupStore(dynamo.client, dynamo.tables.dedup, clock);
   const requests = new DynamoRequestLog(dynamo.client, dynamo.tables.requests, clock);
+  const debounce = new DynamoDebounceStore(dynamo.client, dynamo.tables.dedup, clock);
   const payloads = new FilePayloadStore(join(mkdtempSync(join(tmpdir(), 'hookagent-payloads-')), 'payloads'));
 
   const build = async (text: string, vars: Record<string, string>) => {
@@ -66,7 +69,7 @@ export async function startHarness(yaml = DEFAULT_CONFIG, env: Record<string, st
     if (!resolved.ok) throw new Error(resolved.error.message);
     const config: Config = resolved.value;
     const ingest = createIngest({
-      config, queue, dedup, events, payloads, clock, logger, requests,
+      config, queue, dedup, events, payloads, clock, logger, requests, debounce,
       // TTL 0: every request sees the store as it is now.
       subscriptions: new SubscriptionCache(subscriptions, 0, clock),
     });
@@ -76,7 +79,7 @@ export async function startHarness(yaml = DEFAULT_CONFIG, env: Record<string, st
   const handler = await build(yaml, { ...baseEnv, ...env });
 
   return {
-    handler, queue, clock, subscriptions, events, dedup, payloads, dynamo, logs, requests,
+    handler, queue, clock, subscriptions, events, dedup, payloads, dynamo, logs, requests, debounce,
     async addSubscription(fields) {
       const now = new Date(clock.now()).toISOString();
       const subscription: Subscription = {

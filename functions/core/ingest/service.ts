@@ -11,9 +11,10 @@ import { classifyEvent, type Payload } from '../events/classify';
 import { causedByHookagent } from '../events/loop-guard';
 import { newEventId } from '../ids';
 import type { Logger } from '../log';
-import type { Clock, DedupStore, EventLog, EventQueue, PayloadStore, RequestLog } from '../ports';
+import type { Clock, DebounceStore, DedupStore, EventLog, EventQueue, PayloadStore, RequestLog } from '../ports';
 import type { EventRecord, QueueMessage, Source, Subscription } from '../types';
 import { compileAllowList, isAllowed } from './ip-allowlist';
+import { debouncePlan, sendDebounced } from './debounce';
 import { withRequestLog, type RequestTrace } from './request-log';
 import { MESSAGES, errors, reply, type Reply } from './responses';
 import { allowedMethod, parseRoute } from './routes';
@@ -47,6 +48,8 @@ export interface IngestDeps {
   claimsAbandonedBefore?: number;
   /** The request log (issue 17): every request and its outcome; absent = not recorded. */
   requests?: RequestLog;
+  /** Debounce per subject (issue 17); absent = subscriptions' debounce is not applied. */
+  debounce?: DebounceStore;
 }
 
 /** Delivery ids are remembered this long (DESIGN §2.1). */
@@ -221,6 +224,7 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
       ? undefined
       : await deps.payloads.put(eventId, typeof input.body === 'string' ? input.body : input.body.toString('utf8'));
     const messages: QueueMessage[] = [];
+    const delayed: Array<{ message: QueueMessage; delaySeconds: number }> = [];
     for (const subscription of matched) {
       const prior = earlier.get(subscription.name);
       if (prior) {
@@ -239,6 +243,8 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
       if (payloadRef) message.payload_ref = payloadRef;
       else message.payload = input.payload;
       const paused = subscription.state === 'paused';
+      const plan = deps.debounce && !paused ? debouncePlan(subscription, input.source, input.event, input.payload, eventId) : undefined;
+      if (plan) message.subject_key = plan.subjectKey;
       const record: EventRecord = {
         event_id: eventId, subscription: subscription.name, status: paused ? 'held' : 'queued', source: input.source,
         event: input.event, delivery_id: deliveryId, received_at: receivedAt, updated_at: receivedAt, message, attempts: 0,
@@ -247,12 +253,14 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
       records.push(record);
       if (paused) held.push(subscription.name);
       else {
-        messages.push(message);
+        if (plan) delayed.push({ message, delaySeconds: plan.delaySeconds });
+        else messages.push(message);
         queued.push(subscription.name);
       }
     }
     if (records.length > 0) await deps.events.putAll(records);
     if (messages.length > 0) await deps.queue.send(messages);
+    if (delayed.length > 0 && deps.debounce) await sendDebounced(deps.debounce, deps.queue, delayed);
   } catch (error) {
     // Nothing was accepted: forget what this request wrote and give the delivery id up,
     // so the sender's retry is processed.

@@ -8,7 +8,7 @@ import type { Config } from '../config/types';
 import type { DeliveryOutcome, DeliveryTarget } from '../delivery/target';
 import { describeError, isHookError } from '../errors';
 import type { Logger } from '../log';
-import type { Clock, DeadLetterSink, EventLog, PayloadStore, SubscriptionStore } from '../ports';
+import type { Clock, CounterStore, DeadLetterSink, DebounceStore, EventLog, PayloadStore, SubscriptionStore } from '../ports';
 
 import type { SkillLibrary } from '../skills/library';
 import type { Skill } from '../skills/skill';
@@ -17,6 +17,7 @@ import type { EventRecord, QueueMessage, Subscription, TargetKind } from '../typ
 import type { Agent } from '../agent/agent';
 import { isSilent } from '../agent/silent';
 import { fencePrompt, systemPrompt } from '../agent/system-prompt';
+import { debounceGate, runCapGate } from './gates';
 import { parseQueueMessage } from './message';
 
 /** What the event log keeps of a prompt or a reply. */
@@ -36,6 +37,10 @@ export interface WorkerDeps {
   maxReceiveCount: number;
   /** Where permanently failed messages go at once; without it they are retried until the queue's redrive. */
   deadLetters?: DeadLetterSink;
+  /** Issue 17: debounce (latest event per subject), max runs per hour, and an agent per subscription model. */
+  debounce?: DebounceStore;
+  counters?: CounterStore;
+  agentFor?: (model: string) => Agent;
 }
 
 /** `retry`: report the message as failed so the queue delivers it again (or dead-letters it). */
@@ -57,7 +62,7 @@ export async function processMessage(body: string, receiveCount: number, deps: W
   const now = () => new Date(deps.clock.now()).toISOString();
 
   let record = (await deps.events.get(message.event_id, message.subscription)) ?? newRecord(message, now());
-  if (record.status === 'delivered' || record.status === 'suppressed' || record.status === 'failed') {
+  if (record.status === 'delivered' || record.status === 'suppressed' || record.status === 'failed' || record.status === 'superseded' || record.status === 'rate_limited') {
     deps.logger.info('already finished; acknowledged without work', { ...log, status: record.status });
     return { kind: 'ack', status: record.status };
   }
@@ -104,6 +109,18 @@ export async function processMessage(body: string, receiveCount: number, deps: W
 
   // The reply is generated once; a redelivery re-uses it.
   let reply = record.reply;
+  const gate = reply === undefined ? (await debounceGate(message, subscription, deps.debounce)) ?? (await runCapGate(record, subscription, deps.counters, deps.clock.now())) : undefined;
+  if (gate) {
+    deps.logger.info(gate.status === 'superseded' ? 'superseded by a later event of the same subject' : 'rate limited: max_runs_per_hour reached', { ...log, ...gate });
+    await save(gate.status === 'superseded' ? { status: 'superseded', superseded_by: gate.superseded_by } : { status: 'rate_limited', error: { code: 'rate_limited', message: `max_runs_per_hour ${subscription.max_runs_per_hour} reached (run ${gate.runs} this hour); replay it with 'hookagent webhook replay ${message.event_id}'` } });
+    return { kind: 'ack', status: gate.status };
+  }
+  if (reply === undefined && subscription.agent === 'none') {
+    // Direct delivery: the rendered template is the message; no agent, no [SILENT].
+    const rendered = renderPrompt(subscription.prompt, payload, message.action ? `${message.event}.${message.action}` : message.event);
+    reply = rendered.text;
+    await save({ prompt: cap(reply), reply: cap(reply), warnings: rendered.warnings });
+  }
   if (reply === undefined) {
     const rendered = renderPrompt(subscription.prompt, payload, message.action ? `${message.event}.${message.action}` : message.event);
     let skills: Skill[];
@@ -114,15 +131,16 @@ export async function processMessage(body: string, receiveCount: number, deps: W
     }
     await save({ prompt: cap(rendered.text), warnings: rendered.warnings });
     const agentStart = deps.clock.now();
+    const model = subscription.model ?? deps.config.agent.model;
     try {
-      const result = await deps.agent.run({
+      const result = await (subscription.model && deps.agentFor ? deps.agentFor(subscription.model) : deps.agent).run({
         system: systemPrompt(skills), prompt: fencePrompt(rendered.text), rendered: rendered.text,
-        allowedTools: [...new Set(skills.flatMap((s) => s.tools))], timeoutMs: deps.config.agent.timeout_ms, maxSteps: deps.config.agent.max_steps,
+        allowedTools: [...new Set(skills.flatMap((s) => s.tools))], timeoutMs: subscription.timeout_ms ?? deps.config.agent.timeout_ms, maxSteps: subscription.max_steps ?? deps.config.agent.max_steps,
         message, payload,
       });
       reply = result.text;
       const warnings = [...rendered.warnings, ...result.refusedTools.map((t) => `tool '${t}' refused: no attached skill declares it`)];
-      await save({ reply: cap(reply), warnings, timings: { ...record.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined });
+      await save({ reply: cap(reply), warnings, ...(model ? { model } : {}), timings: { ...record.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined });
     } catch (error) {
       const code = isHookError(error) ? error.code : 'agent_failed';
       const text = isHookError(error) ? error.message : describeError(error);
@@ -130,7 +148,7 @@ export async function processMessage(body: string, receiveCount: number, deps: W
     }
   }
 
-  if (isSilent(reply)) {
+  if (subscription.agent !== 'none' && isSilent(reply)) {
     deps.logger.info('suppressed: the agent answered [SILENT]', log);
     await save({ status: 'suppressed', timings: { ...record.timings, total_ms: deps.clock.now() - started } });
     return { kind: 'ack', status: 'suppressed' };
