@@ -2,6 +2,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { HookError } from '../../functions/core/errors';
 import { renderPrompt } from '../../functions/core/templates/template';
+import { filterReport } from './filter-report';
 import { withStores, type CliContext } from '../context';
 
 export function readPayload(value: string): Record<string, unknown> {
@@ -27,4 +28,5 @@ export async function test(ctx: CliContext, name: string, payloadOption: string 
   const rendered = renderPrompt(subscription.prompt, payload, event ?? subscription.events[0]?.split('.')[0] ?? 'custom');
   ctx.out(rendered.text);
   if (rendered.missing.length > 0) ctx.out(`\nUnresolved placeholders (left as written): ${rendered.missing.map((p) => `{${p}}`).join(', ')}`);
+  if (subscription.filters?.length) ctx.out(filterReport(subscription.filters, payload));
 }
