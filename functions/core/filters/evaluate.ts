@@ -50,7 +50,7 @@ function holds(condition: Condition, root: unknown): boolean {
     case 'match': {
       if (!found || value === null || typeof value === 'object') return false;
       const subject = String(value);
-      return condition.regex.matcher(subject.length > MATCH_SUBJECT_CAP ? subject.slice(0, MATCH_SUBJECT_CAP) : subject).find();
+      return condition.regex.test(subject.length > MATCH_SUBJECT_CAP ? subject.slice(0, MATCH_SUBJECT_CAP) : subject);
     }
     case 'compare': {
       if (condition.op === '==') return found && equals(value, condition.value);

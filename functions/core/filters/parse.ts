@@ -90,6 +90,7 @@ class Parser {
     const start = this.pos;
     const ch = this.text[this.pos];
     if (ch === undefined) this.fail('expected a value');
+    if ('=<>!~'.includes(ch)) this.fail(`expected a value, found '${ch}'`);
     if (ch === '"' || ch === "'") {
       let out = '';
       let i = this.pos + 1;
@@ -116,6 +117,7 @@ class Parser {
     return bare[0];
   }
   list(): Literal[] {
+    this.skip();
     const open = this.pos;
     if (!this.eat('[')) this.fail("expected '[' to start the list, e.g. in [opened, reopened]");
     const values: Literal[] = [];
