@@ -106,7 +106,7 @@ test('the template declares the service: functions, API, queue and dead letters,
     'AWS::SQS::Queue', 'AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::IAM::Role', 'AWS::CloudWatch::Alarm', 'AWS::SNS::Topic',
   ]) expect(types).toContain(type);
   expect(resources('AWS::Lambda::Function').map(([id]) => id).sort()).toEqual(['IngestLambdaFunction', 'WorkerLambdaFunction']);
-  expect(resources('AWS::DynamoDB::Table')).toHaveLength(3);
+  expect(resources('AWS::DynamoDB::Table')).toHaveLength(tableDefinitions(tableNamesForStage('test')).length);
   expect(resources('AWS::SQS::Queue')).toHaveLength(2);
   expect(template.Outputs).toHaveProperty('HttpApiUrl');
 });
