@@ -7,6 +7,7 @@ import { signHub, signStandardWebhooks } from '../../functions/core/auth/signatu
 import { resolveConfig } from '../../functions/core/config/load';
 import { HookError } from '../../functions/core/errors';
 import { eventOrigin } from '../../functions/core/events/known';
+import { splitSource } from '../../functions/core/events/filters';
 import type { EventRecord, Subscription } from '../../functions/core/types';
 import gitlabIssue from '../../tests/fixtures/gitlab/issue.json';
 import gitlabMergeRequest from '../../tests/fixtures/gitlab/merge_request.json';
@@ -46,9 +47,10 @@ function githubSample(event: string, action: string | undefined): unknown {
 }
 
 async function buildSample(ctx: CliContext, subscription: Subscription, payloadOption: Record<string, unknown> | undefined, eventOption: string | undefined): Promise<Sample> {
-  const filter = eventOption ?? subscription.events[0] ?? 'custom';
-  const [event = 'custom', action] = filter.split('.');
-  const origin = eventOrigin(event);
+  const qualified = splitSource(eventOption ?? subscription.events.find((e) => splitSource(e).rest !== '*') ?? 'custom');
+  const [event = 'custom', action] = qualified.rest.split('.');
+  // A subscription without events is reached only through its custom endpoint; a qualified filter names its endpoint.
+  const origin = subscription.events.length === 0 || qualified.source === 'custom' ? 'unknown' : qualified.source ?? eventOrigin(event);
   loadDotEnv(ctx.configDir);
   const resolved = await resolveConfig(ctx.config, { get: async (name) => process.env[name] }, ['webhooks']);
   if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);

@@ -3,6 +3,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { HookError } from '../../functions/core/errors';
 import { renderPrompt } from '../../functions/core/templates/template';
 import { filterReport } from './filter-report';
+import { splitSource } from '../../functions/core/events/filters';
 import { withStores, type CliContext } from '../context';
 
 export function readPayload(value: string): Record<string, unknown> {
@@ -25,7 +26,7 @@ export async function test(ctx: CliContext, name: string, payloadOption: string 
   const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
   if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
   const payload = payloadOption === undefined ? {} : readPayload(payloadOption);
-  const rendered = renderPrompt(subscription.prompt, payload, event ?? subscription.events[0]?.split('.')[0] ?? 'custom');
+  const rendered = renderPrompt(subscription.prompt, payload, event ?? splitSource(subscription.events[0] ?? 'custom').rest.split('.')[0] ?? 'custom');
   ctx.out(rendered.text);
   if (rendered.missing.length > 0) ctx.out(`\nUnresolved placeholders (left as written): ${rendered.missing.map((p) => `{${p}}`).join(', ')}`);
   if (subscription.filters?.length) ctx.out(filterReport(subscription.filters, payload));

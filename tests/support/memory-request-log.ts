@@ -3,12 +3,17 @@ import type { Clock, CounterStore, DebounceStore, RequestLog, RequestQuery } fro
 import type { RequestRecord } from '../../functions/core/types';
 
 export class MemoryRequestLog implements RequestLog {
-  readonly entries: RequestRecord[] = [];
+  /** Serialised as the DynamoDB adapter does (one JSON string per entry). */
+  readonly stored: string[] = [];
   failing = false;
+
+  get entries(): RequestRecord[] {
+    return this.stored.map((s) => JSON.parse(s) as RequestRecord);
+  }
 
   async record(entry: RequestRecord): Promise<void> {
     if (this.failing) throw new Error('request log down (test)');
-    this.entries.push(structuredClone(entry));
+    this.stored.push(JSON.stringify(entry));
   }
 
   async list(query: RequestQuery): Promise<RequestRecord[]> {

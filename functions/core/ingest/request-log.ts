@@ -90,20 +90,34 @@ export interface RequestLogInput {
   sourceIp: string | undefined;
 }
 
-/** Requests answered in the same millisecond by one process sort in the order they were answered. */
+/**
+ * Request ids: time, then a per-process sequence (requests answered in the same millisecond
+ * by one process sort in the order they were answered), then a tag drawn once per process
+ * (two containers never collide). No random draw per request: this runs on every request.
+ */
 let sequence = 0;
+const PROCESS_TAG = newEventId(Date.now()).slice(-8);
+
+function headerNames(headers: Record<string, string | undefined>): string[] {
+  const names: string[] = [];
+  for (const name in headers) {
+    if (names.length === MAX_HEADER_NAMES) break;
+    names.push(name.length > 100 ? name.slice(0, 100).toLowerCase() : name.toLowerCase());
+  }
+  return names;
+}
 
 export function buildRecord(request: RequestLogInput, reply: Reply, trace: RequestTrace, now: number, count: number): RequestRecord {
   const outcome = outcomeOf(reply);
   const body = reply.body as { message?: string; event_id?: string };
   const record: RequestRecord = {
-    request_id: `req_${now.toString(36).padStart(9, '0')}${(sequence++ % 1_679_616).toString(36).padStart(4, '0')}${newEventId(now).slice(-8)}`,
+    request_id: `req_${now.toString(36).padStart(9, '0')}${(sequence++ % 1_679_616).toString(36).padStart(4, '0')}${PROCESS_TAG}`,
     received_at: new Date(now).toISOString(),
     endpoint: trace.endpoint ?? 'unknown',
     method: request.method.toUpperCase().slice(0, 10),
     status: reply.status,
     outcome,
-    header_names: Object.keys(request.headers).map((n) => n.toLowerCase().slice(0, 100)).slice(0, MAX_HEADER_NAMES).sort(),
+    header_names: headerNames(request.headers),
   };
   if (trace.event) record.event = trace.event;
   if (trace.action) record.action = trace.action;
