@@ -34,6 +34,28 @@ test('receive returns messages in arrival order and hides them for the visibilit
   expect(again.map((m) => [m.body, m.receiveCount])).toEqual([['a', 2], ['b', 2], ['c', 2]]);
 });
 
+test('delaySeconds keeps messages invisible until the delay has passed (as SQS DelaySeconds), at most 900 s', async () => {
+  const clock = new ManualClock();
+  const queue = await newQueue(clock);
+  await queue.sendBodies(['later'], { delaySeconds: 60 });
+  await queue.sendBodies(['now']);
+  await queue.sendBodies(['capped'], { delaySeconds: 5000 });
+  const [now] = await queue.receive(10);
+  expect(now?.body).toBe('now');
+  await queue.delete(now!.receiptHandle);
+  expect(await queue.nextVisibleIn()).toBe(60_000);
+  clock.advance(59_999);
+  expect(await queue.receive(10)).toEqual([]);
+  clock.advance(1);
+  const [later] = await queue.receive(10);
+  expect(later?.body).toBe('later');
+  await queue.delete(later!.receiptHandle);
+  clock.advance(900_000 - 60_000 - 1);
+  expect(await queue.receive(10)).toEqual([]);
+  clock.advance(1);
+  expect((await queue.receive(10)).map((m) => m.body)).toEqual(['capped']);
+});
+
 test('delete removes a message; a stale receipt does not delete a message received again', async () => {
   const clock = new ManualClock();
   const queue = await newQueue(clock);

@@ -198,6 +198,23 @@ describe('the request log explains each outcome of DESIGN §2.1', () => {
     expect(await h.requests.list({ limit: 2 })).toHaveLength(2);
   });
 
+  test('ip_not_allowed, unavailable (queue down) and in_progress (a live claim) are recorded with their cause', async () => {
+    await h.addSubscription({ name: 'prs2', events: ['pull_request'] });
+    const restricted = await h.withConfig('webhooks: { github: { secret: ${GH_SECRET} }, allowed_ips: [10.0.0.0/8] }');
+    expect((await restricted(githubEvent('pull_request', pr(), GITHUB_SECRET))).statusCode).toBe(403);
+    expect(await latest()).toMatchObject({ outcome: 'ip_not_allowed', status: 403, endpoint: 'github', source_ip: '140.82.115.1' });
+
+    h.queue.refuseNext();
+    expect((await h.handler(githubEvent('pull_request', pr(), GITHUB_SECRET, { 'x-github-delivery': 'down-1' }))).statusCode).toBe(503);
+    const down = await latest();
+    expect(down).toMatchObject({ outcome: 'unavailable', status: 503, delivery_id: 'down-1' });
+    expect(down?.candidates?.find((c) => c.subscription === 'prs2')).toMatchObject({ matched: true });
+
+    await h.dedup.claim('github#live-1', { eventId: 'evt_live', ttlSeconds: 3600, staleBefore: 0 });
+    expect((await h.handler(githubEvent('pull_request', pr(), GITHUB_SECRET, { 'x-github-delivery': 'live-1' }))).statusCode).toBe(503);
+    expect(await latest()).toMatchObject({ outcome: 'in_progress', status: 503, delivery_id: 'live-1' });
+  });
+
   test('a flood of forged requests is sampled per endpoint: bounded writes, the next sample counts the skipped ones', async () => {
     const before = (await h.requests.list({ limit: 1000, outcome: 'rejected_signature' })).length;
     for (let i = 0; i < 50; i++) await h.handler(githubEvent('push', PUSH, 'forged'));
