@@ -78,3 +78,45 @@ test('no events → custom only; --agent none --debounce 1s: five pushes to one 
     expect(await stopServe(serve)).toBe(0);
   }
 }, 90_000);
+
+test('--max-runs-per-hour 1: the second event is accepted and recorded rate_limited; after raising the cap, webhook replay runs it; --model shows in events', async () => {
+  const dir = mkdtempSync(join(tmpdir(), 'hookagent-e2e17-'));
+  writeFileSync(join(dir, 'config.yaml'), 'webhooks: { github: { secret: ${GH_SECRET} } }\n');
+  const cli = (...args: string[]) => runCli(['--config-dir', dir, ...args], env);
+  expect((await cli('webhook', 'subscribe', 'capped', '--events', 'issues', '--max-runs-per-hour', '1', '--model', 'echo-small', '--prompt', 'Issue {issue.number}')).code).toBe(0);
+  const serve = await startServe(dir, env);
+  try {
+    const ids: string[] = [];
+    for (const number of [1, 2]) {
+      const answer = await post(serve.url, 'issues', { action: 'opened', issue: { number }, repository: { full_name: 'o/r' } }, `issue-${number}`);
+      expect(answer).toMatchObject({ status: 202, body: { status: 'accepted' } });
+      ids.push(answer.body.event_id as string);
+    }
+    type Row = { event_id: string; status: string; model?: string; error?: { message: string } | null };
+    let rows: Row[] = [];
+    const final = new Set(['delivered', 'rate_limited']);
+    await eventually(async () => {
+      rows = JSON.parse((await cli('webhook', 'events', 'capped', '--json')).stdout) as Row[];
+      return ids.every((id) => final.has(rows.find((r) => r.event_id === id)?.status ?? ''));
+    }, 'both events to finish', 30_000);
+    // The two may run at once: the atomic counter lets exactly one through.
+    const mine = rows.filter((r) => ids.includes(r.event_id));
+    expect(mine.map((r) => r.status).sort()).toEqual(['delivered', 'rate_limited']);
+    const ran = mine.find((r) => r.status === 'delivered')!;
+    const limited = mine.find((r) => r.status === 'rate_limited')!;
+    expect(ran.model).toBe('echo-small');
+    expect(limited.error?.message).toContain(`hookagent webhook replay ${limited.event_id}`);
+    expect((await cli('webhook', 'show', 'capped')).stdout).toMatch(/model:\s+echo-small/);
+
+    expect((await cli('webhook', 'update', 'capped', '--max-runs-per-hour', '5')).code).toBe(0);
+    const replayed = await cli('webhook', 'replay', limited.event_id);
+    expect(replayed.code).toBe(0);
+    const replayId = /Queued (evt_\w+)/.exec(replayed.stdout)?.[1] ?? '';
+    await eventually(async () => {
+      rows = JSON.parse((await cli('webhook', 'events', 'capped', '--json')).stdout) as Row[];
+      return rows.find((r) => r.event_id === replayId)?.status === 'delivered';
+    }, 'the replay to be delivered', 30_000);
+  } finally {
+    expect(await stopServe(serve)).toBe(0);
+  }
+}, 90_000);
