@@ -14,7 +14,7 @@ export const settingsOptions: Record<string, Options> = {
   agent: { type: 'string', describe: "'none': deliver the rendered template as is, without the agent ('default' restores it)" },
   model: { type: 'string', describe: "the agent's model for this subscription (overrides agent.model; \"\" clears)" },
   'max-steps': { type: 'string', describe: 'tool-use rounds for this subscription (1-50; overrides agent.max_steps)' },
-  timeout: { type: 'string', describe: "the agent's timeout for this subscription (e.g. 60s, 5m; at most 15m)" },
+  timeout: { type: 'string', describe: "the agent's timeout for this subscription (e.g. 60s, 2m; at most 300s less 3 × delivery.timeout)" },
   'max-runs-per-hour': { type: 'string', describe: 'agent runs per hour; later events are recorded rate_limited (replayable); 0 = no cap' },
   debounce: { type: 'string', describe: 'run only the latest event per PR/MR/issue/commit/alert group of a burst, after this quiet time (e.g. 60s; at most 15m; 0 = off)' },
 };

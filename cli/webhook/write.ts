@@ -8,6 +8,7 @@ import {
 import type { Result } from '../../functions/core/errors';
 import { applySettings, type SettingsInput } from '../../functions/core/subscriptions/settings';
 import { splitSource } from '../../functions/core/events/filters';
+import { WORKER_TIMEOUT_SECONDS } from '../../functions/aws/limits';
 import type { Subscription } from '../../functions/core/types';
 import { baseUrl, withStores, type CliContext } from '../context';
 
@@ -38,7 +39,9 @@ function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills'
   const requested = fields.deliver ?? base.deliver ?? [];
   const deliver = unwrap(validateTargets(requested.length === 0 ? ['log'] : requested, events, ctx.config));
   if (placeholders.length > 0) ctx.out(`Placeholders: ${placeholders.map((p) => `{${p}}`).join(', ')}`);
-  const settings = unwrap(applySettings(base, fields.settings ?? {}));
+  // The agent and a round of deliveries must fit in one worker invocation (as agent.timeout must).
+  const maxTimeoutMs = WORKER_TIMEOUT_SECONDS * 1000 - 3 * ctx.config.delivery.timeout_ms;
+  const settings = unwrap(applySettings(base, { ...fields.settings, maxTimeoutMs }));
   const subscription: Subscription = { ...base, ...settings, events, skills, deliver } as Subscription;
   for (const key of ['filters', 'agent', 'model', 'max_steps', 'timeout_ms', 'max_runs_per_hour', 'debounce_seconds'] as const) {
     if (settings[key] === undefined) delete subscription[key];

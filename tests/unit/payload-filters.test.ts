@@ -124,6 +124,8 @@ describe('settings', () => {
     expect(applySettings({}, { debounce: '15m' })).toMatchObject({ ok: true, value: { debounce_seconds: 900 } });
     expect(applySettings({}, { debounce: '16m' }).ok).toBe(false);
     expect(applySettings({}, { timeout: '16m' }).ok).toBe(false);
+    expect(applySettings({}, { timeout: '5m', maxTimeoutMs: 270_000 })).toMatchObject({ ok: false, error: { message: expect.stringContaining("270s (the worker's Lambda timeout") } });
+    expect(applySettings({}, { timeout: '4m', maxTimeoutMs: 270_000 })).toMatchObject({ ok: true, value: { timeout_ms: 240_000 } });
     expect(applySettings({}, { maxSteps: '2.5' }).ok).toBe(false);
   });
 });

@@ -36,6 +36,8 @@ export interface SettingsInput {
   timeout?: string;
   maxRunsPerHour?: string;
   debounce?: string;
+  /** The longest agent timeout the deployment can run (the worker's budget less deliveries). */
+  maxTimeoutMs?: number;
 }
 
 type Settings = Pick<Subscription, 'filters' | 'agent' | 'model' | 'max_steps' | 'timeout_ms' | 'max_runs_per_hour' | 'debounce_seconds'>;
@@ -90,7 +92,8 @@ export function applySettings(base: Settings, input: SettingsInput): Result<Sett
   if (input.timeout !== undefined) {
     if (input.timeout.trim() === '') clear('timeout_ms');
     else {
-      const ms = duration(input.timeout, '--timeout', 1000, MAX_AGENT_TIMEOUT_MS, '15m');
+      const max = Math.min(MAX_AGENT_TIMEOUT_MS, input.maxTimeoutMs ?? MAX_AGENT_TIMEOUT_MS);
+      const ms = duration(input.timeout, '--timeout', 1000, max, `${Math.floor(max / 1000)}s${max < MAX_AGENT_TIMEOUT_MS ? " (the worker's Lambda timeout less 3 × delivery.timeout)" : ''}`);
       if (!ms.ok) return ms;
       out.timeout_ms = ms.value;
     }
