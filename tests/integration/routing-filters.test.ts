@@ -179,6 +179,12 @@ describe('the request log explains each outcome of DESIGN §2.1', () => {
     await h.handler(apiEvent({ path: '/webhooks/custom/nobody', body: '{}' }));
     expect((await latest())).toMatchObject({ outcome: 'not_found', status: 404, endpoint: 'custom/nobody' });
 
+    await h.handler(apiEvent({ path: '/wp-login.php', body: '{}' }));
+    expect((await latest())).toMatchObject({ outcome: 'not_found', status: 404, endpoint: 'unknown' });
+
+    await h.handler(apiEvent({ path: '/webhooks/github', body: '{}', headers: { 'x-hub-signature-256': signHub('{}', GITHUB_SECRET) } }));
+    expect((await latest())).toMatchObject({ outcome: 'invalid_event', status: 400, message: 'X-GitHub-Event header is missing or invalid' });
+
     await h.handler(apiEvent({ path: '/webhooks/github', method: 'GET' }));
     expect((await latest())).toMatchObject({ outcome: 'method_not_allowed', status: 405 });
 
