@@ -169,3 +169,19 @@ test('debounce keeps subjects apart: two pull requests each run once', async () 
   for (const m of h.queue.sent.filter((x) => x.subscription === sub.name)) await processMessage(JSON.stringify(m), 1, worker(agent));
   expect(agent.calls.map((c) => (c.payload as { number: number }).number).sort()).toEqual([1, 2]);
 });
+
+test('debounce: an event without a subject is queued at once; a paused subscription holds instead of delaying', async () => {
+  const custom = await h.addSubscription({ name: 'no-subject', debounce_seconds: 60 });
+  const body = JSON.stringify({ event_type: 'deploy', status: 'done' });
+  const { apiEvent } = await import('../support/requests');
+  const result = await h.handler(apiEvent({ path: '/webhooks/custom/no-subject', body, headers: { authorization: `Bearer ${custom.secret}` } }));
+  expect(bodyOf(result)).toMatchObject({ status: 'accepted' });
+  expect(h.queue.delays).toEqual([0]);
+  expect(h.queue.sent[0]?.subject_key).toBeUndefined();
+
+  await h.addSubscription({ name: 'paused-debounce', events: ['pull_request'], debounce_seconds: 60, state: 'paused' });
+  const pr = JSON.stringify({ action: 'synchronize', number: 4, pull_request: { number: 4 }, repository: { full_name: 'o/r' } });
+  const held = await h.handler(githubEvent('pull_request', pr, GITHUB_SECRET));
+  expect(bodyOf(held).held ?? bodyOf(held).subscriptions).toContain('paused-debounce');
+  expect(h.queue.sent.filter((m) => m.subscription === 'paused-debounce')).toHaveLength(0);
+});
