@@ -9,12 +9,13 @@ import { join } from 'node:path';
 import { configDir as resolveConfigDir, readConfigFile } from '../functions/core/config/file';
 import type { Config } from '../functions/core/config/types';
 import { HookError } from '../functions/core/errors';
-import type { EventLog, EventQueue, LeaseStore, PayloadStore, SubscriptionStore } from '../functions/core/ports';
+import type { EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog, SubscriptionStore } from '../functions/core/ports';
 import { systemClock } from '../functions/core/ports';
 import { SkillLibrary } from '../functions/core/skills/library';
 import { createDynamoClient } from '../functions/aws/dynamo';
 import { DynamoEventLog } from '../functions/aws/event-log';
 import { DynamoLeaseStore } from '../functions/aws/lease-store';
+import { DynamoRequestLog } from '../functions/aws/request-log';
 import { SqsEventQueue } from '../functions/aws/sqs-queue';
 import { DynamoSubscriptionStore } from '../functions/aws/subscription-store';
 import { tableNamesForStage } from '../functions/aws/tables';
@@ -36,6 +37,8 @@ export interface Stores {
   payloads?: PayloadStore;
   /** Release claims for held events (issue 14 item 4). */
   leases?: LeaseStore;
+  /** The request log (issue 17). */
+  requests?: RequestLog;
   where: string;
   close(): Promise<void>;
 }
@@ -111,6 +114,7 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
     return {
       subscriptions: new DynamoSubscriptionStore(dynamo, tables.subscriptions),
       events: new DynamoEventLog(dynamo, tables.events),
+      requests: new DynamoRequestLog(dynamo, tables.requests, systemClock),
       queue: lazyQueue,
       // Reading only: the pointer names its bucket.
       payloads: new S3PayloadStore(new S3Client(region ? { region } : {}), ''),
@@ -130,6 +134,7 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
     queue: runtime.queue,
     payloads: runtime.payloads,
     leases: runtime.leases,
+    requests: runtime.requests,
     where: `the local store in ${dataDir(dir)}`,
     close: async () => runtime.close(),
   };

@@ -14,6 +14,7 @@ import { checkPort, explainUsageError } from './usage-errors';
 import { list, show } from './webhook/read';
 import { pause, remove, replay, resume } from './webhook/state';
 import { send } from './webhook/send';
+import { requests, settingsOf, settingsOptions, REQUEST_OUTCOMES } from './webhook/requests';
 import { listSecrets, readSecretValue, setSecret } from './secrets';
 import { readPayload, test } from './webhook/test';
 import { subscribe, update, type SubscriptionFields } from './webhook/write';
@@ -45,6 +46,7 @@ function fieldsOf(argv: Args): SubscriptionFields {
   if (argv.chatId !== undefined) fields.chatId = String(argv.chatId);
   if (argv.maxTokens !== undefined) fields.maxTokens = String(argv.maxTokens);
   if (argv.dailyTokens !== undefined) fields.dailyTokens = String(argv.dailyTokens);
+  fields.settings = settingsOf(argv);
   return fields;
 }
 
@@ -52,7 +54,7 @@ function subscriptionOptions(example: string) {
   return (y: Argv): Argv => y
     .example(example, '')
     .positional('name', { type: 'string', describe: 'subscription name: lower-case letters, digits, - and _', demandOption: true })
-    .option('events', { type: 'string', array: true, describe: 'event types, repeated or comma-separated (pull_request, pull_request.opened, merge_request, …); none = every event' })
+    .option('events', { type: 'string', array: true, describe: 'event types, repeated or comma-separated (pull_request, pull_request.opened, github:push, gitlab:merge_request.open, custom:alert, *); none = only events sent to its custom endpoint' })
     .option('prompt', { type: 'string', describe: 'prompt template: {dotted.path} placeholders over the payload, {__raw__}, {{ and }} for braces' })
     .option('skills', { type: 'string', array: true, describe: 'skills to attach (built in: code-review, issue-triage, alert-triage; or {config_dir}/skills/<name>)' })
     .option('deliver', { type: 'string', array: true, describe: 'targets: codehost_comment, teamchat, messenger, log (default log)' })
@@ -60,7 +62,8 @@ function subscriptionOptions(example: string) {
     .option('channel', { type: 'string', describe: 'team chat channel for this subscription (overrides delivery.teamchat.channel)' })
     .option('chat-id', { type: 'string', describe: 'messenger chat id for this subscription (overrides delivery.messenger.chat_id)' })
     .option('max-tokens', { type: 'string', describe: "the agent reply's token limit for this subscription (overrides agent.max_tokens; none to clear)" })
-    .option('daily-tokens', { type: 'string', describe: 'daily token budget of this subscription (UTC days; none to clear)' });
+    .option('daily-tokens', { type: 'string', describe: 'daily token budget of this subscription (UTC days; none to clear)' })
+    .options(settingsOptions);
 }
 
 /** Runs a command body; HookErrors become exit 1 with their message. */
@@ -157,8 +160,21 @@ function webhookCommands(y: Argv): Argv {
       .option('subscription', { type: 'string', describe: 'only for this subscription' })
       .example('$0 webhook replay evt_0mws0mwck916a3c297ed36480', ''),
     run((a) => replay(ctxOf(a), String(a.eventId), a.subscription as string | undefined)))
+    .command('requests', 'the request log: every inbound request, its outcome and why each subscription took it or not (7 days)', (c) => c
+      .option('endpoint', { type: 'string', describe: 'github, gitlab, custom/<name>, or unknown (requests to other paths)' })
+      .option('outcome', { type: 'string', choices: REQUEST_OUTCOMES, describe: 'only this outcome' })
+      .option('limit', { type: 'number', default: 20, describe: 'how many, newest first' })
+      .option('json', { type: 'boolean', describe: 'print a JSON array' })
+      .check((a) => {
+        if (!Number.isInteger(a.limit) || (a.limit as number) < 1 || (a.limit as number) > 1000) throw new Error('--limit must be a whole number from 1 to 1000');
+        if (a.endpoint !== undefined && !/^(github|gitlab|unknown|custom\/[a-z0-9][a-z0-9_-]{0,62})$/.test(String(a.endpoint))) throw new Error('--endpoint must be github, gitlab, custom/<name> or unknown (other paths)');
+        return true;
+      })
+      .example('$0 webhook requests --outcome filtered --limit 5', '')
+      .example('$0 webhook requests --endpoint custom/alerts --json', ''),
+    run((a) => requests(ctxOf(a), { endpoint: a.endpoint as string | undefined, outcome: a.outcome as string | undefined, limit: Number(a.limit) }, Boolean(a.json))))
     .example('$0 webhook list', '')
-    .demandCommand(1, 'Name a webhook command: subscribe, list, show, update, delete, pause, resume, test, events, event, usage, replay');
+    .demandCommand(1, 'Name a webhook command: subscribe, list, show, update, delete, pause, resume, test, events, event, usage, replay, requests');
 }
 
 function secretsCommands(y: Argv): Argv {

@@ -11,6 +11,7 @@ export function subscriptionJson(s: Subscription, withSecret = false): Record<st
   if (s.chat_id) out.chat_id = s.chat_id;
   if (s.max_tokens !== undefined) out.max_tokens = s.max_tokens;
   if (s.daily_tokens !== undefined) out.daily_tokens = s.daily_tokens;
+  Object.assign(out, settingsJson(s));
   if (withSecret) out.secret = s.secret;
   return out;
 }
@@ -73,19 +74,42 @@ export function table(headers: string[], rows: string[][], style: OutputStyle = 
 
 const list = (values: string[], empty: string) => (values.length === 0 ? empty : values.join(','));
 
+/** Issue 17's settings, present only when set. */
+function settingsJson(s: Subscription): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (s.filters?.length) out.filters = s.filters;
+  if (s.agent) out.agent = s.agent;
+  if (s.model) out.model = s.model;
+  if (s.max_steps) out.max_steps = s.max_steps;
+  if (s.timeout_ms) out.timeout_ms = s.timeout_ms;
+  if (s.max_runs_per_hour) out.max_runs_per_hour = s.max_runs_per_hour;
+  if (s.debounce_seconds) out.debounce_seconds = s.debounce_seconds;
+  return out;
+}
+
+/** What `events` shows: the filters, or where an event-less subscription is reached. */
+export const NO_EVENTS = '(custom endpoint only)';
+
 export function subscriptionRow(s: Subscription): string[] {
-  return [s.name, s.state, list(s.events, '(all)'), list(s.deliver, 'log'), list(s.skills, '-'), s.created_at.slice(0, 19).replace('T', ' ')];
+  return [s.name, s.state, list(s.events, NO_EVENTS), list(s.deliver, 'log'), list(s.skills, '-'), s.created_at.slice(0, 19).replace('T', ' ')];
 }
 
 export function describeSubscription(s: Subscription, withSecret: boolean): string {
   const rows: Array<[string, string]> = [
-    ['name', s.name], ['state', s.state], ['description', s.description ?? '-'], ['events', list(s.events, '(all events)')],
+    ['name', s.name], ['state', s.state], ['description', s.description ?? '-'], ['events', s.events.length === 0 ? `${NO_EVENTS}: every event sent to /webhooks/custom/${s.name}` : s.events.join(', ')],
     ['skills', list(s.skills, '-')], ['deliver', list(s.deliver, 'log')],
   ];
   if (s.channel) rows.push(['channel', s.channel]);
   if (s.chat_id) rows.push(['chat_id', s.chat_id]);
   if (s.max_tokens !== undefined) rows.push(['max_tokens', String(s.max_tokens)]);
   if (s.daily_tokens !== undefined) rows.push(['daily_tokens', String(s.daily_tokens)]);
+  for (const filter of s.filters ?? []) rows.push(['filter', filter]);
+  if (s.agent === 'none') rows.push(['agent', 'none (the rendered template is delivered as is)']);
+  if (s.model) rows.push(['model', s.model]);
+  if (s.max_steps) rows.push(['max_steps', String(s.max_steps)]);
+  if (s.timeout_ms) rows.push(['timeout', `${s.timeout_ms / 1000}s`]);
+  if (s.max_runs_per_hour) rows.push(['max_runs_per_hour', String(s.max_runs_per_hour)]);
+  if (s.debounce_seconds) rows.push(['debounce', `${s.debounce_seconds}s (latest event per subject)`]);
   rows.push(['created_at', s.created_at], ['updated_at', s.updated_at]);
   if (withSecret) rows.push(['secret', s.secret]);
   const width = Math.max(...rows.map(([k]) => k.length));
@@ -100,6 +124,7 @@ export function eventJson(r: EventRecord): Record<string, unknown> {
     targets: r.targets ?? {}, error: r.error ?? null, warnings: r.warnings ?? [], reply: r.reply ?? null,
     ...(r.message.replay_of ? { replay_of: r.message.replay_of } : {}),
     usage: r.usage ?? null,
+    ...(r.model ? { model: r.model } : {}), ...(r.superseded_by ? { superseded_by: r.superseded_by } : {}),
   };
 }
 
@@ -109,6 +134,8 @@ export function eventDetail(r: EventRecord): string {
   if (r.error) parts.push(`${r.error.code}: ${r.error.message}`);
   else if (r.status === 'suppressed') parts.push('the agent answered [SILENT]');
   else if (r.superseded_by) parts.push(`superseded by ${r.superseded_by}`);
+  const model = r.usage?.model ?? r.model;
+  if (model) parts.push(`model ${model}`);
   const targets = Object.entries(r.targets ?? {}).map(([t, o]) => `${t} ${o.status}`);
   if (targets.length > 0) parts.push(targets.join(', '));
   if ((r.warnings ?? []).length > 0) parts.push(`${r.warnings?.length} warning(s): ${r.warnings?.[0]}`);

@@ -13,6 +13,7 @@ import { abandonStranded } from '../../functions/core/ingest/abandoned';
 import { jsonLogger, textLogger, type Logger } from '../../functions/core/log';
 import { systemClock } from '../../functions/core/ports';
 import { SkillLibrary } from '../../functions/core/skills/library';
+import { agentsByModel } from '../../functions/worker/agents-by-model';
 import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
 import { QueueConsumer } from '../../functions/local/consumer';
 import { openLocalRuntime } from '../../functions/local/compose';
@@ -62,7 +63,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   const store = { close: async () => runtime.close() };
   const buildIngest = (current: typeof config) => createIngest(runtime.ingestDeps(current, logger));
   const buildWorker = (current: typeof config) => createWorkerHandler(runtime.workerDeps({
-    agent: createAgent(current.agent, current.delivery, current.aws?.region), skills: new SkillLibrary(options.configDir),
+    agent: createAgent(current.agent, current.delivery, current.aws?.region), agentFor: agentsByModel(current.agent, current.delivery, current.aws?.region),
+    skills: new SkillLibrary(options.configDir),
     targets: createDeliveryTargets(current.delivery), config: current, logger,
   }), {
     // Paced retries: a message comes back after the retry schedule's delay, not the visibility timeout.

@@ -5,6 +5,7 @@ import { describeSubscription, eventJson, eventRow, subscriptionJson, subscripti
 import { baseUrl, withStores, type CliContext, type Stores } from '../context';
 import { senderSetup } from '../setup-hints';
 import { commandName } from '../invocation';
+import { filteredFor, filteredJson, filteredRow, type FilteredEvent } from './filtered';
 
 export async function list(ctx: CliContext, json: boolean): Promise<void> {
   const subscriptions = await withStores(ctx, (stores) => stores.subscriptions.list());
@@ -46,10 +47,15 @@ export async function printEvents(ctx: CliContext, stores: Stores, name: string,
     if (!before) throw new HookError('event_not_found', `No event '${options.before}' for '${name}'; --before takes an event id from an earlier page of 'hookagent webhook events ${name}'`);
   }
   const records = await page(stores, name, limit, before, status);
-  if (options.json) return ctx.out(JSON.stringify(records.map(eventJson), null, 2));
+  // On the first page, the requests its payload filters turned away (from the request log) too, newest first.
+  const filtered = status || before ? [] : await filteredFor(stores, name, limit);
+  type Row = { at: string; record?: EventRecord; filtered?: FilteredEvent };
+  const merged = [...records.map((r): Row => ({ at: r.received_at, record: r })), ...filtered.map((f): Row => ({ at: f.received_at, filtered: f }))]
+    .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0)).slice(0, limit);
+  if (options.json) return ctx.out(JSON.stringify(merged.map((m) => (m.record ? eventJson(m.record) : filteredJson(m.filtered as FilteredEvent))), null, 2));
   const which = status ? `${status} ` : '';
-  if (records.length === 0) return ctx.out(options.before ? `No earlier ${which}events for '${name}'.` : `No ${which}events recorded for '${name}' in the last 14 days.`);
-  ctx.out(table(['RECEIVED', 'EVENT ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'DETAIL'], records.map(eventRow)));
+  if (merged.length === 0) return ctx.out(options.before ? `No earlier ${which}events for '${name}'.` : `No ${which}events recorded for '${name}' in the last 14 days.`);
+  ctx.out(table(['RECEIVED', 'EVENT ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'DETAIL'], merged.map((m) => (m.record ? eventRow(m.record) : filteredRow(m.filtered as FilteredEvent)))));
   const last = records[records.length - 1];
   if (records.length === limit && last) ctx.warn(`Older events: ${commandName()} webhook events ${name} --limit ${limit}${status ? ` --status ${status}` : ''} --before ${last.event_id}`);
 }

@@ -7,6 +7,7 @@ import { signHub, signStandardWebhooks } from '../../functions/core/auth/signatu
 import { resolveConfig } from '../../functions/core/config/load';
 import { HookError } from '../../functions/core/errors';
 import { eventOrigin } from '../../functions/core/events/known';
+import { splitSource } from '../../functions/core/events/filters';
 import type { EventRecord, Subscription } from '../../functions/core/types';
 import { loadDotEnv } from '../local/first-run';
 import { dataDir } from '../context';
@@ -22,9 +23,10 @@ interface Sample {
 }
 
 async function buildSample(ctx: CliContext, subscription: Subscription, payloadOption: Record<string, unknown> | undefined, eventOption: string | undefined): Promise<Sample> {
-  const filter = eventOption ?? subscription.events[0] ?? 'custom';
-  const [event = 'custom', action] = filter.split('.');
-  const origin = eventOrigin(event);
+  const qualified = splitSource(eventOption ?? subscription.events.find((e) => splitSource(e).rest !== '*') ?? 'custom');
+  const [event = 'custom', action] = qualified.rest.split('.');
+  // A subscription without events is reached only through its custom endpoint; a qualified filter names its endpoint.
+  const origin = subscription.events.length === 0 || qualified.source === 'custom' ? 'unknown' : qualified.source ?? eventOrigin(event);
   loadDotEnv(ctx.configDir);
   const resolved = await resolveConfig(ctx.config, { get: async (name) => process.env[name] }, ['webhooks']);
   if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
@@ -41,7 +43,7 @@ async function buildSample(ctx: CliContext, subscription: Subscription, payloadO
     const body = JSON.stringify(payloadOption ?? sample?.[1]);
     return { path: '/webhooks/gitlab', body, headers: { 'x-gitlab-event': sample?.[0] ?? `${event} Hook`, 'idempotency-key': id, 'x-gitlab-token': resolved.value.webhooks.gitlab.secret[0] } };
   }
-  const shipped = payloadOption ? undefined : sampleFor(filter);
+  const shipped = payloadOption ? undefined : sampleFor(qualified.rest === '*' ? 'custom' : `${event}${action ? `.${action}` : ''}`);
   const body = JSON.stringify(payloadOption ?? (shipped?.source === 'custom' ? shipped.payload : { event_type: event, ...(action ? { action } : {}), test: true, sent_by: 'hookagent webhook test --send' }));
   const timestamp = Math.floor(Date.now() / 1000);
   return {

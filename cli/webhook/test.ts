@@ -2,6 +2,8 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { HookError } from '../../functions/core/errors';
 import { renderPrompt } from '../../functions/core/templates/template';
+import { filterReport } from './filter-report';
+import { splitSource } from '../../functions/core/events/filters';
 import { withStores, type CliContext } from '../context';
 import { sampleFor } from '../samples';
 
@@ -38,4 +40,5 @@ export async function test(ctx: CliContext, name: string, payloadOption: string 
   const rendered = renderPrompt(subscription.prompt, payload, type);
   ctx.out(rendered.text);
   if (rendered.missing.length > 0) ctx.out(`\nUnresolved placeholders (left as written): ${rendered.missing.map((p) => `{${p}}`).join(', ')}`);
+  if (subscription.filters?.length) ctx.out(filterReport(subscription.filters, payload));
 }

@@ -5,6 +5,9 @@ import {
   validateEvents, validateName, validatePrompt, validateSkills, validateTargets,
 } from '../../functions/core/subscriptions/validate';
 import type { Result } from '../../functions/core/errors';
+import { applySettings, type SettingsInput } from '../../functions/core/subscriptions/settings';
+import { splitSource } from '../../functions/core/events/filters';
+import { WORKER_TIMEOUT_SECONDS } from '../../functions/aws/limits';
 import type { Subscription } from '../../functions/core/types';
 import { baseUrl, withStores, type CliContext } from '../context';
 import { codehostEndpoints, senderSetup } from '../setup-hints';
@@ -21,6 +24,8 @@ export interface SubscriptionFields {
   /** `--max-tokens` / `--daily-tokens`: a number, or `none` to clear. */
   maxTokens?: string;
   dailyTokens?: string;
+  /** Issue 17: payload filters, --agent none, model, max steps, timeout, max runs per hour, debounce. */
+  settings?: SettingsInput;
 }
 
 function unwrap<T>(result: Result<T>): T {
@@ -38,7 +43,13 @@ function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills'
   const requested = fields.deliver ?? base.deliver ?? [];
   const deliver = unwrap(validateTargets(requested.length === 0 ? ['log'] : requested, events, ctx.config));
   if (placeholders.length > 0) ctx.out(`Placeholders: ${placeholders.map((p) => `{${p}}`).join(', ')}`);
-  const subscription: Subscription = { ...base, events, skills, deliver } as Subscription;
+  // The agent and a round of deliveries must fit in one worker invocation (as agent.timeout must).
+  const maxTimeoutMs = WORKER_TIMEOUT_SECONDS * 1000 - 3 * ctx.config.delivery.timeout_ms;
+  const settings = unwrap(applySettings(base, { ...fields.settings, maxTimeoutMs }));
+  const subscription: Subscription = { ...base, ...settings, events, skills, deliver } as Subscription;
+  for (const key of ['filters', 'agent', 'model', 'max_steps', 'timeout_ms', 'max_runs_per_hour', 'debounce_seconds'] as const) {
+    if (settings[key] === undefined) delete subscription[key];
+  }
   if (prompt !== undefined && prompt !== '') subscription.prompt = prompt;
   else delete subscription.prompt;
   const description = fields.description ?? base.description;

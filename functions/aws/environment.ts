@@ -28,6 +28,7 @@ export function deploymentFromEnv(env: NodeJS.ProcessEnv = process.env): Deploym
       subscriptions: env.SUBSCRIPTIONS_TABLE ?? defaults.subscriptions,
       dedup: env.DEDUP_TABLE ?? defaults.dedup,
       events: env.EVENTS_TABLE ?? defaults.events,
+      requests: env.REQUESTS_TABLE ?? defaults.requests,
     },
     queueUrl: required('QUEUE_URL'),
     deadLetterQueueUrl: env.DEAD_LETTER_QUEUE_URL,

@@ -4,7 +4,7 @@
  */
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import { HookError } from '../core/errors';
-import type { EventQueue } from '../core/ports';
+import type { EventQueue, SendOptions } from '../core/ports';
 import type { QueueMessage } from '../core/types';
 
 const MAX_ENTRIES = 10;
@@ -13,8 +13,9 @@ const MAX_BATCH_BYTES = 256 * 1024;
 export class SqsEventQueue implements EventQueue {
   constructor(private readonly client: SQSClient, private readonly queueUrl: string) {}
 
-  async send(messages: QueueMessage[]): Promise<void> {
-    const entries = messages.map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message) }));
+  async send(messages: QueueMessage[], options: SendOptions = {}): Promise<void> {
+    const delay = options.delaySeconds ? Math.min(900, Math.max(0, Math.round(options.delaySeconds))) : 0;
+    const entries = messages.map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message), ...(delay ? { DelaySeconds: delay } : {}) }));
     for (const chunk of chunkEntries(entries)) await this.sendChunk(chunk);
   }
 

@@ -9,6 +9,8 @@ export interface TableNames {
   subscriptions: string;
   dedup: string;
   events: string;
+  /** The request log (issue 17). */
+  requests: string;
 }
 
 export function tableNamesForStage(stage: string, overrides: Partial<TableNames> = {}): TableNames {
@@ -16,6 +18,7 @@ export function tableNamesForStage(stage: string, overrides: Partial<TableNames>
     subscriptions: overrides.subscriptions ?? `hookagent-${stage}-subscriptions`,
     dedup: overrides.dedup ?? `hookagent-${stage}-dedup`,
     events: overrides.events ?? `hookagent-${stage}-events`,
+    requests: overrides.requests ?? `hookagent-${stage}-requests`,
   };
 }
 
@@ -58,6 +61,12 @@ export function tableDefinitions(names: TableNames): CreateTableCommandInput[] {
           Projection: { ProjectionType: 'ALL' },
         },
       ],
+    },
+    {
+      TableName: names.requests,
+      BillingMode: 'PAY_PER_REQUEST',
+      AttributeDefinitions: [{ AttributeName: 'day', AttributeType: 'S' }, { AttributeName: 'at', AttributeType: 'S' }],
+      KeySchema: [{ AttributeName: 'day', KeyType: 'HASH' }, { AttributeName: 'at', KeyType: 'RANGE' }],
     },
   ];
 }

@@ -164,4 +164,6 @@ export interface EventRecord {
   transcript_ref?: string;
   /** When the worker sent the message of this failed record to the dead-letter queue. */
   dead_lettered_at?: string;
+  /** The model the agent ran with (the subscription's `model`, else `agent.model`) (issue 17). */
+  model?: string;
 }

@@ -15,6 +15,8 @@ import { DynamoLeaseStore } from '../aws/lease-store';
 import { createDynamoClient } from '../aws/dynamo';
 import { deploymentFromEnv } from '../aws/environment';
 import { DynamoEventLog } from '../aws/event-log';
+import { DynamoRequestLog } from '../aws/request-log';
+import { DynamoDebounceStore } from '../aws/debounce-store';
 import { S3PayloadStore } from '../aws/s3-payload-store';
 import { SqsEventQueue } from '../aws/sqs-queue';
 import { SsmSecretSource } from '../aws/ssm-secrets';
@@ -49,6 +51,8 @@ async function start(): Promise<Ingest> {
     // Release claims for events held while a resume ran (issue 14 item 4).
     leases: new DynamoLeaseStore(dynamo, deployment.tables.dedup, systemClock),
     events: new DynamoEventLog(dynamo, deployment.tables.events),
+    requests: new DynamoRequestLog(dynamo, deployment.tables.requests, systemClock),
+    debounce: new DynamoDebounceStore(dynamo, deployment.tables.dedup, systemClock),
     payloads: new S3PayloadStore(new S3Client({}), deployment.payloadBucket),
     clock: systemClock,
     logger,

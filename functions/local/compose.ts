@@ -61,7 +61,7 @@ export interface LocalRuntime {
   /** Epoch ms when this runtime opened (claims made before it by a dead serve are abandoned). */
   openedAt: number;
   ingestDeps(config: Pick<Config, 'webhooks'>, logger: Logger): IngestDeps;
-  workerDeps(parts: Pick<WorkerDeps, 'agent' | 'skills' | 'targets' | 'config' | 'logger'>): WorkerDeps;
+  workerDeps(parts: Pick<WorkerDeps, 'agent' | 'skills' | 'targets' | 'config' | 'logger' | 'agentFor'>): WorkerDeps;
   close(): void;
 }
 
@@ -103,6 +103,7 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
       ingestDeps: (config, logger) => ({
         config, queue, logger, clock: options.clock,
         events: runtime.events, payloads: runtime.payloads, dedup: runtime.dedup, leases,
+        requests: runtime.requests, debounce: runtime.debounce,
         // The store's change counter keeps this cheap; a CLI change applies to the next request.
         subscriptions: new SubscriptionCache(runtime.subscriptions, 0, options.clock),
         // serve is the data dir's only ingest: a claim made before it opened belongs to a request that died with its process.
@@ -110,7 +111,7 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
       }),
       workerDeps: (parts) => ({
         ...parts, events: runtime.events, payloads: runtime.payloads, subscriptions: runtime.subscriptions,
-        clock: options.clock, maxReceiveCount, deadLetters: queue.deadLetterSink(), counters: runtime.counters, leases,
+        clock: options.clock, maxReceiveCount, deadLetters: queue.deadLetterSink(), counters: runtime.counters, leases, debounce: runtime.debounce,
       }),
       close: () => {
         opened.close();

@@ -14,11 +14,13 @@ import { SqsDeadLetters } from '../aws/dead-letters';
 import { deploymentFromEnv } from '../aws/environment';
 import { DynamoEventLog } from '../aws/event-log';
 import { DynamoLeaseStore } from '../aws/lease-store';
+import { DynamoCounterStore } from '../aws/counter-store';
+import { DynamoDebounceStore } from '../aws/debounce-store';
+import { agentsByModel } from './agents-by-model';
 import { S3PayloadStore } from '../aws/s3-payload-store';
 import { SsmSecretSource } from '../aws/ssm-secrets';
 import { DynamoSubscriptionStore } from '../aws/subscription-store';
 import { createAgent } from './agent-factory';
-import { DynamoCounterStore } from '../aws/counter-store';
 import { createWorkerHandler } from './batch';
 import { createDeliveryTargets } from '../core/delivery/targets';
 
@@ -42,6 +44,9 @@ async function start() {
     payloads: new S3PayloadStore(new S3Client({}), deployment.payloadBucket),
     subscriptions: new DynamoSubscriptionStore(dynamo, deployment.tables.subscriptions),
     agent: createAgent(config.agent, config.delivery, deployment.region),
+    agentFor: agentsByModel(config.agent, config.delivery, deployment.region),
+    debounce: new DynamoDebounceStore(dynamo, deployment.tables.dedup, systemClock),
+    counters: new DynamoCounterStore(dynamo, deployment.tables.dedup, systemClock),
     skills: new SkillLibrary(deployment.configDir),
     targets: createDeliveryTargets(config.delivery),
     config,
@@ -49,7 +54,6 @@ async function start() {
     logger,
     maxReceiveCount: Number(process.env.MAX_RECEIVE_COUNT) || 5,
     ...(deployment.deadLetterQueueUrl ? { deadLetters: new SqsDeadLetters(sqs, deployment.deadLetterQueueUrl) } : {}),
-    counters: new DynamoCounterStore(dynamo, deployment.tables.dedup, systemClock),
     leases: new DynamoLeaseStore(dynamo, deployment.tables.dedup, systemClock),
   }, {
     // Paced retries: the message comes back after the retry schedule's delay, not the queue's visibility timeout.

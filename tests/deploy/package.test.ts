@@ -107,7 +107,7 @@ test('the template declares the service: functions, API, queue and dead letters,
     'AWS::SQS::Queue', 'AWS::DynamoDB::Table', 'AWS::S3::Bucket', 'AWS::IAM::Role', 'AWS::CloudWatch::Alarm', 'AWS::SNS::Topic',
   ]) expect(types).toContain(type);
   expect(resources('AWS::Lambda::Function').map(([id]) => id).sort()).toEqual(['IngestLambdaFunction', 'WorkerLambdaFunction']);
-  expect(resources('AWS::DynamoDB::Table')).toHaveLength(3);
+  expect(resources('AWS::DynamoDB::Table')).toHaveLength(tableDefinitions(tableNamesForStage('test')).length);
   expect(resources('AWS::SQS::Queue')).toHaveLength(2);
   expect(template.Outputs).toHaveProperty('HttpApiUrl');
 });
@@ -158,7 +158,7 @@ test('queue: explicit message size, visibility ≥ 6 × the worker timeout, redr
 
 test('tables: the keys the code uses, on demand, TTL where the design says, point-in-time recovery, encryption', () => {
   const names = tableNamesForStage('test');
-  const ttl: Record<string, boolean> = { [names.subscriptions]: false, [names.dedup]: true, [names.events]: true };
+  const ttl: Record<string, boolean> = { [names.subscriptions]: false, [names.dedup]: true, [names.events]: true, [names.requests]: true };
   for (const expected of tableDefinitions(names)) {
     const [, table] = resources('AWS::DynamoDB::Table').find(([, r]) => r.Properties.TableName === expected.TableName) ?? [];
     expect(table).toBeDefined();
@@ -186,7 +186,7 @@ test('payload bucket: private, encrypted, TLS only, objects expire', () => {
 test('IAM: one role per function, each with only the actions its code calls', () => {
   expect(resources('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['IngestRole', 'WorkerRole']);
   expect(roleActions('IngestRole')).toEqual([
-    'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem',
+    'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem',
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:PutObject', 'sqs:SendMessage', 'ssm:GetParameter',
   ]);
   expect(roleActions('WorkerRole')).toEqual([
@@ -346,6 +346,7 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
     expect(made()).toEqual(expect.arrayContaining([
       'dynamodb:Scan hookagent-test-subscriptions', 'dynamodb:PutItem hookagent-test-dedup', 'dynamodb:GetItem hookagent-test-dedup', 'dynamodb:UpdateItem hookagent-test-dedup',
       'dynamodb:BatchWriteItem hookagent-test-events', 'dynamodb:Query hookagent-test-events', `sqs:SendMessage ${queueUrl('EventQueue')}`,
+      'dynamodb:PutItem hookagent-test-requests',
       'ssm:GetParameter /hookagent/test/GITHUB_WEBHOOK_SECRET', expect.stringMatching(/^s3:PutObject hookagent-test-payloads\/payloads\//),
     ]));
     expect(refused('IngestRole')).toEqual([]);

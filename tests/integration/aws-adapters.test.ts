@@ -188,6 +188,15 @@ describe('SqsEventQueue (AWS JSON protocol)', () => {
     expect((JSON.parse(sqs.requests[1]!.body) as { Entries: Array<{ Id: string }> }).Entries.map((e) => e.Id)).toEqual(['1']);
   });
 
+  test('delaySeconds (debounce) becomes each entry\'s DelaySeconds, capped at 900; without it none is sent', async () => {
+    const queue = new SqsEventQueue(client(), `${sqs.url}/q`);
+    await queue.send([message(0), message(1)], { delaySeconds: 60 });
+    await queue.send([message(2)], { delaySeconds: 5000 });
+    await queue.send([message(3)]);
+    const delays = sqs.requests.map((r) => (JSON.parse(r.body) as { Entries: Array<{ DelaySeconds?: number }> }).Entries.map((e) => e.DelaySeconds));
+    expect(delays).toEqual([[60, 60], [900], [undefined]]);
+  });
+
   test('batches also respect the 256 KiB request size', () => {
     const entries = Array.from({ length: 4 }, (_, i) => ({ Id: String(i), MessageBody: 'x'.repeat(100 * 1024) }));
     expect(chunkEntries(entries).map((c) => c.length)).toEqual([2, 2]);

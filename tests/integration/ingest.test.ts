@@ -53,7 +53,7 @@ describe('the response table of DESIGN §2.1', () => {
   });
 
   test('GitHub ping → 200 ok, nothing queued', async () => {
-    await h.addSubscription({ name: 'all' });
+    await h.addSubscription({ name: 'all', events: ['*'] });
     const result = await h.handler(githubEvent('ping', JSON.stringify({ zen: 'Keep it simple.', hook_id: 1 }), GITHUB_SECRET));
     expect(result.statusCode).toBe(200);
     expect(bodyOf(result)).toEqual({ status: 'ok', event: 'ping' });
@@ -150,7 +150,7 @@ describe('the response table of DESIGN §2.1', () => {
   });
 
   test('dedup is per endpoint: the same id on GitLab is a different delivery', async () => {
-    await h.addSubscription({ name: 'everything' });
+    await h.addSubscription({ name: 'everything', events: ['*'] });
     const gh = githubEvent('pull_request', PR_BODY, GITHUB_SECRET, { 'x-github-delivery': 'shared-id' });
     const gl = apiEvent({ path: '/webhooks/gitlab', body: fixture('gitlab/push.json'), headers: { 'x-gitlab-token': GITLAB_SECRET, 'idempotency-key': 'shared-id' } });
     expect(bodyOf(await h.handler(gh)).status).toBe('accepted');
@@ -305,7 +305,7 @@ describe('GitHub: every payload of @octokit/webhooks-examples', () => {
   });
 
   test('missing X-GitHub-Event → 400 invalid_event', async () => {
-    await h.addSubscription({ name: 'gh' });
+    await h.addSubscription({ name: 'gh', events: ['*'] });
     const event = githubEvent('pull_request', PR_BODY, GITHUB_SECRET);
     delete event.headers['x-github-event'];
     const result = await h.handler(event);
@@ -335,7 +335,7 @@ describe('GitLab fixtures', () => {
   ];
 
   test.each(fixtures)('%s with the right X-Gitlab-Token → accepted as %s', async (file, header, kind) => {
-    await h.addSubscription({ name: 'gl' });
+    await h.addSubscription({ name: 'gl', events: ['*'] });
     const result = await h.handler(apiEvent({
       path: '/webhooks/gitlab', body: fixture(`gitlab/${file}`),
       headers: { 'x-gitlab-event': header, 'x-gitlab-token': GITLAB_SECRET, 'x-gitlab-event-uuid': `uuid-${file}` },
@@ -345,7 +345,7 @@ describe('GitLab fixtures', () => {
   });
 
   test.each(fixtures)('%s with a wrong or missing token → 401', async (file, header) => {
-    await h.addSubscription({ name: 'gl' });
+    await h.addSubscription({ name: 'gl', events: ['*'] });
     for (const token of ['wrong-token', undefined]) {
       const headers: Record<string, string> = { 'x-gitlab-event': header };
       if (token) headers['x-gitlab-token'] = token;
@@ -368,7 +368,7 @@ describe('GitLab fixtures', () => {
   test('signed webhooks (Standard Webhooks headers, whsec_ signing token)', async () => {
     const signing = `whsec_${Buffer.from('a gitlab signing token of 32 b.').toString('base64')}`;
     const handler = await h.withConfig('webhooks: { gitlab: { secret: ${GL_SIGNING} } }', { GL_SIGNING: signing });
-    await h.addSubscription({ name: 'gl' });
+    await h.addSubscription({ name: 'gl', events: ['*'] });
     const body = fixture('gitlab/issue.json');
     const now = Math.floor(h.clock.now() / 1000);
     const good = await handler(apiEvent({ path: '/webhooks/gitlab', body, headers: { 'x-gitlab-event': 'Issue Hook', ...standardHeaders(body, signing, 'msg_1', now) } }));
@@ -484,7 +484,7 @@ describe('size', () => {
   };
 
   test('exactly at the limit → accepted; one byte over → 413', async () => {
-    await h.addSubscription({ name: 'all' });
+    await h.addSubscription({ name: 'all', events: ['*'] });
     const at = bodyOfSize(LIMIT);
     expect(Buffer.byteLength(at)).toBe(LIMIT);
     expect((await h.handler(githubEvent('push', at, GITHUB_SECRET))).statusCode).toBe(202);
@@ -503,7 +503,7 @@ describe('size', () => {
   });
 
   test('base64-encoded bodies are counted after decoding, and signatures checked over the decoded bytes', async () => {
-    await h.addSubscription({ name: 'all' });
+    await h.addSubscription({ name: 'all', events: ['*'] });
     const at = bodyOfSize(LIMIT);
     const event = apiEvent({
       path: '/webhooks/github', body: Buffer.from(at), base64: true,
@@ -521,7 +521,7 @@ describe('size', () => {
 
   test('a payload over 200 KB travels through the PayloadStore, the message carries a pointer', async () => {
     const handler = await h.withConfig('webhooks: { github: { secret: ${GH_SECRET} }, max_payload_size: 1MB }');
-    await h.addSubscription({ name: 'all' });
+    await h.addSubscription({ name: 'all', events: ['*'] });
     const big = JSON.stringify({ action: 'opened', pad: 'y'.repeat(300 * 1024) });
     const result = await handler(githubEvent('pull_request', big, GITHUB_SECRET));
     expect(result.statusCode).toBe(202);
@@ -537,7 +537,7 @@ describe('source address allowlist', () => {
 
   test('IPv4 and IPv6 ranges and bare addresses; outside → 403 ip_not_allowed', async () => {
     const handler = await h.withConfig(config);
-    await h.addSubscription({ name: 'all' });
+    await h.addSubscription({ name: 'all', events: ['*'] });
     const send = (sourceIp: string, headers: Record<string, string> = {}) => {
       const event = githubEvent('push', '{"ref":"main"}', GITHUB_SECRET, headers);
       event.requestContext.http.sourceIp = sourceIp;
@@ -580,7 +580,7 @@ describe('bodies that are not a JSON object → 400 invalid_json', () => {
   ];
 
   test.each(cases)('%s', async (_name, raw) => {
-    await h.addSubscription({ name: 'all' });
+    await h.addSubscription({ name: 'all', events: ['*'] });
     const event = apiEvent({
       path: '/webhooks/github', body: raw, base64: true,
       headers: { 'x-github-event': 'push', 'x-hub-signature-256': signHub(raw, GITHUB_SECRET) },

@@ -90,7 +90,7 @@ beforeAll(async () => {
   if (!resolved.ok) throw new Error(resolved.error.message);
   config = resolved.value;
   await new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions).create({
-    name: 'faults', events: [], prompt: 'seq={seq}', skills: [], deliver: ['teamchat'], state: 'active', created_at: '', updated_at: '', secret: 'x',
+    name: 'faults', events: ['*'], prompt: 'seq={seq}', skills: [], deliver: ['teamchat'], state: 'active', created_at: '', updated_at: '', secret: 'x',
   });
 }, 60_000);
 

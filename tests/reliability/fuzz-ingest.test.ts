@@ -41,7 +41,7 @@ beforeAll(async () => {
   const resolved = await resolveConfig(parsed.value, { get: async (n) => ({ GH, GL })[n] });
   if (!resolved.ok) throw new Error(resolved.error.message);
   const store = new MemorySubscriptionStore();
-  await store.create({ name: 'alerts', events: [], skills: [], deliver: ['log'], state: 'active', created_at: '', updated_at: '', secret: CUSTOM });
+  await store.create({ name: 'alerts', events: ['*'], skills: [], deliver: ['log'], state: 'active', created_at: '', updated_at: '', secret: CUSTOM });
   const ingest = createIngest({
     config: resolved.value, subscriptions: new SubscriptionCache(store, 0, systemClock), queue: new FlakyQueue(),
     dedup: new MemoryDedupStore(systemClock), events: new MemoryEventLog(), payloads: new MemoryPayloadStore(), clock: systemClock, logger: silentLogger,

@@ -104,13 +104,13 @@ test('a payload that orders a tool call cannot reach a tool the subscription doe
     const body = issueEvent(1, INJECTION);
     const answer = await post('/webhooks/github', body, { 'x-github-event': 'issues', 'x-github-delivery': 'inj-1', 'x-hub-signature-256': signHub(body, SECRETS.GH_SECRET) });
     expect(answer.status).toBe(202);
-    await eventually(() => slack.requests.length === 1 && llm.requests.length === 4, 'the Slack delivery and both agent runs');
+    await eventually(() => slack.requests.length === 1 && llm.requests.length === 2, 'the Slack delivery and the agent run');
     const modelCalls = llm.requests.map((r) => JSON.parse(r.body) as { tools?: unknown[]; messages: Array<{ role: string; content: string | null }> });
     // No tool was offered, the model's call was refused back to it, and GitHub was never called.
     expect(modelCalls.every((c) => c.tools === undefined)).toBe(true);
-    // Both subscriptions that take GitHub issues (triage, and alerts with no event filter) ran it.
+    // Only triage takes GitHub issues: alerts has no events, so only its custom endpoint reaches it (issue 17).
     const followUps = modelCalls.filter((c) => c.messages.some((m) => m.role === 'tool'));
-    expect(followUps).toHaveLength(2);
+    expect(followUps).toHaveLength(1);
     for (const call of followUps) {
       expect(call.messages.filter((m) => m.role === 'tool')).toEqual([expect.objectContaining({ content: "ERROR: Tool 'get_change_diff' is not available for this task." })]);
     }

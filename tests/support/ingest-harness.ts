@@ -7,6 +7,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDedupStore } from '../../functions/aws/dedup-store';
 import { DynamoEventLog } from '../../functions/aws/event-log';
+import { DynamoRequestLog } from '../../functions/aws/request-log';
+import { DynamoDebounceStore } from '../../functions/aws/debounce-store';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { parseConfig, resolveConfig } from '../../functions/core/config/load';
 import type { Config } from '../../functions/core/config/types';
@@ -29,6 +31,8 @@ export interface Harness {
   subscriptions: DynamoSubscriptionStore;
   events: DynamoEventLog;
   dedup: DynamoDedupStore;
+  requests: DynamoRequestLog;
+  debounce: DynamoDebounceStore;
   payloads: FilePayloadStore;
   dynamo: TestDynamo;
   logs: string[];
@@ -54,6 +58,8 @@ export async function startHarness(yaml = DEFAULT_CONFIG, env: Record<string, st
   const subscriptions = new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions);
   const events = new DynamoEventLog(dynamo.client, dynamo.tables.events);
   const dedup = new DynamoDedupStore(dynamo.client, dynamo.tables.dedup, clock);
+  const requests = new DynamoRequestLog(dynamo.client, dynamo.tables.requests, clock);
+  const debounce = new DynamoDebounceStore(dynamo.client, dynamo.tables.dedup, clock);
   const payloads = new FilePayloadStore(join(mkdtempSync(join(tmpdir(), 'hookagent-payloads-')), 'payloads'));
 
   const build = async (text: string, vars: Record<string, string>) => {
@@ -63,7 +69,7 @@ export async function startHarness(yaml = DEFAULT_CONFIG, env: Record<string, st
     if (!resolved.ok) throw new Error(resolved.error.message);
     const config: Config = resolved.value;
     const ingest = createIngest({
-      config, queue, dedup, events, payloads, clock, logger,
+      config, queue, dedup, events, payloads, clock, logger, requests, debounce,
       // TTL 0: every request sees the store as it is now.
       subscriptions: new SubscriptionCache(subscriptions, 0, clock),
     });
@@ -73,7 +79,7 @@ export async function startHarness(yaml = DEFAULT_CONFIG, env: Record<string, st
   const handler = await build(yaml, { ...baseEnv, ...env });
 
   return {
-    handler, queue, clock, subscriptions, events, dedup, payloads, dynamo, logs,
+    handler, queue, clock, subscriptions, events, dedup, payloads, dynamo, logs, requests, debounce,
     async addSubscription(fields) {
       const now = new Date(clock.now()).toISOString();
       const subscription: Subscription = {

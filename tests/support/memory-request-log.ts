@@ -1,20 +1,49 @@
-/** RequestLog in memory, as the port says: most recent first, filtered by endpoint, outcome and time. */
-import type { RequestLog, RequestQuery } from '../../functions/core/ports';
+/** In-memory RequestLog, DebounceStore and CounterStore for unit tests (the real ones are DynamoDB/SQLite). */
+import type { Clock, CounterStore, DebounceStore, RequestLog, RequestQuery } from '../../functions/core/ports';
 import type { RequestRecord } from '../../functions/core/types';
 
 export class MemoryRequestLog implements RequestLog {
-  readonly entries: RequestRecord[] = [];
+  /** Serialised as the DynamoDB adapter does (one JSON string per entry). */
+  readonly stored: string[] = [];
+  failing = false;
+
+  get entries(): RequestRecord[] {
+    return this.stored.map((s) => JSON.parse(s) as RequestRecord);
+  }
 
   async record(entry: RequestRecord): Promise<void> {
-    this.entries.push(structuredClone(entry));
+    if (this.failing) throw new Error('request log down (test)');
+    this.stored.push(JSON.stringify(entry));
   }
 
   async list(query: RequestQuery): Promise<RequestRecord[]> {
     return this.entries
-      .filter((e) => (!query.endpoint || e.endpoint === query.endpoint) && (!query.outcome || e.outcome === query.outcome)
-        && (query.since === undefined || Date.parse(e.received_at) >= query.since))
-      .sort((a, b) => b.received_at.localeCompare(a.received_at))
-      .slice(0, query.limit)
-      .map((e) => structuredClone(e));
+      .filter((e) => (!query.endpoint || e.endpoint === query.endpoint) && (!query.outcome || e.outcome === query.outcome) && (!query.since || Date.parse(e.received_at) >= query.since))
+      .sort((a, b) => (`${a.received_at}#${a.request_id}` < `${b.received_at}#${b.request_id}` ? 1 : -1))
+      .slice(0, query.limit);
+  }
+}
+
+export class MemoryDebounceStore implements DebounceStore {
+  private readonly latest = new Map<string, { eventId: string; expires: number }>();
+  constructor(private readonly clock: Clock) {}
+  async setLatest(subscription: string, subjectKey: string, eventId: string, ttlSeconds: number): Promise<void> {
+    this.latest.set(`${subscription}#${subjectKey}`, { eventId, expires: this.clock.now() + ttlSeconds * 1000 });
+  }
+  async getLatest(subscription: string, subjectKey: string): Promise<string | undefined> {
+    const hit = this.latest.get(`${subscription}#${subjectKey}`);
+    return hit && hit.expires > this.clock.now() ? hit.eventId : undefined;
+  }
+}
+
+export class MemoryCounterStore implements CounterStore {
+  private readonly counts = new Map<string, number>();
+  async add(key: string, amount: number): Promise<number> {
+    const total = (this.counts.get(key) ?? 0) + amount;
+    this.counts.set(key, total);
+    return total;
+  }
+  async get(key: string): Promise<number> {
+    return this.counts.get(key) ?? 0;
   }
 }

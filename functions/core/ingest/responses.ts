@@ -20,6 +20,7 @@ export const MESSAGES = {
   signatureInvalid: 'Webhook signature invalid',
   payloadTooLarge: 'Payload too large',
   eventNotHandled: 'Event not handled',
+  filteredOut: 'Filtered out',
 } as const;
 
 export const RETRY_AFTER_SECONDS = 5;

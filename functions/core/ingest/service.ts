@@ -8,16 +8,18 @@ import { authenticate } from '../auth/authenticate';
 import type { RawBody } from '../auth/signatures';
 import { describeError, isHookError } from '../errors';
 import { classifyEvent, type Payload } from '../events/classify';
-import { eventMatches } from '../events/filters';
 import { causedByHookagent } from '../events/loop-guard';
 import { newEventId } from '../ids';
 import type { Logger } from '../log';
-import type { Clock, DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore } from '../ports';
+import type { Clock, DebounceStore, DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog } from '../ports';
 import { releaseIfResumed } from '../subscriptions/lifecycle';
 import { SUBSCRIPTION_NAME_PATTERN, type EventRecord, type QueueMessage, type Source, type Subscription } from '../types';
 import { compileAllowList, isAllowed } from './ip-allowlist';
+import { debouncePlan, sendDebounced } from './debounce';
+import { withRequestLog, type RequestTrace } from './request-log';
 import { MESSAGES, errors, reply, type Reply } from './responses';
 import { allowedMethod, parseRoute } from './routes';
+import { selectSubscriptions } from './select';
 import type { SubscriptionCache } from './subscription-cache';
 import { inlineSafe } from './raw-payload';
 import { eventRecord } from '../worker/record';
@@ -49,6 +51,10 @@ export interface IngestDeps {
   claimsAbandonedBefore?: number;
   /** Release claims: held events written after a resume are released here, once (issue 14 item 4). */
   leases?: LeaseStore;
+  /** The request log (issue 17): every request and its outcome; absent = not recorded. */
+  requests?: RequestLog;
+  /** Debounce per subject (issue 17); absent = subscriptions' debounce is not applied. */
+  debounce?: DebounceStore;
 }
 
 /** Delivery ids are remembered this long (DESIGN §2.1). */
@@ -67,13 +73,14 @@ export function createIngest(deps: IngestDeps): Ingest {
   const allowList = config.webhooks.allowed_ips ? compileAllowList(config.webhooks.allowed_ips) : undefined;
   const maxSize = config.webhooks.max_payload_size;
 
-  return async function ingest(request: InboundRequest): Promise<Reply> {
+  const ingest = async function ingest(request: InboundRequest, trace: RequestTrace = {}): Promise<Reply> {
     const route = parseRoute(request.path);
     const method = allowedMethod(route);
     if (route.kind === 'not-found' || route.kind === 'custom-unnamed' || method === undefined) return errors.notFound();
     if (request.method.toUpperCase() !== method) return errors.methodNotAllowed(method);
     if (route.kind === 'health') return reply(200, { status: 'ok' });
     const { source, name } = route;
+    trace.endpoint = source === 'custom' ? `custom/${name && /^[a-z0-9_-]{1,63}$/.test(name) ? name : '?'}` : source;
 
     // 1. Source address.
     if (allowList && !isAllowed(allowList, request.sourceIp)) {
@@ -119,13 +126,19 @@ export function createIngest(deps: IngestDeps): Ingest {
           : 'No event type: object_kind is missing and X-Gitlab-Event is not recognised');
       }
       const { event, action } = identity;
+      Object.assign(trace, { event, action, deliveryId: identity.deliveryId });
       if (source === 'github' && event === 'ping') return reply(200, { status: 'ok', event: 'ping' });
       if (causedByHookagent(payload)) {
         logger.info('ignored: event caused by a hookagent comment', { source, event, delivery_id: identity.deliveryId });
         return reply(200, { status: 'ignored', reason: 'Event caused by hookagent', event });
       }
       const candidates = custom ? [custom] : await deps.subscriptions.all();
-      const matched = candidates.filter((s) => eventMatches(s.events, event, action));
+      const { matched, routed, verdicts } = selectSubscriptions(candidates, source, event, action, payload);
+      trace.candidates = verdicts;
+      if (matched.length === 0 && routed > 0) {
+        logger.info('ignored: filtered out by payload filters', { source, event, action, delivery_id: identity.deliveryId, subscription: custom?.name });
+        return reply(200, { status: 'ignored', reason: MESSAGES.filteredOut, event });
+      }
       if (matched.length === 0) {
         logger.info('ignored: no subscription handles the event', { source, event, action, subscription: custom?.name });
         return reply(200, { status: 'ignored', reason: MESSAGES.eventNotHandled, event });
@@ -140,6 +153,7 @@ export function createIngest(deps: IngestDeps): Ingest {
       return errors.unavailable();
     }
   };
+  return deps.requests ? withRequestLog(ingest, deps.requests, deps.clock, logger) : (request: InboundRequest) => ingest(request);
 }
 
 /** Whether the body is at most `limit` bytes; text is only measured when its length leaves doubt. */
@@ -216,6 +230,7 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
       ? undefined
       : await deps.payloads.put(eventId, typeof input.body === 'string' ? input.body : input.body.toString('utf8'));
     const messages: QueueMessage[] = [];
+    const delayed: Array<{ message: QueueMessage; delaySeconds: number }> = [];
     for (const subscription of matched) {
       const prior = earlier.get(subscription.name);
       if (prior) {
@@ -239,16 +254,20 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
       if (payloadRef) message.payload_ref = payloadRef;
       else message.payload = input.payload;
       const paused = subscription.state === 'paused';
+      const plan = deps.debounce && !paused ? debouncePlan(subscription, input.source, input.event, input.payload, eventId) : undefined;
+      if (plan) message.subject_key = plan.subjectKey;
       const record = eventRecord(message, paused ? 'held' : 'queued', receivedAt);
       records.push(record);
       if (paused) held.push(subscription.name);
       else {
-        messages.push(message);
+        if (plan) delayed.push({ message, delaySeconds: plan.delaySeconds });
+        else messages.push(message);
         queued.push(subscription.name);
       }
     }
     if (records.length > 0) await deps.events.putAll(records);
     if (messages.length > 0) await deps.queue.send(messages);
+    if (delayed.length > 0 && deps.debounce) await sendDebounced(deps.debounce, deps.queue, delayed);
   } catch (error) {
     // Nothing was accepted: forget what this request wrote and give the delivery id up,
     // so the sender's retry is processed.

@@ -5,14 +5,23 @@
 import type { Config } from '../config/types';
 import { isCommentable } from '../delivery/commentable';
 import { fail, ok, type Failure, type Result } from '../errors';
-import { GITHUB_EVENTS, GITLAB_EVENTS, eventOrigin } from '../events/known';
+import { splitSource } from '../events/filters';
+import { GITHUB_EVENTS, GITLAB_EVENTS, eventOrigin as originOf } from '../events/known';
 import { closest } from '../suggest';
 import { HookError } from '../errors';
 import type { SkillLibrary } from '../skills/library';
 import { checkTemplate } from '../templates/template';
 import { SUBSCRIPTION_NAME_PATTERN, TARGET_KINDS, type TargetKind } from '../types';
 
-const EVENT_FILTER = /^[A-Za-z0-9][A-Za-z0-9_:/-]{0,99}(\.[A-Za-z0-9_:/-]{1,100})?$/;
+const EVENT_FILTER = /^(?:\*|[A-Za-z0-9][A-Za-z0-9_:/-]{0,99}(\.[A-Za-z0-9_:/-]{1,100})?)$/;
+
+/** The origin of a filter, judged without its source qualifier (`github:push` → github). */
+function eventOrigin(filter: string) {
+  const { source, rest } = splitSource(filter);
+  if (rest === '*') return 'both';
+  if (source === 'custom') return 'unknown';
+  return originOf(rest);
+}
 
 /** Names people reach for first, and the target that does it. */
 const TARGET_HINTS: Record<string, TargetKind> = {
@@ -36,10 +45,16 @@ export function validateName(name: string): Result<string> {
 export function validateEvents(events: string[]): Result<{ events: string[]; warnings: string[] }> {
   const warnings: string[] = [];
   for (const event of events) {
-    if (!EVENT_FILTER.test(event)) {
-      return fail({ code: 'event_invalid', message: `Invalid event filter ${JSON.stringify(event).slice(0, 80)}: write an event name such as pull_request, or name.action such as pull_request.opened` });
+    const { source, rest } = splitSource(event);
+    if (!EVENT_FILTER.test(rest)) {
+      return fail({ code: 'event_invalid', message: `Invalid event filter ${JSON.stringify(event).slice(0, 80)}: write an event name such as pull_request, name.action such as pull_request.opened, a source-qualified one such as github:push or gitlab:merge_request.open, or *` });
     }
-    if (eventOrigin(event) === 'unknown') warnings.push(unknownEventWarning(event));
+    const origin = rest === '*' ? 'both' : originOf(rest);
+    if (source === 'github' || source === 'gitlab') {
+      if (origin !== source && origin !== 'both') warnings.push(`'${rest.split('.')[0]}' is not an event ${source === 'github' ? 'GitHub' : 'GitLab'} sends; '${event}' may never match`);
+    } else if (source === undefined && origin === 'unknown') {
+      warnings.push(unknownEventWarning(event));
+    }
   }
   return ok({ events: [...new Set(events)], warnings });
 }
@@ -91,7 +106,7 @@ export function validateTargets(targets: string[], events: string[], config: Con
     if (key) return fail({ code: 'target_unconfigured', message: `Delivery target '${target}' needs the config section ${key} in config.yaml` });
   }
   if (targets.includes('codehost_comment')) {
-    const refused = events.length === 0 ? ['(every event)'] : events.filter((e) => !isCommentable(e) && eventOrigin(e) !== 'unknown');
+    const refused = events.length === 0 ? ['(every event)'] : events.filter((e) => !isCommentable(splitSource(e).rest) && eventOrigin(e) !== 'unknown');
     if (refused.length > 0) {
       return fail({
         code: 'target_invalid',

@@ -13,7 +13,7 @@ import { randomUUID } from 'node:crypto';
 import type { DeliveryTarget } from '../delivery/target';
 import { describeError, isHookError } from '../errors';
 import { childLogger, type Logger } from '../log';
-import type { Clock, CounterStore, DeadLetterSink, EventLog, LeaseStore, PayloadStore, SubscriptionStore } from '../ports';
+import type { Clock, CounterStore, DeadLetterSink, DebounceStore, EventLog, LeaseStore, PayloadStore, SubscriptionStore } from '../ports';
 
 import type { SkillLibrary } from '../skills/library';
 import type { Skill } from '../skills/skill';
@@ -23,6 +23,7 @@ import type { Agent } from '../agent/agent';
 import { isSilent } from '../agent/silent';
 import { fencePrompt, systemPrompt } from '../agent/system-prompt';
 import { fanOut } from './fan-out';
+import { debounceGate, runCapGate } from './gates';
 import { parseQueueMessage } from './message';
 import { RecordWriter, eventRecord } from './record';
 import { runOf } from '../agent/run-record';
@@ -49,8 +50,11 @@ export interface WorkerDeps {
   leases?: LeaseStore;
   /** How long a lease lasts (default: agent timeout + 10 delivery timeouts + 60 s). */
   leaseMs?: number;
-  /** Daily token budgets (issue 19); without it budgets are not enforced. */
+  /** Daily token budgets (issue 19) and max runs per hour (issue 17); without it neither is enforced. */
   counters?: CounterStore;
+  /** Issue 17: debounce (latest event per subject), and an agent per subscription model. */
+  debounce?: DebounceStore;
+  agentFor?: (model: string) => Agent;
 }
 
 /**
@@ -61,7 +65,7 @@ export type MessageOutcome =
   | { kind: 'ack'; status: EventRecord['status'] | 'malformed' }
   | { kind: 'retry'; reason: string; retryAfterMs?: number };
 
-const FINISHED = new Set<EventRecord['status']>(['delivered', 'suppressed', 'failed', 'over_budget']);
+const FINISHED = new Set<EventRecord['status']>(['delivered', 'suppressed', 'failed', 'over_budget', 'superseded', 'rate_limited']);
 
 export async function processMessage(body: string, receiveCount: number, deps: WorkerDeps): Promise<MessageOutcome> {
   const message = parseQueueMessage(body);
@@ -150,6 +154,23 @@ async function processLeased(message: QueueMessage, body: string, receiveCount: 
 
   // The reply is generated once; a redelivery re-uses it.
   let reply = writer.current.reply;
+  const gate = reply === undefined ? (await debounceGate(message, subscription, deps.debounce)) ?? (await runCapGate(writer.current, subscription, deps.counters, deps.clock.now())) : undefined;
+  if (gate) {
+    logger.info(gate.status === 'superseded' ? 'superseded by a later event of the same subject' : 'rate limited: max_runs_per_hour reached', { ...gate });
+    await writer.save(gate.status === 'superseded' ? { status: 'superseded', superseded_by: gate.superseded_by } : { status: 'rate_limited', error: { code: 'rate_limited', message: `max_runs_per_hour ${subscription.max_runs_per_hour} reached (run ${gate.runs} this hour); replay it with 'hookagent webhook replay ${message.event_id}'` } });
+    return { kind: 'ack', status: gate.status };
+  }
+  if (reply === undefined && subscription.agent === 'none') {
+    // Direct delivery: the rendered template is the message; no agent, no [SILENT].
+    let rendered: ReturnType<typeof renderPrompt>;
+    try {
+      rendered = renderPrompt(subscription.prompt, payload, message.action ? `${message.event}.${message.action}` : message.event);
+    } catch (error) {
+      return finalFailure('prompt_invalid', `The prompt cannot be rendered from this payload: ${describeError(error)}`);
+    }
+    reply = rendered.text;
+    await writer.save({ prompt: reply, reply, warnings: rendered.warnings });
+  }
   if (reply === undefined) {
     let rendered: ReturnType<typeof renderPrompt>;
     let skills: Skill[];
@@ -177,16 +198,17 @@ async function processLeased(message: QueueMessage, body: string, receiveCount: 
       return { kind: 'ack', status: 'over_budget' };
     }
     const agentStart = deps.clock.now();
+    const model = subscription.model ?? deps.config.agent.model;
     try {
-      const result = await deps.agent.run({
+      const result = await (subscription.model && deps.agentFor ? deps.agentFor(subscription.model) : deps.agent).run({
         system: systemPrompt(skills), prompt: fencePrompt(rendered.text), rendered: rendered.text,
-        allowedTools: [...new Set(skills.flatMap((s) => s.tools))], timeoutMs: deps.config.agent.timeout_ms, maxSteps: deps.config.agent.max_steps,
+        allowedTools: [...new Set(skills.flatMap((s) => s.tools))], timeoutMs: subscription.timeout_ms ?? deps.config.agent.timeout_ms, maxSteps: subscription.max_steps ?? deps.config.agent.max_steps,
         message, payload, ...((subscription.max_tokens ?? deps.config.agent.max_tokens) ? { maxTokens: subscription.max_tokens ?? deps.config.agent.max_tokens } : {}),
       });
       reply = result.text;
       const warnings = [...rendered.warnings, ...result.refusedTools.map((t) => `tool '${t}' refused: no attached skill declares it`)];
       // The full reply is delivered; the record keeps what fits.
-      await writer.save({ reply, warnings, timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined, ...await recordAgentRun(deps, message, result.run) });
+      await writer.save({ reply, warnings, ...(model ? { model } : {}), timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined, ...await recordAgentRun(deps, message, result.run) });
     } catch (error) {
       const run = runOf(error);
       if (run) await writer.save({ timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, ...await recordAgentRun(deps, message, run) });
@@ -196,7 +218,7 @@ async function processLeased(message: QueueMessage, body: string, receiveCount: 
     }
   }
 
-  if (isSilent(reply)) {
+  if (subscription.agent !== 'none' && isSilent(reply)) {
     logger.info('suppressed: the agent answered [SILENT]');
     await writer.save({ status: 'suppressed', timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } });
     return { kind: 'ack', status: 'suppressed' };

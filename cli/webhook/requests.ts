@@ -1,0 +1,63 @@
+/**
+ * Issue 17 on the command line: the options of per-subscription settings (filters,
+ * direct delivery, agent settings, caps, debounce) and `webhook requests`, the request log.
+ */
+import type { Options } from 'yargs';
+import { HookError } from '../../functions/core/errors';
+import type { SettingsInput } from '../../functions/core/subscriptions/settings';
+import type { RequestOutcome, RequestRecord } from '../../functions/core/types';
+import { table } from '../output';
+import { withStores, type CliContext } from '../context';
+
+export const settingsOptions: Record<string, Options> = {
+  filter: { type: 'string', array: true, describe: 'payload condition that must hold, repeatable (all must hold): path == v, !=, <, <=, >, >=, in [a, b], =~ /re/i, exists path, !exists path, any(path[*].field == v); --filter "" clears' },
+  agent: { type: 'string', describe: "'none': deliver the rendered template as is, without the agent ('default' restores it)" },
+  model: { type: 'string', describe: "the agent's model for this subscription (overrides agent.model; \"\" clears)" },
+  'max-steps': { type: 'string', describe: 'tool-use rounds for this subscription (1-50; overrides agent.max_steps)' },
+  timeout: { type: 'string', describe: "the agent's timeout for this subscription (e.g. 60s, 2m; at most 300s less 3 × delivery.timeout)" },
+  'max-runs-per-hour': { type: 'string', describe: 'agent runs per hour; later events are recorded rate_limited (replayable); 0 = no cap' },
+  debounce: { type: 'string', describe: 'run only the latest event per PR/MR/issue/commit/alert group of a burst, after this quiet time (e.g. 60s; at most 15m; 0 = off)' },
+};
+
+/** The settings options given on the command line (strings as typed). */
+export function settingsOf(argv: Record<string, unknown>): SettingsInput {
+  const input: SettingsInput = {};
+  const text = (value: unknown) => (value === undefined ? undefined : String(Array.isArray(value) ? value[value.length - 1] : value));
+  if (argv.filter !== undefined) input.filters = (Array.isArray(argv.filter) ? argv.filter : [argv.filter]).map(String);
+  const pairs: Array<[keyof SettingsInput, unknown]> = [
+    ['agent', argv.agent], ['model', argv.model], ['maxSteps', argv.maxSteps], ['timeout', argv.timeout],
+    ['maxRunsPerHour', argv.maxRunsPerHour], ['debounce', argv.debounce],
+  ];
+  for (const [key, value] of pairs) {
+    const v = text(value);
+    if (v !== undefined) (input as Record<string, unknown>)[key] = v;
+  }
+  return input;
+}
+
+export const REQUEST_OUTCOMES: RequestOutcome[] = [
+  'accepted', 'held', 'duplicate', 'not_handled', 'filtered', 'ignored_loop', 'ping', 'rejected_signature', 'ip_not_allowed',
+  'payload_too_large', 'invalid_json', 'invalid_event', 'not_found', 'method_not_allowed', 'unavailable', 'in_progress',
+];
+
+function why(r: RequestRecord): string {
+  if (r.message) return `${r.message}${r.count && r.count > 1 ? ` (×${r.count}: sampled)` : ''}`;
+  const candidates = r.candidates ?? [];
+  if (candidates.length === 0) return r.outcome === 'not_handled' ? 'no subscriptions' : '';
+  return candidates.map((c) => `${c.subscription}: ${c.matched ? 'yes' : 'no'} (${c.reason})`).join('; ');
+}
+
+export async function requests(ctx: CliContext, query: { endpoint?: string; outcome?: string; limit: number }, json: boolean): Promise<void> {
+  const records = await withStores(ctx, async (stores) => {
+    if (!stores.requests) throw new HookError('unsupported', `The request log is not available in ${stores.where}`);
+    return stores.requests.list({
+      limit: query.limit, ...(query.endpoint ? { endpoint: query.endpoint } : {}), ...(query.outcome ? { outcome: query.outcome as RequestOutcome } : {}),
+    });
+  });
+  if (json) return ctx.out(JSON.stringify(records, null, 2));
+  if (records.length === 0) return ctx.out('No requests recorded in the last 7 days that match.');
+  ctx.out(table(['RECEIVED', 'ENDPOINT', 'STATUS', 'OUTCOME', 'EVENT', 'DELIVERY ID', 'WHY'], records.map((r) => [
+    r.received_at.slice(0, 19).replace('T', ' '), r.endpoint, String(r.status), r.outcome,
+    r.event ? (r.action ? `${r.event}.${r.action}` : r.event) : '-', (r.delivery_id ?? '-').slice(0, 40), why(r).slice(0, 160),
+  ])));
+}

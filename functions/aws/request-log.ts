@@ -1,0 +1,77 @@
+/**
+ * RequestLog over the DynamoDB `requests` table (issue 17): one item per recorded
+ * request, partitioned by UTC day (`day`), sorted by `at` = `<received_at>#<request_id>`,
+ * kept 7 days by the TTL attribute `expires_at`. Listing reads the last eight days
+ * newest first, filtering on endpoint and outcome.
+ */
+import { PutItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { Clock, RequestLog, RequestQuery } from '../core/ports';
+import type { RequestRecord } from '../core/types';
+import { storeUnavailable } from './dynamo';
+
+export const REQUEST_RETENTION_SECONDS = 7 * 24 * 3600;
+const DAY_MS = 24 * 3600 * 1000;
+
+export class DynamoRequestLog implements RequestLog {
+  constructor(private readonly client: DynamoDBClient, private readonly table: string, private readonly clock: Clock) {}
+
+  async record(entry: RequestRecord): Promise<void> {
+    const at = Date.parse(entry.received_at);
+    try {
+      await this.client.send(new PutItemCommand({
+        TableName: this.table,
+        Item: {
+          day: { S: entry.received_at.slice(0, 10) },
+          at: { S: `${entry.received_at}#${entry.request_id}` },
+          endpoint: { S: entry.endpoint },
+          outcome: { S: entry.outcome },
+          record: { S: JSON.stringify(entry) },
+          expires_at: { N: String(Math.floor(at / 1000) + REQUEST_RETENTION_SECONDS) },
+        },
+      }));
+    } catch (error) {
+      throw storeUnavailable('The request log', error);
+    }
+  }
+
+  async list(query: RequestQuery): Promise<RequestRecord[]> {
+    const now = this.clock.now();
+    const oldest = Math.max(query.since ?? 0, now - REQUEST_RETENTION_SECONDS * 1000);
+    const out: RequestRecord[] = [];
+    const filters: string[] = [];
+    const values: Record<string, AttributeValue> = { ':oldest': { S: new Date(oldest).toISOString() } };
+    if (query.endpoint) {
+      filters.push('endpoint = :endpoint');
+      values[':endpoint'] = { S: query.endpoint };
+    }
+    if (query.outcome) {
+      filters.push('outcome = :outcome');
+      values[':outcome'] = { S: query.outcome };
+    }
+    try {
+      for (let day = now; day >= oldest - DAY_MS && out.length < query.limit; day -= DAY_MS) {
+        let start: Record<string, AttributeValue> | undefined;
+        do {
+          const page = await this.client.send(new QueryCommand({
+            TableName: this.table,
+            KeyConditionExpression: '#day = :day AND #at >= :oldest',
+            ExpressionAttributeNames: { '#day': 'day', '#at': 'at' },
+            ExpressionAttributeValues: { ...values, ':day': { S: new Date(day).toISOString().slice(0, 10) } },
+            ...(filters.length ? { FilterExpression: filters.join(' AND ') } : {}),
+            ScanIndexForward: false,
+            ExclusiveStartKey: start,
+          }));
+          for (const item of page.Items ?? []) {
+            if (item.expires_at?.N && Number(item.expires_at.N) * 1000 <= now) continue;
+            out.push(JSON.parse(item.record?.S ?? '{}') as RequestRecord);
+            if (out.length >= query.limit) break;
+          }
+          start = page.LastEvaluatedKey;
+        } while (start && out.length < query.limit);
+      }
+    } catch (error) {
+      throw storeUnavailable('The request log', error);
+    }
+    return out;
+  }
+}

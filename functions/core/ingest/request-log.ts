@@ -1,0 +1,153 @@
+/**
+ * The request log of DESIGN §2.1 on the ingest path: every inbound request is recorded
+ * with its outcome, what was known of it when it was answered (event, delivery id, the
+ * candidate subscriptions and why each did or did not match), the source address and
+ * the header names (never their values, never a body).
+ *
+ * Rejections come at the rate a sender (or an attacker) chooses, so they are sampled: at
+ * most `REJECTION_SAMPLES` per endpoint per minute are written, and the next one written
+ * carries in `count` how many it stands for. Accepted and ignored requests are always
+ * written (they already cost an event-log write, or are answers a user looks for).
+ * A failing log write never changes the answer: it is reported in the service log.
+ */
+import { describeError } from '../errors';
+import { newEventId } from '../ids';
+import type { Logger } from '../log';
+import type { Clock, RequestLog } from '../ports';
+import type { CandidateVerdict, RequestOutcome, RequestRecord } from '../types';
+import type { Reply } from './responses';
+
+/** Request log entries are kept this long (DESIGN §2.1). */
+export const REQUEST_LOG_TTL_SECONDS = 7 * 24 * 3600;
+/** Rejected requests written per endpoint per minute; the rest are counted. */
+export const REJECTION_SAMPLES = 10;
+const WINDOW_MS = 60_000;
+const MAX_HEADER_NAMES = 50;
+const MAX_CANDIDATES = 100;
+
+/** What ingest learnt about a request before answering it. */
+export interface RequestTrace {
+  endpoint?: string;
+  event?: string;
+  action?: string;
+  deliveryId?: string;
+  eventId?: string;
+  candidates?: CandidateVerdict[];
+}
+
+const REJECTIONS = new Set<RequestOutcome>([
+  'rejected_signature', 'ip_not_allowed', 'payload_too_large', 'invalid_json', 'invalid_event', 'not_found', 'method_not_allowed',
+]);
+
+/** The outcome a reply stands for. */
+export function outcomeOf(reply: Reply): RequestOutcome {
+  const body = reply.body as { status?: string; code?: string; reason?: string };
+  switch (reply.status) {
+    case 202: return body.status === 'held' ? 'held' : 'accepted';
+    case 401: return 'rejected_signature';
+    case 403: return 'ip_not_allowed';
+    case 413: return 'payload_too_large';
+    case 400: return body.code === 'invalid_event' ? 'invalid_event' : 'invalid_json';
+    case 404: return 'not_found';
+    case 405: return 'method_not_allowed';
+    case 503: return body.code === 'in_progress' ? 'in_progress' : 'unavailable';
+  }
+  if (body.status === 'duplicate') return 'duplicate';
+  if (body.status === 'ok') return 'ping';
+  if (body.reason === 'Filtered out') return 'filtered';
+  if (body.reason === 'Event caused by hookagent') return 'ignored_loop';
+  return 'not_handled';
+}
+
+/** Per-endpoint sampling of rejections, in one process (one Lambda container, one serve). */
+export class RejectionSampler {
+  private readonly windows = new Map<string, { start: number; written: number; skipped: number }>();
+
+  constructor(private readonly samples = REJECTION_SAMPLES) {}
+
+  /** Undefined: skip (counted); a number: write, standing for that many requests. */
+  take(key: string, now: number): number | undefined {
+    let window = this.windows.get(key);
+    if (!window || now - window.start >= WINDOW_MS) {
+      if (this.windows.size > 1000) this.windows.clear();
+      window = { start: now, written: 0, skipped: window?.skipped ?? 0 };
+      this.windows.set(key, window);
+    }
+    if (window.written >= this.samples) {
+      window.skipped += 1;
+      return undefined;
+    }
+    window.written += 1;
+    const count = 1 + window.skipped;
+    window.skipped = 0;
+    return count;
+  }
+}
+
+export interface RequestLogInput {
+  method: string;
+  headers: Record<string, string | undefined>;
+  sourceIp: string | undefined;
+}
+
+/**
+ * Request ids: time, then a per-process sequence (requests answered in the same millisecond
+ * by one process sort in the order they were answered), then a tag drawn once per process
+ * (two containers never collide). No random draw per request: this runs on every request.
+ */
+let sequence = 0;
+const PROCESS_TAG = newEventId(Date.now()).slice(-8);
+
+function headerNames(headers: Record<string, string | undefined>): string[] {
+  const names: string[] = [];
+  for (const name in headers) {
+    if (names.length === MAX_HEADER_NAMES) break;
+    names.push(name.length > 100 ? name.slice(0, 100).toLowerCase() : name.toLowerCase());
+  }
+  return names;
+}
+
+export function buildRecord(request: RequestLogInput, reply: Reply, trace: RequestTrace, now: number, count: number): RequestRecord {
+  const outcome = outcomeOf(reply);
+  const body = reply.body as { message?: string; event_id?: string };
+  const record: RequestRecord = {
+    request_id: `req_${now.toString(36).padStart(9, '0')}${(sequence++ % 1_679_616).toString(36).padStart(4, '0')}${PROCESS_TAG}`,
+    received_at: new Date(now).toISOString(),
+    endpoint: trace.endpoint ?? 'unknown',
+    method: request.method.toUpperCase().slice(0, 10),
+    status: reply.status,
+    outcome,
+    header_names: headerNames(request.headers),
+  };
+  if (trace.event) record.event = trace.event;
+  if (trace.action) record.action = trace.action;
+  if (trace.deliveryId) record.delivery_id = trace.deliveryId;
+  const eventId = trace.eventId ?? body.event_id;
+  if (eventId) record.event_id = eventId;
+  if (request.sourceIp) record.source_ip = request.sourceIp.slice(0, 64);
+  if (trace.candidates) record.candidates = trace.candidates.slice(0, MAX_CANDIDATES);
+  if (reply.status >= 400 && body.message) record.message = body.message.slice(0, 300);
+  if (count > 1) record.count = count;
+  return record;
+}
+
+export type TracedIngest<R> = (request: R & RequestLogInput, trace: RequestTrace) => Promise<Reply>;
+
+/** Wraps an ingest function so every answered request is recorded. */
+export function withRequestLog<R>(ingest: TracedIngest<R>, log: RequestLog, clock: Clock, logger: Logger, sampler = new RejectionSampler()) {
+  return async (request: R & RequestLogInput): Promise<Reply> => {
+    const trace: RequestTrace = {};
+    const reply = await ingest(request, trace);
+    if (reply.status === 200 && (reply.body as { status?: string }).status === 'ok' && trace.endpoint === undefined) return reply; // /health
+    const now = clock.now();
+    const outcome = outcomeOf(reply);
+    const count = REJECTIONS.has(outcome) ? sampler.take(trace.endpoint ?? 'unknown', now) : 1;
+    if (count === undefined) return reply;
+    try {
+      await log.record(buildRecord(request, reply, trace, now, count));
+    } catch (error) {
+      logger.warn('the request log could not be written', { outcome, endpoint: trace.endpoint, delivery_id: trace.deliveryId, error: describeError(error) });
+    }
+    return reply;
+  };
+}

@@ -1,0 +1,36 @@
+/**
+ * Issue 17's gates before a subscription's agent runs: debounce (only the latest event
+ * of a subject's burst runs; earlier ones are `superseded`) and max runs per hour
+ * (beyond the cap, `rate_limited`, replayable).
+ */
+import type { CounterStore, DebounceStore } from '../ports';
+import type { EventRecord, QueueMessage, Subscription } from '../types';
+
+/** The debounce record outlives the longest delay, so a late copy still finds it. */
+export const DEBOUNCE_TTL_SECONDS = 2 * 900 + 3600;
+
+export type Gate = { status: 'superseded'; superseded_by: string } | { status: 'rate_limited'; runs: number } | undefined;
+
+/** Superseded when a later event of the same subject was recorded after this one. Replays always run. */
+export async function debounceGate(message: QueueMessage, subscription: Subscription, store: DebounceStore | undefined): Promise<Gate> {
+  if (!store || !subscription.debounce_seconds || !message.subject_key || message.replay_of) return undefined;
+  const latest = await store.getLatest(subscription.name, message.subject_key);
+  if (latest && latest !== message.event_id) return { status: 'superseded', superseded_by: latest };
+  return undefined;
+}
+
+/** The counter key of a subscription's runs in the hour of `nowMs` (UTC). */
+export function runsKey(subscription: string, nowMs: number): string {
+  return `runs#${subscription}#${new Date(nowMs).toISOString().slice(0, 13)}`;
+}
+
+/**
+ * Counts this event's run in its hour (once: only on its first attempt) and refuses it
+ * beyond the cap. Direct delivery (`agent: none`) spends no model budget and is not capped.
+ */
+export async function runCapGate(record: EventRecord, subscription: Subscription, counters: CounterStore | undefined, nowMs: number): Promise<Gate> {
+  const cap = subscription.max_runs_per_hour;
+  if (!counters || !cap || subscription.agent === 'none' || (record.attempts ?? 0) > 1) return undefined;
+  const runs = await counters.add(runsKey(subscription.name, nowMs), 1, 2 * 3600);
+  return runs > cap ? { status: 'rate_limited', runs } : undefined;
+}

@@ -1,0 +1,162 @@
+/**
+ * Issue 17 on the command line (the built CLI as a child process, the local store):
+ * filters with their grammar errors, per-subscription settings in subscribe/update/show/
+ * list, `webhook test` filter results, `webhook requests` and filtered events in `events`.
+ */
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoEventLog } from '../../functions/aws/event-log';
+import { DynamoRequestLog } from '../../functions/aws/request-log';
+import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
+import { signHub } from '../../functions/core/auth/signatures';
+import { SubscriptionCache } from '../../functions/core/ingest/subscription-cache';
+import { createIngest } from '../../functions/core/ingest/service';
+import { silentLogger } from '../../functions/core/log';
+import { systemClock } from '../../functions/core/ports';
+import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
+import { FilePayloadStore } from '../../functions/local/file-payload-store';
+import { MemoryDedupStore } from '../../functions/local/memory';
+import { openLocalRuntime, type LocalRuntime } from '../../functions/local/compose';
+import { buildCli, runCli } from '../support/cli';
+import { apiEvent } from '../support/requests';
+
+beforeAll(() => buildCli(), 60_000);
+
+function configDir(yaml = 'webhooks: { github: { secret: ${GH} } }'): string {
+  const dir = mkdtempSync(join(tmpdir(), 'hookagent-cli17-'));
+  writeFileSync(join(dir, 'config.yaml'), yaml);
+  return dir;
+}
+const hk = (dir: string, ...args: string[]) => runCli(['--config-dir', dir, ...args]);
+
+describe('filters and settings in subscribe / update / show / list / test', () => {
+  const dir = configDir();
+
+  test.each([
+    ['pull_request.draft = false', 20, 'expected an operator'],
+    ['action in [opened, reopened', 28, "unclosed list: add ']'"],
+    ['title =~ /(a/', 10, 'invalid regular expression'],
+    ['title =~ /(a)\\1/', 10, 'no backreferences'],
+    ['title =~ /x/g', 13, "unknown regex flag 'g'"],
+    ['pull_request.additions > many', 26, '> compares numbers'],
+    ['any(labels.name == bug)', 17, "expected '[*]'"],
+    ['exists', 7, 'expected a payload path'],
+    ['a == "open', 6, 'unclosed string'],
+    ['a == 1 b', 8, 'after the end of the condition'],
+  ])('--filter %p → exit 1 pointing at column %p', async (filter, column, message) => {
+    const result = await hk(dir, 'webhook', 'subscribe', 'bad-filter', '--events', 'pull_request', '--filter', filter);
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain(`at column ${column}: `);
+    expect(result.stderr).toContain(message);
+    // The caret sits under the column.
+    const lines = result.stderr.split('\n');
+    const caret = lines.find((l) => /^\s*\^$/.test(l));
+    expect(caret?.indexOf('^')).toBe(column - 1 + 2);
+    expect((await hk(dir, 'webhook', 'show', 'bad-filter')).code).toBe(1);
+  });
+
+  test('bad settings are refused with what to write', async () => {
+    const cases: Array<[string[], string]> = [
+      [['--agent', 'gpt'], "--agent takes 'none'"],
+      [['--debounce', '20m'], '--debounce must be a duration'],
+      [['--max-steps', '0'], '--max-steps must be a whole number from 1 to 50'],
+      [['--timeout', 'soon'], '--timeout must be a duration'],
+      [['--max-runs-per-hour', '-3'], '--max-runs-per-hour must be a whole number'],
+      [['--model', 'has space'], '--model is a provider model id'],
+      [['--events', 'github:'], 'Invalid event filter'],
+    ];
+    for (const [args, message] of cases) {
+      const result = await hk(dir, 'webhook', 'subscribe', 'bad-setting', ...args);
+      expect([result.code, result.stderr]).toEqual([1, expect.stringContaining(message)]);
+    }
+  });
+
+  test('subscribe stores every setting; show and list display them; update changes and clears them', async () => {
+    const created = await hk(dir, 'webhook', 'subscribe', 'triage', '--events', 'github:pull_request.opened,gitlab:merge_request.open,*',
+      '--filter', 'pull_request.draft == false', '--filter', 'any(pull_request.labels[*].name in [bug, needs-review])',
+      '--model', 'gpt-4o-mini', '--max-steps', '3', '--timeout', '45s', '--max-runs-per-hour', '20', '--debounce', '2m', '--agent', 'none');
+    expect(created.code).toBe(0);
+    const shown = JSON.parse((await hk(dir, 'webhook', 'show', 'triage', '--json')).stdout) as Record<string, unknown>;
+    expect(shown).toMatchObject({
+      events: ['github:pull_request.opened', 'gitlab:merge_request.open', '*'],
+      filters: ['pull_request.draft == false', 'any(pull_request.labels[*].name in [bug, needs-review])'],
+      agent: 'none', model: 'gpt-4o-mini', max_steps: 3, timeout_ms: 45_000, max_runs_per_hour: 20, debounce_seconds: 120,
+    });
+    const text = (await hk(dir, 'webhook', 'show', 'triage')).stdout;
+    for (const part of ['github:pull_request.opened, gitlab:merge_request.open, *', 'filter:', 'any(pull_request.labels[*].name in [bug, needs-review])', 'model:', 'gpt-4o-mini', 'debounce:', '120s']) expect(text).toContain(part);
+    expect((await hk(dir, 'webhook', 'list')).stdout).toContain('github:pull_request.opened,gitlab:merge_request.open,*');
+
+    expect((await hk(dir, 'webhook', 'update', 'triage', '--filter', '', '--agent', 'default', '--debounce', '0', '--model', '')).code).toBe(0);
+    const updated = JSON.parse((await hk(dir, 'webhook', 'show', 'triage', '--json')).stdout) as Record<string, unknown>;
+    expect(updated).not.toHaveProperty('filters');
+    expect(updated).not.toHaveProperty('agent');
+    expect(updated).not.toHaveProperty('debounce_seconds');
+    expect(updated).not.toHaveProperty('model');
+    expect(updated).toMatchObject({ max_steps: 3, max_runs_per_hour: 20 });
+  });
+
+  test('a subscription without events: list says custom endpoint only; subscribe points only at its custom URL', async () => {
+    const created = await hk(dir, 'webhook', 'subscribe', 'alerts');
+    expect(created.stdout).toContain('/webhooks/custom/alerts');
+    expect(created.stdout).not.toContain('/webhooks/github');
+    expect((await hk(dir, 'webhook', 'list')).stdout).toMatch(/alerts\s+active\s+\(custom endpoint only\)/);
+  });
+
+  test('webhook test --payload shows each filter\'s result', async () => {
+    await hk(dir, 'webhook', 'subscribe', 'filtered', '--events', 'pull_request', '--prompt', 'PR {number}',
+      '--filter', 'pull_request.draft == false', '--filter', 'number >= 10', '--filter', 'title =~ /^fix/i');
+    const result = await hk(dir, 'webhook', 'test', 'filtered', '--payload', JSON.stringify({ number: 7, title: 'Fix it', pull_request: { draft: false } }));
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('PR 7');
+    expect(result.stdout).toContain('one fails');
+    expect(result.stdout).toContain('pass  pull_request.draft == false   (pull_request.draft is false)');
+    expect(result.stdout).toContain('FAIL  number >= 10   (number is 7)');
+    expect(result.stdout).toContain('pass  title =~ /^fix/i');
+  });
+});
+
+describe('webhook requests and filtered events, with a running ingest holding the store', () => {
+  const dir = configDir();
+  let store: LocalRuntime;
+  let handler: ReturnType<typeof apiGatewayHandler>;
+
+  beforeAll(async () => {
+    mkdirSync(join(dir, 'data'), { recursive: true });
+    store = await openLocalRuntime(join(dir, 'data'), { role: 'serve', clock: systemClock, visibilityTimeoutMs: 60_000 });
+    const ingest = createIngest(store.ingestDeps({ webhooks: { github: { secret: ['gh'] }, max_payload_size: 1024 * 1024 } }, silentLogger));
+    handler = apiGatewayHandler(async () => ingest, silentLogger);
+  });
+  afterAll(() => store.close());
+
+  const send = (event: string, payload: Record<string, unknown>, secret = 'gh', delivery = `d-${Math.random()}`) => {
+    const body = JSON.stringify(payload);
+    return handler(apiEvent({ path: '/webhooks/github', body, headers: { 'x-github-event': event, 'x-github-delivery': delivery, 'x-hub-signature-256': signHub(body, secret) } }));
+  };
+
+  test('requests explains each request; --outcome, --endpoint, --limit, --json; events lists the filtered ones', async () => {
+    expect((await hk(dir, 'webhook', 'subscribe', 'reviews', '--events', 'pull_request', '--filter', 'pull_request.draft == false')).code).toBe(0);
+    expect((await send('pull_request', { action: 'opened', number: 1, pull_request: { draft: false } }, 'gh', 'ok-1')).statusCode).toBe(202);
+    expect(JSON.parse((await send('pull_request', { action: 'opened', number: 2, pull_request: { draft: true } }, 'gh', 'draft-2')).body ?? '{}')).toMatchObject({ reason: 'Filtered out' });
+    expect((await send('push', { ref: 'x' }, 'gh', 'push-3')).statusCode).toBe(200);
+    expect((await send('push', { ref: 'x' }, 'forged', 'bad-4')).statusCode).toBe(401);
+
+    const table = await hk(dir, 'webhook', 'requests');
+    expect(table.code).toBe(0);
+    for (const part of ['accepted', 'filtered', 'not_handled', 'rejected_signature', 'Webhook signature invalid', 'filter "pull_request.draft == false" failed', 'event filters pull_request do not match github:push']) {
+      expect(table.stdout).toContain(part);
+    }
+    const json = JSON.parse((await hk(dir, 'webhook', 'requests', '--json', '--outcome', 'filtered')).stdout) as Array<Record<string, unknown>>;
+    expect(json).toHaveLength(1);
+    expect(json[0]).toMatchObject({ outcome: 'filtered', endpoint: 'github', delivery_id: 'draft-2', status: 200 });
+    expect(JSON.parse((await hk(dir, 'webhook', 'requests', '--json', '--limit', '2')).stdout)).toHaveLength(2);
+    expect(JSON.parse((await hk(dir, 'webhook', 'requests', '--json', '--endpoint', 'gitlab')).stdout)).toEqual([]);
+    expect((await hk(dir, 'webhook', 'requests', '--outcome', 'bogus')).code).toBe(2);
+    expect((await hk(dir, 'webhook', 'requests', '--endpoint', 'custom/../x')).code).toBe(2);
+
+    const events = JSON.parse((await hk(dir, 'webhook', 'events', 'reviews', '--json')).stdout) as Array<Record<string, unknown>>;
+    expect(events.map((e) => e.status)).toEqual(['filtered', 'queued']);
+    expect(events[0]).toMatchObject({ delivery_id: 'draft-2', reason: expect.stringContaining('pull_request.draft is true') });
+    expect((await hk(dir, 'webhook', 'events', 'reviews')).stdout).toContain('filtered');
+  });
+});
