@@ -10,6 +10,7 @@ import { HookError } from '../functions/core/errors';
 import { configDir as resolveConfigDir } from '../functions/core/config/file';
 import { createContext, type GlobalOptions } from './context';
 import { serve } from './local/serve';
+import { checkTrustedProxies } from './local/forwarded';
 import { listOption } from './webhook/options';
 import { events, list, show } from './webhook/read';
 import { pause, remove, replay, resume } from './webhook/state';
@@ -151,14 +152,15 @@ export async function main(args: string[]): Promise<void> {
     .command('serve', 'run the whole service on this machine', (c) => c
       .option('port', { type: 'number', default: 8644, describe: 'port to listen on' })
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' })
-      .option('trust-proxy', { type: 'boolean', default: false, describe: 'take the source address from X-Forwarded-For (only behind a proxy you run)' })
+      .option('trust-proxy', { type: 'boolean', default: false, describe: 'take the source address from X-Forwarded-For (only behind a proxy you run): the entry your proxy appended, the rightmost' })
+      .option('trusted-proxies', { type: 'number', describe: 'with proxies chained in front of serve: how many (the client is the Nth X-Forwarded-For entry from the right); implies --trust-proxy', coerce: (n: unknown) => { if (checkTrustedProxies(n) === undefined) throw new Error('--trusted-proxies takes a whole number from 1 to 32'); return Number(n); } })
       .option('log-format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'logs for a person, or JSON lines' })
       .example('$0 serve --port 8644', ''),
     async (a) => {
       try {
         await serve({
           configDir: resolveConfigDir(a.configDir as string | undefined), port: Number(a.port), host: String(a.host),
-          trustProxy: Boolean(a.trustProxy), logFormat: a.logFormat === 'json' ? 'json' : 'text',
+          trustProxy: a.trustedProxies ?? Boolean(a.trustProxy), logFormat: a.logFormat === 'json' ? 'json' : 'text',
         });
         process.exit(0);
       } catch (error) {

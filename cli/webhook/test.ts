@@ -1,5 +1,6 @@
 /** `webhook test`: renders a subscription's prompt against a payload, locally, no network. */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { PAYLOAD_FILE_LIMIT, readFileBounded } from '../../functions/core/bounded-read';
 import { HookError } from '../../functions/core/errors';
 import { renderPrompt } from '../../functions/core/templates/template';
 import { withStores, type CliContext } from '../context';
@@ -7,7 +8,7 @@ import { withStores, type CliContext } from '../context';
 export function readPayload(value: string): Record<string, unknown> {
   const looksInline = value.trim().startsWith('{') || value.trim().startsWith('[');
   let text: string;
-  if (!looksInline && existsSync(value)) text = readFileSync(value, 'utf8');
+  if (!looksInline && existsSync(value)) text = readFileBounded(value, PAYLOAD_FILE_LIMIT, '--payload');
   else if (looksInline) text = value;
   else throw new HookError('payload_invalid', `--payload: no file '${value}', and it is not inline JSON`);
   let parsed: unknown;

@@ -7,7 +7,7 @@ import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { readConfigFile } from '../core/config/file';
 import { resolveConfig } from '../core/config/load';
 import { HookError } from '../core/errors';
-import type { Logger } from '../core/log';
+import { escapingLogger, type Logger } from '../core/log';
 import { systemClock } from '../core/ports';
 import { SkillLibrary } from '../core/skills/library';
 import { createDynamoClient } from '../aws/dynamo';
@@ -22,12 +22,13 @@ import { createWorkerHandler } from './batch';
 import { createDeliveryTargets } from '../core/delivery/targets';
 
 const powertools = new PowertoolsLogger({ serviceName: 'hookagent-worker' });
-const logger: Logger = {
+// Powertools writes strings raw: escape control characters first (payload text reaches logs).
+const logger: Logger = escapingLogger({
   debug: (message, fields) => powertools.debug(message, fields ?? {}),
   info: (message, fields) => powertools.info(message, fields ?? {}),
   warn: (message, fields) => powertools.warn(message, fields ?? {}),
   error: (message, fields) => powertools.error(message, fields ?? {}),
-};
+});
 
 let ready: Promise<(event: SQSEvent) => Promise<SQSBatchResponse>> | undefined;
 

@@ -13,6 +13,7 @@ import { protectReferences, referencedNames, referenceName, restoreReferences, s
 import { validateConfig as validate } from './config-validator.generated';
 import { SECRET_KEYS } from './schema';
 import type { Config, ConfigSection } from './types';
+import { MAX_CONFIG_VALUES, oversizedKey } from './size';
 
 export interface ConfigIssue {
   /** Dotted key path, e.g. `webhooks.max_payload_size`; empty for the whole file. */
@@ -78,6 +79,8 @@ export function parseConfig(text: string): Result<Config, ConfigError> {
     return fail(configError([{ path: '', message: `config.yaml is not valid YAML${line}: ${reason}` }]));
   }
   if (document === null || document === undefined) document = {};
+  const oversized = oversizedKey(document);
+  if (oversized) return fail(configError([{ path: oversized.path, message: `expands to more than ${MAX_CONFIG_VALUES} values (YAML aliases repeat what they name); write the values out` }]));
   if (typeof document !== 'object' || Array.isArray(document)) {
     return fail(configError([{ path: '', message: 'config.yaml must be a mapping of sections (webhooks, agent, delivery, aws)' }]));
   }
