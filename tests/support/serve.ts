@@ -10,9 +10,9 @@ export interface Serve {
 }
 
 /** Starts serve on a free port; resolves once it listens. Its output is kept unless `quiet`. */
-export function startServe(dir: string, env: NodeJS.ProcessEnv, options: { quiet?: boolean } = {}): Promise<Serve> {
+export function startServe(dir: string, env: NodeJS.ProcessEnv, options: { quiet?: boolean; args?: string[] } = {}): Promise<Serve> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [BIN, 'serve', '--config-dir', dir, '--port', '0'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [BIN, 'serve', '--config-dir', dir, '--port', '0', ...(options.args ?? [])], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
     let output = '';
     let listening = false;
     const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
