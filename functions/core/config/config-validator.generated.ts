@@ -2,7 +2,7 @@
 import type { ValidateFunction } from 'ajv';
 import func2 from 'ajv/dist/runtime/ucs2length';
 export const validateConfig = validate10 as unknown as ValidateFunction;
-const schema11 = {"$id":"hookagent-config","type":"object","additionalProperties":false,"properties":{"webhooks":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"gitlab":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"allowed_ips":{"type":"array","items":{"type":"string"}},"max_payload_size":{"type":["string","integer"]},"public_url":{"type":"string","minLength":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"provider":{"enum":["echo","bedrock","openai"]},"model":{"type":"string","minLength":1},"base_url":{"type":"string","minLength":1},"api_key":{"type":"string","description":"a ${VAR_NAME} reference"},"region":{"type":"string","minLength":1},"timeout":{"type":["string","integer"]},"max_steps":{"type":"integer","minimum":1,"maximum":50}}},"delivery":{"type":"object","additionalProperties":false,"properties":{"timeout":{"type":["string","integer"]},"codehost":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"gitlab":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}}}},"teamchat":{"type":"object","additionalProperties":false,"required":["provider"],"properties":{"provider":{"enum":["slack"]},"webhook_url":{"type":"string","description":"a ${VAR_NAME} reference"},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"channel":{"type":"string","minLength":1},"api_url":{"type":"string","minLength":1}}},"messenger":{"type":"object","additionalProperties":false,"required":["provider","bot_token"],"properties":{"provider":{"enum":["telegram"]},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"chat_id":{"type":["string","integer"]},"api_url":{"type":"string","minLength":1}}}}},"aws":{"type":"object","additionalProperties":false,"required":["stage"],"properties":{"region":{"type":"string","minLength":1},"stage":{"type":"string","pattern":"^[a-zA-Z0-9-]{1,32}$"},"tables":{"type":"object","additionalProperties":false,"properties":{"subscriptions":{"type":"string","minLength":3},"dedup":{"type":"string","minLength":3},"events":{"type":"string","minLength":3}}}}}}};
+const schema11 = {"$id":"hookagent-config","type":"object","additionalProperties":false,"properties":{"webhooks":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"gitlab":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"allowed_ips":{"type":"array","items":{"type":"string"}},"max_payload_size":{"type":["string","integer"]},"public_url":{"type":"string","minLength":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"provider":{"enum":["echo","bedrock","openai"]},"model":{"type":"string","minLength":1},"base_url":{"type":"string","minLength":1},"api_key":{"type":"string","description":"a ${VAR_NAME} reference"},"region":{"type":"string","minLength":1},"timeout":{"type":["string","integer"]},"max_steps":{"type":"integer","minimum":1,"maximum":50}}},"delivery":{"type":"object","additionalProperties":false,"properties":{"timeout":{"type":["string","integer"]},"codehost":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"gitlab":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"allow_mentions":{"type":"boolean"}}},"teamchat":{"type":"object","additionalProperties":false,"required":["provider"],"properties":{"provider":{"enum":["slack"]},"webhook_url":{"type":"string","description":"a ${VAR_NAME} reference"},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"channel":{"type":"string","minLength":1},"api_url":{"type":"string","minLength":1}}},"messenger":{"type":"object","additionalProperties":false,"required":["provider","bot_token"],"properties":{"provider":{"enum":["telegram"]},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"chat_id":{"type":["string","integer"]},"api_url":{"type":"string","minLength":1}}}}},"aws":{"type":"object","additionalProperties":false,"required":["stage"],"properties":{"region":{"type":"string","minLength":1},"stage":{"type":"string","pattern":"^[a-zA-Z0-9-]{1,32}$"},"tables":{"type":"object","additionalProperties":false,"properties":{"subscriptions":{"type":"string","minLength":3},"dedup":{"type":"string","minLength":3},"events":{"type":"string","minLength":3}}}}}}};
 const pattern0 = new RegExp("^[a-zA-Z0-9-]{1,32}$", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -558,7 +558,7 @@ if(data19.codehost !== undefined){
 let data21 = data19.codehost;
 if(data21 && typeof data21 == "object" && !Array.isArray(data21)){
 for(const key6 in data21){
-if(!((key6 === "github") || (key6 === "gitlab"))){
+if(!(((key6 === "github") || (key6 === "gitlab")) || (key6 === "allow_mentions"))){
 const err40 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost,data:data21};
 if(vErrors === null){
 vErrors = [err40];
@@ -719,9 +719,10 @@ vErrors.push(err52);
 errors++;
 }
 }
-}
-else {
-const err53 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.type,parentSchema:schema11.properties.delivery.properties.codehost,data:data21};
+if(data21.allow_mentions !== undefined){
+let data28 = data21.allow_mentions;
+if(typeof data28 !== "boolean"){
+const err53 = {instancePath:instancePath+"/delivery/codehost/allow_mentions",schemaPath:"#/properties/delivery/properties/codehost/properties/allow_mentions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.delivery.properties.codehost.properties.allow_mentions.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.allow_mentions,data:data28};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -731,11 +732,9 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data19.teamchat !== undefined){
-let data28 = data19.teamchat;
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-if(data28.provider === undefined){
-const err54 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.teamchat.required,parentSchema:schema11.properties.delivery.properties.teamchat,data:data28};
+}
+else {
+const err54 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.type,parentSchema:schema11.properties.delivery.properties.codehost,data:data21};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -744,9 +743,12 @@ vErrors.push(err54);
 }
 errors++;
 }
-for(const key9 in data28){
-if(!(((((key9 === "provider") || (key9 === "webhook_url")) || (key9 === "bot_token")) || (key9 === "channel")) || (key9 === "api_url"))){
-const err55 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.teamchat,data:data28};
+}
+if(data19.teamchat !== undefined){
+let data29 = data19.teamchat;
+if(data29 && typeof data29 == "object" && !Array.isArray(data29)){
+if(data29.provider === undefined){
+const err55 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.teamchat.required,parentSchema:schema11.properties.delivery.properties.teamchat,data:data29};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -755,11 +757,9 @@ vErrors.push(err55);
 }
 errors++;
 }
-}
-if(data28.provider !== undefined){
-let data29 = data28.provider;
-if(!(data29 === "slack")){
-const err56 = {instancePath:instancePath+"/delivery/teamchat/provider",schemaPath:"#/properties/delivery/properties/teamchat/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.teamchat.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.teamchat.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.teamchat.properties.provider,data:data29};
+for(const key9 in data29){
+if(!(((((key9 === "provider") || (key9 === "webhook_url")) || (key9 === "bot_token")) || (key9 === "channel")) || (key9 === "api_url"))){
+const err56 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.teamchat,data:data29};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -769,10 +769,10 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data28.webhook_url !== undefined){
-let data30 = data28.webhook_url;
-if(typeof data30 !== "string"){
-const err57 = {instancePath:instancePath+"/delivery/teamchat/webhook_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.webhook_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.webhook_url,data:data30};
+if(data29.provider !== undefined){
+let data30 = data29.provider;
+if(!(data30 === "slack")){
+const err57 = {instancePath:instancePath+"/delivery/teamchat/provider",schemaPath:"#/properties/delivery/properties/teamchat/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.teamchat.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.teamchat.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.teamchat.properties.provider,data:data30};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -782,10 +782,10 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data28.bot_token !== undefined){
-let data31 = data28.bot_token;
+if(data29.webhook_url !== undefined){
+let data31 = data29.webhook_url;
 if(typeof data31 !== "string"){
-const err58 = {instancePath:instancePath+"/delivery/teamchat/bot_token",schemaPath:"#/properties/delivery/properties/teamchat/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.bot_token,data:data31};
+const err58 = {instancePath:instancePath+"/delivery/teamchat/webhook_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.webhook_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.webhook_url,data:data31};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -795,11 +795,10 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data28.channel !== undefined){
-let data32 = data28.channel;
-if(typeof data32 === "string"){
-if(func2(data32) < 1){
-const err59 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data32};
+if(data29.bot_token !== undefined){
+let data32 = data29.bot_token;
+if(typeof data32 !== "string"){
+const err59 = {instancePath:instancePath+"/delivery/teamchat/bot_token",schemaPath:"#/properties/delivery/properties/teamchat/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.bot_token,data:data32};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -809,8 +808,11 @@ vErrors.push(err59);
 errors++;
 }
 }
-else {
-const err60 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.channel.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data32};
+if(data29.channel !== undefined){
+let data33 = data29.channel;
+if(typeof data33 === "string"){
+if(func2(data33) < 1){
+const err60 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data33};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -820,11 +822,8 @@ vErrors.push(err60);
 errors++;
 }
 }
-if(data28.api_url !== undefined){
-let data33 = data28.api_url;
-if(typeof data33 === "string"){
-if(func2(data33) < 1){
-const err61 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data33};
+else {
+const err61 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.channel.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data33};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -834,8 +833,11 @@ vErrors.push(err61);
 errors++;
 }
 }
-else {
-const err62 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data33};
+if(data29.api_url !== undefined){
+let data34 = data29.api_url;
+if(typeof data34 === "string"){
+if(func2(data34) < 1){
+const err62 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data34};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -845,9 +847,8 @@ vErrors.push(err62);
 errors++;
 }
 }
-}
 else {
-const err63 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.teamchat.type,parentSchema:schema11.properties.delivery.properties.teamchat,data:data28};
+const err63 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data34};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -857,11 +858,9 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data19.messenger !== undefined){
-let data34 = data19.messenger;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(data34.provider === undefined){
-const err64 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data34};
+}
+else {
+const err64 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.teamchat.type,parentSchema:schema11.properties.delivery.properties.teamchat,data:data29};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -870,8 +869,12 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data34.bot_token === undefined){
-const err65 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "bot_token"},message:"must have required property '"+"bot_token"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data34};
+}
+if(data19.messenger !== undefined){
+let data35 = data19.messenger;
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+if(data35.provider === undefined){
+const err65 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data35};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -880,9 +883,8 @@ vErrors.push(err65);
 }
 errors++;
 }
-for(const key10 in data34){
-if(!((((key10 === "provider") || (key10 === "bot_token")) || (key10 === "chat_id")) || (key10 === "api_url"))){
-const err66 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.messenger,data:data34};
+if(data35.bot_token === undefined){
+const err66 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "bot_token"},message:"must have required property '"+"bot_token"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data35};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -891,11 +893,9 @@ vErrors.push(err66);
 }
 errors++;
 }
-}
-if(data34.provider !== undefined){
-let data35 = data34.provider;
-if(!(data35 === "telegram")){
-const err67 = {instancePath:instancePath+"/delivery/messenger/provider",schemaPath:"#/properties/delivery/properties/messenger/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.messenger.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.messenger.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.messenger.properties.provider,data:data35};
+for(const key10 in data35){
+if(!((((key10 === "provider") || (key10 === "bot_token")) || (key10 === "chat_id")) || (key10 === "api_url"))){
+const err67 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.messenger,data:data35};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -905,10 +905,10 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data34.bot_token !== undefined){
-let data36 = data34.bot_token;
-if(typeof data36 !== "string"){
-const err68 = {instancePath:instancePath+"/delivery/messenger/bot_token",schemaPath:"#/properties/delivery/properties/messenger/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.bot_token,data:data36};
+if(data35.provider !== undefined){
+let data36 = data35.provider;
+if(!(data36 === "telegram")){
+const err68 = {instancePath:instancePath+"/delivery/messenger/provider",schemaPath:"#/properties/delivery/properties/messenger/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.messenger.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.messenger.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.messenger.properties.provider,data:data36};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -918,10 +918,10 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data34.chat_id !== undefined){
-let data37 = data34.chat_id;
-if((typeof data37 !== "string") && (!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37))))){
-const err69 = {instancePath:instancePath+"/delivery/messenger/chat_id",schemaPath:"#/properties/delivery/properties/messenger/properties/chat_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.messenger.properties.chat_id.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.messenger.properties.chat_id.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.chat_id,data:data37};
+if(data35.bot_token !== undefined){
+let data37 = data35.bot_token;
+if(typeof data37 !== "string"){
+const err69 = {instancePath:instancePath+"/delivery/messenger/bot_token",schemaPath:"#/properties/delivery/properties/messenger/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.bot_token,data:data37};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -931,11 +931,10 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data34.api_url !== undefined){
-let data38 = data34.api_url;
-if(typeof data38 === "string"){
-if(func2(data38) < 1){
-const err70 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data38};
+if(data35.chat_id !== undefined){
+let data38 = data35.chat_id;
+if((typeof data38 !== "string") && (!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38))))){
+const err70 = {instancePath:instancePath+"/delivery/messenger/chat_id",schemaPath:"#/properties/delivery/properties/messenger/properties/chat_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.messenger.properties.chat_id.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.messenger.properties.chat_id.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.chat_id,data:data38};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -945,8 +944,11 @@ vErrors.push(err70);
 errors++;
 }
 }
-else {
-const err71 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data38};
+if(data35.api_url !== undefined){
+let data39 = data35.api_url;
+if(typeof data39 === "string"){
+if(func2(data39) < 1){
+const err71 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data39};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -956,9 +958,8 @@ vErrors.push(err71);
 errors++;
 }
 }
-}
 else {
-const err72 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.messenger.type,parentSchema:schema11.properties.delivery.properties.messenger,data:data34};
+const err72 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data39};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -970,7 +971,7 @@ errors++;
 }
 }
 else {
-const err73 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.type,parentSchema:schema11.properties.delivery,data:data19};
+const err73 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.messenger.type,parentSchema:schema11.properties.delivery.properties.messenger,data:data35};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -980,11 +981,9 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data.aws !== undefined){
-let data39 = data.aws;
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-if(data39.stage === undefined){
-const err74 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/required",keyword:"required",params:{missingProperty: "stage"},message:"must have required property '"+"stage"+"'",schema:schema11.properties.aws.required,parentSchema:schema11.properties.aws,data:data39};
+}
+else {
+const err74 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.type,parentSchema:schema11.properties.delivery,data:data19};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -993,9 +992,12 @@ vErrors.push(err74);
 }
 errors++;
 }
-for(const key11 in data39){
-if(!(((key11 === "region") || (key11 === "stage")) || (key11 === "tables"))){
-const err75 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws,data:data39};
+}
+if(data.aws !== undefined){
+let data40 = data.aws;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.stage === undefined){
+const err75 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/required",keyword:"required",params:{missingProperty: "stage"},message:"must have required property '"+"stage"+"'",schema:schema11.properties.aws.required,parentSchema:schema11.properties.aws,data:data40};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1004,12 +1006,9 @@ vErrors.push(err75);
 }
 errors++;
 }
-}
-if(data39.region !== undefined){
-let data40 = data39.region;
-if(typeof data40 === "string"){
-if(func2(data40) < 1){
-const err76 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.aws.properties.region,data:data40};
+for(const key11 in data40){
+if(!(((key11 === "region") || (key11 === "stage")) || (key11 === "tables"))){
+const err76 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws,data:data40};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1019,8 +1018,11 @@ vErrors.push(err76);
 errors++;
 }
 }
-else {
-const err77 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.region.type,parentSchema:schema11.properties.aws.properties.region,data:data40};
+if(data40.region !== undefined){
+let data41 = data40.region;
+if(typeof data41 === "string"){
+if(func2(data41) < 1){
+const err77 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.aws.properties.region,data:data41};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1030,11 +1032,8 @@ vErrors.push(err77);
 errors++;
 }
 }
-if(data39.stage !== undefined){
-let data41 = data39.stage;
-if(typeof data41 === "string"){
-if(!pattern0.test(data41)){
-const err78 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-zA-Z0-9-]{1,32}$"+"\"",schema:"^[a-zA-Z0-9-]{1,32}$",parentSchema:schema11.properties.aws.properties.stage,data:data41};
+else {
+const err78 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.region.type,parentSchema:schema11.properties.aws.properties.region,data:data41};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1044,8 +1043,11 @@ vErrors.push(err78);
 errors++;
 }
 }
-else {
-const err79 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.stage.type,parentSchema:schema11.properties.aws.properties.stage,data:data41};
+if(data40.stage !== undefined){
+let data42 = data40.stage;
+if(typeof data42 === "string"){
+if(!pattern0.test(data42)){
+const err79 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-zA-Z0-9-]{1,32}$"+"\"",schema:"^[a-zA-Z0-9-]{1,32}$",parentSchema:schema11.properties.aws.properties.stage,data:data42};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1055,12 +1057,8 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data39.tables !== undefined){
-let data42 = data39.tables;
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
-for(const key12 in data42){
-if(!(((key12 === "subscriptions") || (key12 === "dedup")) || (key12 === "events"))){
-const err80 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws.properties.tables,data:data42};
+else {
+const err80 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.stage.type,parentSchema:schema11.properties.aws.properties.stage,data:data42};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1070,11 +1068,12 @@ vErrors.push(err80);
 errors++;
 }
 }
-if(data42.subscriptions !== undefined){
-let data43 = data42.subscriptions;
-if(typeof data43 === "string"){
-if(func2(data43) < 3){
-const err81 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data43};
+if(data40.tables !== undefined){
+let data43 = data40.tables;
+if(data43 && typeof data43 == "object" && !Array.isArray(data43)){
+for(const key12 in data43){
+if(!(((key12 === "subscriptions") || (key12 === "dedup")) || (key12 === "events"))){
+const err81 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws.properties.tables,data:data43};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1084,8 +1083,11 @@ vErrors.push(err81);
 errors++;
 }
 }
-else {
-const err82 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.subscriptions.type,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data43};
+if(data43.subscriptions !== undefined){
+let data44 = data43.subscriptions;
+if(typeof data44 === "string"){
+if(func2(data44) < 3){
+const err82 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data44};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1095,11 +1097,8 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data42.dedup !== undefined){
-let data44 = data42.dedup;
-if(typeof data44 === "string"){
-if(func2(data44) < 3){
-const err83 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data44};
+else {
+const err83 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.subscriptions.type,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data44};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1109,8 +1108,11 @@ vErrors.push(err83);
 errors++;
 }
 }
-else {
-const err84 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.dedup.type,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data44};
+if(data43.dedup !== undefined){
+let data45 = data43.dedup;
+if(typeof data45 === "string"){
+if(func2(data45) < 3){
+const err84 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data45};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1120,11 +1122,8 @@ vErrors.push(err84);
 errors++;
 }
 }
-if(data42.events !== undefined){
-let data45 = data42.events;
-if(typeof data45 === "string"){
-if(func2(data45) < 3){
-const err85 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data45};
+else {
+const err85 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.dedup.type,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data45};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1134,8 +1133,11 @@ vErrors.push(err85);
 errors++;
 }
 }
-else {
-const err86 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.events.type,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data45};
+if(data43.events !== undefined){
+let data46 = data43.events;
+if(typeof data46 === "string"){
+if(func2(data46) < 3){
+const err86 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data46};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1145,9 +1147,8 @@ vErrors.push(err86);
 errors++;
 }
 }
-}
 else {
-const err87 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.properties.tables.type,parentSchema:schema11.properties.aws.properties.tables,data:data42};
+const err87 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.events.type,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data46};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1159,7 +1160,7 @@ errors++;
 }
 }
 else {
-const err88 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.type,parentSchema:schema11.properties.aws,data:data39};
+const err88 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.properties.tables.type,parentSchema:schema11.properties.aws.properties.tables,data:data43};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1171,12 +1172,24 @@ errors++;
 }
 }
 else {
-const err89 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+const err89 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.type,parentSchema:schema11.properties.aws,data:data40};
 if(vErrors === null){
 vErrors = [err89];
 }
 else {
 vErrors.push(err89);
+}
+errors++;
+}
+}
+}
+else {
+const err90 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
 }
 errors++;
 }

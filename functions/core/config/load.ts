@@ -260,6 +260,7 @@ function normalise(raw: Raw, issues: ConfigIssue[]): Config {
     const apiUrl = checkUrl(issues, `delivery.codehost.${host}.api_url`, settings.api_url) ?? hostDefaults[host];
     config.delivery.codehost[host] = { token: settings.token as string, api_url: apiUrl };
   }
+  if (codehost.allow_mentions === true) config.delivery.codehost.allow_mentions = true;
 
   const teamchat = delivery.teamchat as Raw | undefined;
   if (teamchat) {
