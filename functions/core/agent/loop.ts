@@ -6,6 +6,7 @@
 import { HookError, isHookError } from '../errors';
 import type { Agent, AgentReply, AgentRequest } from './agent';
 import type { ChatProvider, ToolResult, Turn } from './conversation';
+import { fenceText, newFenceToken } from './fence';
 import { capToolOutput, type Tool, type ToolContext } from './tools';
 
 export interface LoopOptions {
@@ -20,6 +21,8 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
   const specs = offered.map(({ name, description, parameters }) => ({ name, description, parameters }));
   const conversation: Turn[] = [{ role: 'user', text: request.prompt }];
   const refusedTools: string[] = [];
+  // Tool results are outside text: fenced with a token of this run (fence.ts).
+  const fence = newFenceToken([request.prompt]);
   try {
     for (let step = 1; step <= request.maxSteps; step++) {
       const turn = await options.provider.turn(request.system, conversation, specs, signal);
@@ -35,10 +38,10 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
         }
         try {
           const context: ToolContext = { message: request.message, payload: request.payload, delivery: options.delivery, signal };
-          results.push({ id: call.id, name: call.name, isError: false, content: capToolOutput(await tool.run(call.input, context)) });
+          results.push({ id: call.id, name: call.name, isError: false, content: fenceText(capToolOutput(await tool.run(call.input, context)), fence) });
         } catch (error) {
           if (signal.aborted) throw error;
-          results.push({ id: call.id, name: call.name, isError: true, content: capToolOutput(isHookError(error) ? error.message : String(error)) });
+          results.push({ id: call.id, name: call.name, isError: true, content: fenceText(capToolOutput(isHookError(error) ? error.message : String(error)), fence) });
         }
       }
       conversation.push({ role: 'tool', results });

@@ -116,7 +116,7 @@ export async function processMessage(body: string, receiveCount: number, deps: W
     const agentStart = deps.clock.now();
     try {
       const result = await deps.agent.run({
-        system: systemPrompt(skills), prompt: fencePrompt(rendered.text), rendered: rendered.text,
+        system: systemPrompt(skills), prompt: fencePrompt(rendered), rendered: rendered.text,
         allowedTools: [...new Set(skills.flatMap((s) => s.tools))], timeoutMs: deps.config.agent.timeout_ms, maxSteps: deps.config.agent.max_steps,
         message, payload,
       });
