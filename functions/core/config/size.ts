@@ -38,8 +38,10 @@ export function oversizedKey(document: unknown, limit = MAX_CONFIG_VALUES): Over
   // Walk down the mapping keys that are over the limit, largest first.
   let path = '';
   let node: unknown = document;
+  const walked = new Set<object>();
   for (;;) {
-    if (node === null || typeof node !== 'object' || Array.isArray(node)) break;
+    if (node === null || typeof node !== 'object' || Array.isArray(node) || walked.has(node)) break;
+    walked.add(node);
     const [key, child] = Object.entries(node).reduce<[string, unknown, number] | undefined>((best, [k, v]) => {
       const s = size(v);
       return best === undefined || s > best[2] ? [k, v, s] : best;
