@@ -2,6 +2,7 @@
 import { existsSync } from 'node:fs';
 import { PAYLOAD_FILE_LIMIT, readFileBounded } from '../../functions/core/bounded-read';
 import { HookError } from '../../functions/core/errors';
+import { escapeTerminal } from '../../functions/core/log';
 import { renderPrompt } from '../../functions/core/templates/template';
 import { withStores, type CliContext } from '../context';
 
@@ -26,6 +27,7 @@ export async function test(ctx: CliContext, name: string, payloadOption: string 
   if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
   const payload = payloadOption === undefined ? {} : readPayload(payloadOption);
   const rendered = renderPrompt(subscription.prompt, payload, event ?? subscription.events[0]?.split('.')[0] ?? 'custom');
-  ctx.out(rendered.text);
+  // Payload text may hold terminal escape sequences: shown, never acted on.
+  ctx.out(escapeTerminal(rendered.text));
   if (rendered.missing.length > 0) ctx.out(`\nUnresolved placeholders (left as written): ${rendered.missing.map((p) => `{${p}}`).join(', ')}`);
 }

@@ -30,6 +30,11 @@ export function escapeControl(text: string): string {
   return text.replace(CONTROL, (c) => SHORT_ESCAPES[c] ?? unicodeEscape(c));
 }
 
+/** Like escapeControl, but line breaks and tabs stay: multi-line text printed for a person (`webhook test`). */
+export function escapeTerminal(text: string): string {
+  return text.replace(CONTROL, (c) => (c === '\n' || c === '\t' ? c : SHORT_ESCAPES[c] ?? unicodeEscape(c)));
+}
+
 /** JSON text with the controls JSON leaves raw escaped too (still valid JSON, same value). */
 export function safeJson(value: unknown): string {
   return (JSON.stringify(value) ?? String(value)).replace(CONTROL_AFTER_JSON, unicodeEscape);

@@ -277,6 +277,15 @@ test('webhook test --payload /dev/zero (and other endless or huge files): a boun
   }
 });
 
+test('webhook test shows payload control characters escaped, never raw', async () => {
+  await tally.check(async () => {
+    const result = await cli(['webhook', 'test', 'ci', '--payload', JSON.stringify({ build: { name: HOSTILE } })]);
+    expect(result.code).toBe(0);
+    expect(result.stdout).not.toMatch(/[\u0000-\u0008\u000b-\u001f\u007f-\u009f\u202a-\u202e]/);
+    expect(result.stdout).toContain('Build: x\\u001b[2J');
+  });
+});
+
 /** The CLI with a deadline: an endless read fails the test instead of hanging it. */
 function runBounded(args: string[], timeoutMs: number): Promise<CliResult> {
   return new Promise((resolve, reject) => {
