@@ -34,7 +34,8 @@ let secret = '';
 beforeAll(async () => {
   buildCli();
   github = await startLocalServer((req, res) => {
-    if (req.headers.accept === 'application/vnd.github.diff') return void res.writeHead(200, { 'content-type': 'text/plain' }).end(`diff --git a/x b/x\n+// ${TOOL_INJECTION}\n`);
+    // The diff media type (application/vnd.github.diff, or .v3.diff as octokit asks for it).
+    if (/\bdiff\b/.test(String(req.headers.accept))) return void res.writeHead(200, { 'content-type': 'text/plain' }).end(`diff --git a/x b/x\n+// ${TOOL_INJECTION}\n`);
     sendJson(res, 200, []);
   });
   // A model that reads the diff once, then answers.
