@@ -9,6 +9,7 @@ import { hideBin } from 'yargs/helpers';
 import { configDir as resolveConfigDir } from '../functions/core/config/file';
 import { createContext, type GlobalOptions } from './context';
 import { serve } from './local/serve';
+import { checkTrustedProxies } from './local/forwarded';
 import { listOption } from './webhook/options';
 import { checkPort, explainUsageError } from './usage-errors';
 import { list, show } from './webhook/read';
@@ -204,7 +205,8 @@ export async function main(args: string[]): Promise<void> {
     .command('serve', 'run the whole service on this machine', (c) => c
       .option('port', { type: 'number', default: 8644, describe: 'port to listen on' })
       .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' })
-      .option('trust-proxy', { type: 'boolean', default: false, describe: 'take the source address from X-Forwarded-For (only behind a proxy you run)' })
+      .option('trust-proxy', { type: 'boolean', default: false, describe: 'take the source address from X-Forwarded-For (only behind a proxy you run): the entry your proxy appended, the rightmost' })
+      .option('trusted-proxies', { type: 'number', describe: 'with proxies chained in front of serve: how many (the client is the Nth X-Forwarded-For entry from the right); implies --trust-proxy', coerce: (n: unknown) => { if (checkTrustedProxies(n) === undefined) throw new Error('--trusted-proxies takes a whole number from 1 to 32'); return Number(n); } })
       .option('log-format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'logs for a person, or JSON lines' })
       .check((a) => checkPort(a.port))
       .option('shutdown-grace', { type: 'number', default: 10, describe: 'seconds SIGINT/SIGTERM waits for in-flight work before returning it to the queue' })
@@ -213,7 +215,7 @@ export async function main(args: string[]): Promise<void> {
       try {
         await serve({
           configDir: resolveConfigDir(a.configDir as string | undefined), port: Number(a.port), host: String(a.host),
-          trustProxy: Boolean(a.trustProxy), logFormat: a.logFormat === 'json' ? 'json' : 'text',
+          trustProxy: a.trustedProxies ?? Boolean(a.trustProxy), logFormat: a.logFormat === 'json' ? 'json' : 'text',
           graceMs: (Number.isFinite(Number(a.shutdownGrace)) ? Math.max(0, Number(a.shutdownGrace)) : 10) * 1000,
         });
         process.exit(0);

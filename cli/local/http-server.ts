@@ -1,14 +1,17 @@
 /**
  * The HTTP side of `hookagent serve`: each request becomes an API Gateway HTTP API (v2)
  * event for the same ingest handler as on AWS. The source address is the socket's peer;
- * `X-Forwarded-For` counts only with --trust-proxy. Bodies are read up to one byte past
- * the limit, so an oversized upload is refused without being held in memory.
+ * `X-Forwarded-For` counts only with --trust-proxy, and then only the entry the trusted
+ * proxy appended (see forwarded.ts). Bodies are read up to one byte past the limit, so an
+ * oversized upload is refused without being held in memory. A request target that cannot
+ * be parsed is the client's fault: 400, never 503.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { describeError } from '../../functions/core/errors';
 import type { Logger } from '../../functions/core/log';
+import { forwardedClient, parseRequestTarget, trustedHops } from './forwarded';
 
 export type ApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -16,16 +19,17 @@ export interface LocalHttpOptions {
   handler: ApiHandler;
   /** A function when the limit can change while serving (configuration reloads). */
   maxBodyBytes: number | (() => number);
-  trustProxy: boolean;
+  /** false: the socket's peer; true or N: the address appended by the Nth proxy from us (true = 1). */
+  trustProxy: boolean | number;
   logger: Logger;
   /** Answers a request itself when it returns true (the console at /console); else the handler gets it. */
   before?: (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
 }
 
-function sourceIp(req: IncomingMessage, trustProxy: boolean): string {
-  const forwarded = req.headers['x-forwarded-for'];
-  if (trustProxy && typeof forwarded === 'string' && forwarded.trim()) return forwarded.split(',')[0]!.trim();
-  return req.socket.remoteAddress ?? '';
+function sourceIp(req: IncomingMessage, trustProxy: boolean | number): string {
+  const peer = req.socket.remoteAddress ?? '';
+  const hops = trustedHops(trustProxy);
+  return hops === 0 ? peer : forwardedClient(req.headers['x-forwarded-for'], hops) ?? peer;
 }
 
 /** Reads at most `limit` bytes; the rest of an oversized body is discarded as it arrives. */
@@ -45,8 +49,8 @@ function readBody(req: IncomingMessage, limit: number): Promise<Buffer> {
   });
 }
 
-export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, trustProxy: boolean): APIGatewayProxyEventV2 {
-  const url = new URL(req.url ?? '/', 'http://localhost');
+export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, trustProxy: boolean | number): APIGatewayProxyEventV2 {
+  const url = parseRequestTarget(req.url) ?? new URL('http://localhost/');
   const headers: Record<string, string> = {};
   for (const [name, value] of Object.entries(req.headers)) {
     if (value !== undefined) headers[name] = Array.isArray(value) ? value.join(',') : value;
@@ -82,6 +86,12 @@ const jsonError = (status: number, code: string, message: string) =>
 export function createLocalHttpServer(options: LocalHttpOptions): Server {
   const server = createServer({ requestTimeout: 30_000 }, (req, res) => {
     void (async () => {
+      if (!parseRequestTarget(req.url)) {
+        options.logger.warn('refused: request target cannot be parsed', { target: String(req.url).slice(0, 200) });
+        res.setHeader('connection', 'close');
+        send(res, { statusCode: 400, headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 'error', code: 'bad_request', message: 'Request target cannot be parsed' }) });
+        return;
+      }
       try {
         if (options.before && (await options.before(req, res))) return;
         const body = await readBody(req, (typeof options.maxBodyBytes === 'function' ? options.maxBodyBytes() : options.maxBodyBytes) + 1);

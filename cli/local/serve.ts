@@ -34,7 +34,7 @@ export interface ServeOptions {
   configDir: string;
   port: number;
   host: string;
-  trustProxy: boolean;
+  trustProxy: boolean | number;
   logFormat: 'text' | 'json';
   /** How long SIGINT/SIGTERM waits for in-flight work before requeueing it. */
   graceMs?: number;

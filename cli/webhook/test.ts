@@ -1,6 +1,8 @@
 /** `webhook test`: renders a subscription's prompt against a payload, locally, no network. */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
+import { PAYLOAD_FILE_LIMIT, readFileBounded } from '../../functions/core/bounded-read';
 import { HookError } from '../../functions/core/errors';
+import { escapeTerminal } from '../../functions/core/log';
 import { renderPrompt } from '../../functions/core/templates/template';
 import { filterReport } from './filter-report';
 import { splitSource } from '../../functions/core/events/filters';
@@ -10,7 +12,7 @@ import { sampleFor } from '../samples';
 export function readPayload(value: string): Record<string, unknown> {
   const looksInline = value.trim().startsWith('{') || value.trim().startsWith('[');
   let text: string;
-  if (!looksInline && existsSync(value)) text = readFileSync(value, 'utf8');
+  if (!looksInline && existsSync(value)) text = readFileBounded(value, PAYLOAD_FILE_LIMIT, '--payload');
   else if (looksInline) text = value;
   else throw new HookError('payload_invalid', `--payload: no file '${value}', and it is not inline JSON`);
   let parsed: unknown;
@@ -38,7 +40,8 @@ export async function test(ctx: CliContext, name: string, payloadOption: string 
     ctx.warn(sample ? `(rendered against a sample ${sample.source} '${type}' payload; pass --payload for your own)` : '(no sample payload ships for this event: rendered against {}; pass --payload)');
   }
   const rendered = renderPrompt(subscription.prompt, payload, type);
-  ctx.out(rendered.text);
+  // Payload text may hold terminal escape sequences: shown, never acted on.
+  ctx.out(escapeTerminal(rendered.text));
   if (rendered.missing.length > 0) ctx.out(`\nUnresolved placeholders (left as written): ${rendered.missing.map((p) => `{${p}}`).join(', ')}`);
   if (subscription.filters?.length) ctx.out(filterReport(subscription.filters, payload));
 }

@@ -8,7 +8,7 @@ import { resolveConfig } from '../core/config/load';
 import { HookError } from '../core/errors';
 import { SubscriptionCache } from '../core/ingest/subscription-cache';
 import { createIngest, type Ingest } from '../core/ingest/service';
-import type { Logger } from '../core/log';
+import { escapingLogger, type Logger } from '../core/log';
 import { systemClock } from '../core/ports';
 import { DynamoDedupStore } from '../aws/dedup-store';
 import { DynamoLeaseStore } from '../aws/lease-store';
@@ -26,12 +26,13 @@ import { apiGatewayHandler } from './api-gateway';
 const SUBSCRIPTION_CACHE_MS = 5_000;
 
 const powertools = new PowertoolsLogger({ serviceName: 'hookagent-ingest' });
-const logger: Logger = {
+// Powertools writes strings raw: escape control characters first (payload text reaches logs).
+const logger: Logger = escapingLogger({
   debug: (message, fields) => powertools.debug(message, fields ?? {}),
   info: (message, fields) => powertools.info(message, fields ?? {}),
   warn: (message, fields) => powertools.warn(message, fields ?? {}),
   error: (message, fields) => powertools.error(message, fields ?? {}),
-};
+});
 
 let ingest: Promise<Ingest> | undefined;
 

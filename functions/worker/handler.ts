@@ -6,6 +6,7 @@ import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import { readConfigFile } from '../core/config/file';
 import { resolveConfig } from '../core/config/load';
 import { HookError } from '../core/errors';
+import { escapingLogger } from '../core/log';
 import { systemClock } from '../core/ports';
 import { SkillLibrary } from '../core/skills/library';
 import { createDynamoClient } from '../aws/dynamo';
@@ -24,7 +25,8 @@ import { createAgent } from './agent-factory';
 import { createWorkerHandler } from './batch';
 import { createDeliveryTargets } from '../core/delivery/targets';
 
-const logger = powertoolsLogger('hookagent-worker');
+// Payload text reaches logs: control characters are escaped before Powertools writes them.
+const logger = escapingLogger(powertoolsLogger('hookagent-worker'));
 
 let ready: Promise<(event: SQSEvent) => Promise<SQSBatchResponse>> | undefined;
 /** The invocation being handled: a container runs one at a time. */

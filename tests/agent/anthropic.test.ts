@@ -63,13 +63,13 @@ test('tool-use round trip with x-api-key, anthropic-version, cache_control and u
   expect(body2.messages).toEqual([
     { role: 'user', content: [{ type: 'text', text: request().prompt }] },
     { role: 'assistant', content: [{ type: 'text', text: 'Checking.' }, { type: 'tool_use', id: 'toolu_1', name: 'lookup', input: { q: 'disk' } }] },
-    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: 'found disk', cache_control: { type: 'ephemeral' } }] },
+    { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'toolu_1', content: expect.stringMatching(/^<untrusted-data-([0-9a-f]+)>found disk<\/untrusted-data-\1>$/), cache_control: { type: 'ephemeral' } }] },
   ]);
   expect(reply.run?.usage).toEqual({
     provider: 'anthropic', model: 'claude-test', input_tokens: 130, output_tokens: 32, cache_read_tokens: 1500, cache_write_tokens: 1500, steps: 2,
-    tool_calls: [{ name: 'lookup', ms: expect.any(Number), bytes: 10, ok: true }],
+    tool_calls: [{ name: 'lookup', ms: expect.any(Number), bytes: 81 /* 'found disk' inside its fence: <untrusted-data-TOKEN>…</untrusted-data-TOKEN>, an 18-digit token */, ok: true }],
   });
-  expect(reply.run?.transcript.steps[0]?.tool_calls[0]).toMatchObject({ name: 'lookup', input: { q: 'disk' }, result: 'found disk', ok: true });
+  expect(reply.run?.transcript.steps[0]?.tool_calls[0]).toMatchObject({ name: 'lookup', input: { q: 'disk' }, result: expect.stringMatching(/^<untrusted-data-([0-9a-f]+)>found disk<\/untrusted-data-\1>$/), ok: true });
   expect(reply.run?.transcript.reply).toBe('Disk is full on db-1.');
 });
 

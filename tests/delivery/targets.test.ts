@@ -231,7 +231,7 @@ describe('Slack', () => {
     ['# Title', '*Title*'],
     ['- one\n* two', '• one\n• two'],
     ['a < b & c > d', 'a &lt; b &amp; c &gt; d'],
-    ['```\n**not bold** <x>\n```', '```\n**not bold** <x>\n```'],
+    ['```\n**not bold** <x>\n```', '```\n**not bold** &lt;x&gt;\n```'],
     ['use `a**b**c` here', 'use `a**b**c` here'],
   ])('mrkdwn: %p → %p', (markdown, mrkdwn) => {
     expect(markdownToMrkdwn(markdown)).toBe(mrkdwn);

@@ -23,7 +23,7 @@ beforeAll(async () => {
       return sendJson(res, 429, { error: { message: 'Rate limit reached for requests', type: 'requests', code: 'rate_limit_exceeded' } }, { 'retry-after': '2' });
     }
     const prompt = (JSON.parse(req.body) as { messages: Array<{ role: string; content: string }> }).messages.find((m) => m.role === 'user')?.content ?? '';
-    sendJson(res, 200, { id: 'c', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: `Triaged: ${/Alert \w+/.exec(prompt)?.[0]}` }, finish_reason: 'stop' }] });
+    sendJson(res, 200, { id: 'c', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: `Triaged: Alert ${/Alert (?:<untrusted-data-\w+>)?(\w+)/.exec(prompt)?.[1]}` }, finish_reason: 'stop' }] });
   });
   telegram = await startLocalServer((_req, res) => sendJson(res, 200, { ok: true, result: { message_id: telegram.requests.length } }));
 }, 60_000);

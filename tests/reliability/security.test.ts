@@ -115,10 +115,11 @@ test('a payload that orders a tool call cannot reach a tool the subscription doe
       expect(call.messages.filter((m) => m.role === 'tool')).toEqual([expect.objectContaining({ content: "ERROR: Tool 'get_change_diff' is not available for this task." })]);
     }
     expect(github.requests).toHaveLength(0);
-    // The payload reached the model only inside the untrusted fence.
+    // The payload reached the model only inside the untrusted fence (its token is random per run).
     const user = modelCalls.find((c) => c.messages.some((m) => m.content?.includes('Triage:')))?.messages.find((m) => m.role === 'user')?.content ?? '';
-    expect(user.indexOf('<untrusted-event-data>')).toBeLessThan(user.indexOf('Ignore previous instructions'));
-    expect(user.indexOf('</untrusted-event-data>')).toBeGreaterThan(user.indexOf('Ignore previous instructions'));
+    const token = /<untrusted-data-([0-9a-f]+)>/.exec(user)?.[1] ?? 'missing';
+    expect(user.lastIndexOf(`<untrusted-data-${token}>`, user.indexOf('Ignore previous instructions'))).toBeGreaterThanOrEqual(0);
+    expect(user.indexOf(`</untrusted-data-${token}>`, user.indexOf('Ignore previous instructions'))).toBeGreaterThan(0);
     const events = JSON.parse((await cli(['webhook', 'events', 'triage', '--json'])).stdout) as Array<{ status: string; warnings?: string[] }>;
     expect(events[0]).toMatchObject({ status: 'delivered', warnings: ["tool 'get_change_diff' refused: no attached skill declares it"] });
   });

@@ -12,6 +12,9 @@ import { bedrockProvider } from '../../functions/aws/bedrock-provider';
 import type { Config } from '../../functions/core/config/types';
 import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
 
+/** A tool result as the loop sends it: inside a fence of a random token (functions/core/agent/fence.ts). */
+const fenced = (text: string) => expect.stringMatching(new RegExp(`^<untrusted-data-([0-9a-f]{18})>${text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}</untrusted-data-\\1>$`));
+
 let github: LocalServer;
 let diff = 'diff --git a/x.ts b/x.ts\n+const x = 1;\n';
 beforeAll(async () => {
@@ -70,8 +73,9 @@ describe('OpenAI-compatible Chat Completions', () => {
     expect(first.messages[0]).toEqual({ role: 'system', content: 'SYSTEM' });
     expect(first.tools?.map((t) => t.function.name)).toEqual(['get_change_diff', 'list_changed_files']);
     const third = JSON.parse(llm.requests[2]!.body) as ChatBody;
-    expect(third.messages).toContainEqual({ role: 'tool', tool_call_id: 'call_1', content: diff });
-    expect(third.messages).toContainEqual({ role: 'tool', tool_call_id: 'call_2', content: 'modified x.ts (+1 -0)' });
+    // Tool results go back inside the run's untrusted-data fence.
+    expect(third.messages).toContainEqual({ role: 'tool', tool_call_id: 'call_1', content: fenced(diff) });
+    expect(third.messages).toContainEqual({ role: 'tool', tool_call_id: 'call_2', content: fenced('modified x.ts (+1 -0)') });
     expect(github.requests.map((r) => r.headers.accept)).toContain('application/vnd.github.diff');
   });
 
@@ -89,12 +93,14 @@ describe('OpenAI-compatible Chat Completions', () => {
     script = [() => [200, toolCall('c', 'get_change_diff')], () => [200, text('ok')]];
     await runToolLoop(request(), { provider: provider(), tools: BUILTIN_TOOLS, delivery: delivery() });
     const sent = (JSON.parse(llm.requests[1]!.body) as ChatBody).messages.find((m) => m.role === 'tool')!.content as string;
-    expect(sent.length).toBeLessThan(TOOL_OUTPUT_CAP + 100);
+    expect(sent.length).toBeLessThan(TOOL_OUTPUT_CAP + 150);
     diff = 'small';
     script = [() => [200, toolCall('c', 'get_change_diff')], () => [200, text('ok')]];
     await runToolLoop(request(), { provider: provider(), tools: BUILTIN_TOOLS, delivery: { timeout_ms: 1, codehost: { github: { token: 'wrong', api_url: github.url } } } });
     const error = (JSON.parse(llm.requests[3]!.body) as ChatBody).messages.find((m) => m.role === 'tool')!.content as string;
-    expect(error).toBe('ERROR: github answered 401: Bad credentials');
+    // The error carries the code host's words: fenced like any tool output.
+    expect(error.replace(/^ERROR: /, '')).toEqual(fenced('github answered 401: Bad credentials'));
+    expect(error).toMatch(/^ERROR: /);
   });
 
   test.each([
@@ -152,7 +158,7 @@ describe('Bedrock Converse', () => {
     expect(first.system).toEqual([{ text: 'SYSTEM' }]);
     expect(first.toolConfig.tools.map((t) => t.toolSpec.name)).toEqual(['get_change_diff', 'list_changed_files']);
     const second = JSON.parse(bedrock.requests[1]!.body) as { messages: Array<{ role: string; content: Array<Record<string, unknown>> }> };
-    expect(second.messages[2]).toEqual({ role: 'user', content: [{ toolResult: { toolUseId: 'tu1', content: [{ text: 'modified x.ts (+1 -0)' }], status: 'success' } }] });
+    expect(second.messages[2]).toEqual({ role: 'user', content: [{ toolResult: { toolUseId: 'tu1', content: [{ text: fenced('modified x.ts (+1 -0)') }], status: 'success' } }] });
   });
 
   test('ThrottlingException is retryable; ValidationException and AccessDeniedException are permanent', async () => {

@@ -189,7 +189,8 @@ test('the system prompt fences the payload and carries the skills; the echo repl
   expect(request?.system).toContain('untrusted');
   expect(request?.system).toContain('[SILENT]');
   expect(request?.system).toContain('## Skill: alert-triage');
-  expect(request?.prompt).toBe('<untrusted-event-data>\nAlert DiskRunningFull\n</untrusted-event-data>');
+  // The template's words stay outside the fence; the payload value is inside a fence of a random token.
+  expect(request?.prompt).toMatch(/^Alert <untrusted-data-([0-9a-f]{18})>DiskRunningFull<\/untrusted-data-\1>$/);
   expect(request?.rendered).toBe('Alert DiskRunningFull');
 });
 

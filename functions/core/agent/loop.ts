@@ -12,6 +12,7 @@ import { HookError, isHookError } from '../errors';
 import type { Agent, AgentReply, AgentRequest } from './agent';
 import type { ChatProvider, ToolResult, Turn } from './conversation';
 import { RunRecorder, withRun } from './run-record';
+import { fenceText, newFenceToken } from './fence';
 import { capToolOutput, type Tool, type ToolContext } from './tools';
 
 export interface LoopOptions {
@@ -32,6 +33,8 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
   const recorder = new RunRecorder(options.provider.name ?? 'model', options.provider.model, request.system, request.prompt);
   const turnOptions = request.maxTokens ? { maxTokens: request.maxTokens } : {};
   let retriedShorter = false;
+  // Tool results are outside text: fenced with a token of this run (fence.ts).
+  const fence = newFenceToken([request.prompt]);
   try {
     for (let step = 1; step <= request.maxSteps; step++) {
       // Tools stay offered on the shorter retry: Bedrock refuses toolUse blocks without a toolConfig.
@@ -67,10 +70,10 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
         } else {
           try {
             const context: ToolContext = { message: request.message, payload: request.payload, delivery: options.delivery, signal };
-            result = { id: call.id, name: call.name, isError: false, content: capToolOutput(await tool.run(call.input, context)) };
+            result = { id: call.id, name: call.name, isError: false, content: fenceText(capToolOutput(await tool.run(call.input, context)), fence) };
           } catch (error) {
             if (signal.aborted) throw error;
-            result = { id: call.id, name: call.name, isError: true, content: capToolOutput(isHookError(error) ? error.message : String(error)) };
+            result = { id: call.id, name: call.name, isError: true, content: fenceText(capToolOutput(isHookError(error) ? error.message : String(error)), fence) };
           }
         }
         results.push(result);

@@ -2,7 +2,7 @@
 import type { ValidateFunction } from 'ajv';
 import func2 from 'ajv/dist/runtime/ucs2length';
 export const validateConfig = validate10 as unknown as ValidateFunction;
-const schema11 = {"$id":"hookagent-config","type":"object","additionalProperties":false,"properties":{"webhooks":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"gitlab":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"allowed_ips":{"type":"array","items":{"type":"string"}},"max_payload_size":{"type":["string","integer"]},"public_url":{"type":"string","minLength":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"provider":{"enum":["echo","bedrock","openai","anthropic"]},"model":{"type":"string","minLength":1},"base_url":{"type":"string","minLength":1},"api_key":{"type":"string","description":"a ${VAR_NAME} reference"},"region":{"type":"string","minLength":1},"timeout":{"type":["string","integer"]},"max_steps":{"type":"integer","minimum":1,"maximum":50},"max_tokens":{"type":"integer","minimum":16,"maximum":200000},"budget":{"type":"object","additionalProperties":false,"properties":{"daily_tokens":{"type":"integer","minimum":1}}},"http":{"type":"object","additionalProperties":false,"properties":{"allow":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["prefix"],"properties":{"prefix":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}}}}},"timeout":{"type":["string","integer"]},"max_bytes":{"type":["string","integer"]}}},"concurrency":{"type":"integer","minimum":1,"maximum":100}}},"delivery":{"type":"object","additionalProperties":false,"properties":{"timeout":{"type":["string","integer"]},"codehost":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"gitlab":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}}}},"teamchat":{"type":"object","additionalProperties":false,"required":["provider"],"properties":{"provider":{"enum":["slack"]},"webhook_url":{"type":"string","description":"a ${VAR_NAME} reference"},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"channel":{"type":"string","minLength":1},"api_url":{"type":"string","minLength":1}}},"messenger":{"type":"object","additionalProperties":false,"required":["provider","bot_token"],"properties":{"provider":{"enum":["telegram"]},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"chat_id":{"type":["string","integer"]},"api_url":{"type":"string","minLength":1}}}}},"aws":{"type":"object","additionalProperties":false,"required":["stage"],"properties":{"region":{"type":"string","minLength":1},"stage":{"type":"string","pattern":"^[a-zA-Z0-9-]{1,32}$"},"tables":{"type":"object","additionalProperties":false,"properties":{"subscriptions":{"type":"string","minLength":3},"dedup":{"type":"string","minLength":3},"events":{"type":"string","minLength":3}}}}}}};
+const schema11 = {"$id":"hookagent-config","type":"object","additionalProperties":false,"properties":{"webhooks":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"gitlab":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"allowed_ips":{"type":"array","items":{"type":"string"}},"max_payload_size":{"type":["string","integer"]},"public_url":{"type":"string","minLength":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"provider":{"enum":["echo","bedrock","openai","anthropic"]},"model":{"type":"string","minLength":1},"base_url":{"type":"string","minLength":1},"api_key":{"type":"string","description":"a ${VAR_NAME} reference"},"region":{"type":"string","minLength":1},"timeout":{"type":["string","integer"]},"max_steps":{"type":"integer","minimum":1,"maximum":50},"max_tokens":{"type":"integer","minimum":16,"maximum":200000},"budget":{"type":"object","additionalProperties":false,"properties":{"daily_tokens":{"type":"integer","minimum":1}}},"http":{"type":"object","additionalProperties":false,"properties":{"allow":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["prefix"],"properties":{"prefix":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}}}}},"timeout":{"type":["string","integer"]},"max_bytes":{"type":["string","integer"]}}},"concurrency":{"type":"integer","minimum":1,"maximum":100}}},"delivery":{"type":"object","additionalProperties":false,"properties":{"timeout":{"type":["string","integer"]},"codehost":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"gitlab":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"allow_mentions":{"type":"boolean"}}},"teamchat":{"type":"object","additionalProperties":false,"required":["provider"],"properties":{"provider":{"enum":["slack"]},"webhook_url":{"type":"string","description":"a ${VAR_NAME} reference"},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"channel":{"type":"string","minLength":1},"api_url":{"type":"string","minLength":1}}},"messenger":{"type":"object","additionalProperties":false,"required":["provider","bot_token"],"properties":{"provider":{"enum":["telegram"]},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"chat_id":{"type":["string","integer"]},"api_url":{"type":"string","minLength":1}}}}},"aws":{"type":"object","additionalProperties":false,"required":["stage"],"properties":{"region":{"type":"string","minLength":1},"stage":{"type":"string","pattern":"^[a-zA-Z0-9-]{1,32}$"},"tables":{"type":"object","additionalProperties":false,"properties":{"subscriptions":{"type":"string","minLength":3},"dedup":{"type":"string","minLength":3},"events":{"type":"string","minLength":3}}}}}}};
 const func3 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[a-zA-Z0-9-]{1,32}$", "u");
 
@@ -840,7 +840,7 @@ if(data31.codehost !== undefined){
 let data33 = data31.codehost;
 if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
 for(const key10 in data33){
-if(!((key10 === "github") || (key10 === "gitlab"))){
+if(!(((key10 === "github") || (key10 === "gitlab")) || (key10 === "allow_mentions"))){
 const err62 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost,data:data33};
 if(vErrors === null){
 vErrors = [err62];
@@ -1001,9 +1001,10 @@ vErrors.push(err74);
 errors++;
 }
 }
-}
-else {
-const err75 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.type,parentSchema:schema11.properties.delivery.properties.codehost,data:data33};
+if(data33.allow_mentions !== undefined){
+let data40 = data33.allow_mentions;
+if(typeof data40 !== "boolean"){
+const err75 = {instancePath:instancePath+"/delivery/codehost/allow_mentions",schemaPath:"#/properties/delivery/properties/codehost/properties/allow_mentions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.delivery.properties.codehost.properties.allow_mentions.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.allow_mentions,data:data40};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1013,11 +1014,9 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data31.teamchat !== undefined){
-let data40 = data31.teamchat;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.provider === undefined){
-const err76 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.teamchat.required,parentSchema:schema11.properties.delivery.properties.teamchat,data:data40};
+}
+else {
+const err76 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.type,parentSchema:schema11.properties.delivery.properties.codehost,data:data33};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1026,9 +1025,12 @@ vErrors.push(err76);
 }
 errors++;
 }
-for(const key13 in data40){
-if(!(((((key13 === "provider") || (key13 === "webhook_url")) || (key13 === "bot_token")) || (key13 === "channel")) || (key13 === "api_url"))){
-const err77 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.teamchat,data:data40};
+}
+if(data31.teamchat !== undefined){
+let data41 = data31.teamchat;
+if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
+if(data41.provider === undefined){
+const err77 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.teamchat.required,parentSchema:schema11.properties.delivery.properties.teamchat,data:data41};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1037,11 +1039,9 @@ vErrors.push(err77);
 }
 errors++;
 }
-}
-if(data40.provider !== undefined){
-let data41 = data40.provider;
-if(!(data41 === "slack")){
-const err78 = {instancePath:instancePath+"/delivery/teamchat/provider",schemaPath:"#/properties/delivery/properties/teamchat/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.teamchat.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.teamchat.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.teamchat.properties.provider,data:data41};
+for(const key13 in data41){
+if(!(((((key13 === "provider") || (key13 === "webhook_url")) || (key13 === "bot_token")) || (key13 === "channel")) || (key13 === "api_url"))){
+const err78 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.teamchat,data:data41};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1051,10 +1051,10 @@ vErrors.push(err78);
 errors++;
 }
 }
-if(data40.webhook_url !== undefined){
-let data42 = data40.webhook_url;
-if(typeof data42 !== "string"){
-const err79 = {instancePath:instancePath+"/delivery/teamchat/webhook_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.webhook_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.webhook_url,data:data42};
+if(data41.provider !== undefined){
+let data42 = data41.provider;
+if(!(data42 === "slack")){
+const err79 = {instancePath:instancePath+"/delivery/teamchat/provider",schemaPath:"#/properties/delivery/properties/teamchat/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.teamchat.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.teamchat.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.teamchat.properties.provider,data:data42};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1064,10 +1064,10 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data40.bot_token !== undefined){
-let data43 = data40.bot_token;
+if(data41.webhook_url !== undefined){
+let data43 = data41.webhook_url;
 if(typeof data43 !== "string"){
-const err80 = {instancePath:instancePath+"/delivery/teamchat/bot_token",schemaPath:"#/properties/delivery/properties/teamchat/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.bot_token,data:data43};
+const err80 = {instancePath:instancePath+"/delivery/teamchat/webhook_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.webhook_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.webhook_url,data:data43};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1077,11 +1077,10 @@ vErrors.push(err80);
 errors++;
 }
 }
-if(data40.channel !== undefined){
-let data44 = data40.channel;
-if(typeof data44 === "string"){
-if(func2(data44) < 1){
-const err81 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data44};
+if(data41.bot_token !== undefined){
+let data44 = data41.bot_token;
+if(typeof data44 !== "string"){
+const err81 = {instancePath:instancePath+"/delivery/teamchat/bot_token",schemaPath:"#/properties/delivery/properties/teamchat/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.bot_token,data:data44};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1091,8 +1090,11 @@ vErrors.push(err81);
 errors++;
 }
 }
-else {
-const err82 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.channel.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data44};
+if(data41.channel !== undefined){
+let data45 = data41.channel;
+if(typeof data45 === "string"){
+if(func2(data45) < 1){
+const err82 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data45};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1102,11 +1104,8 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data40.api_url !== undefined){
-let data45 = data40.api_url;
-if(typeof data45 === "string"){
-if(func2(data45) < 1){
-const err83 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data45};
+else {
+const err83 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.channel.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data45};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1116,8 +1115,11 @@ vErrors.push(err83);
 errors++;
 }
 }
-else {
-const err84 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data45};
+if(data41.api_url !== undefined){
+let data46 = data41.api_url;
+if(typeof data46 === "string"){
+if(func2(data46) < 1){
+const err84 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data46};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1127,9 +1129,8 @@ vErrors.push(err84);
 errors++;
 }
 }
-}
 else {
-const err85 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.teamchat.type,parentSchema:schema11.properties.delivery.properties.teamchat,data:data40};
+const err85 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data46};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1139,11 +1140,9 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data31.messenger !== undefined){
-let data46 = data31.messenger;
-if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
-if(data46.provider === undefined){
-const err86 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data46};
+}
+else {
+const err86 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.teamchat.type,parentSchema:schema11.properties.delivery.properties.teamchat,data:data41};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1152,8 +1151,12 @@ vErrors.push(err86);
 }
 errors++;
 }
-if(data46.bot_token === undefined){
-const err87 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "bot_token"},message:"must have required property '"+"bot_token"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data46};
+}
+if(data31.messenger !== undefined){
+let data47 = data31.messenger;
+if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
+if(data47.provider === undefined){
+const err87 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data47};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1162,9 +1165,8 @@ vErrors.push(err87);
 }
 errors++;
 }
-for(const key14 in data46){
-if(!((((key14 === "provider") || (key14 === "bot_token")) || (key14 === "chat_id")) || (key14 === "api_url"))){
-const err88 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.messenger,data:data46};
+if(data47.bot_token === undefined){
+const err88 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "bot_token"},message:"must have required property '"+"bot_token"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data47};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1173,11 +1175,9 @@ vErrors.push(err88);
 }
 errors++;
 }
-}
-if(data46.provider !== undefined){
-let data47 = data46.provider;
-if(!(data47 === "telegram")){
-const err89 = {instancePath:instancePath+"/delivery/messenger/provider",schemaPath:"#/properties/delivery/properties/messenger/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.messenger.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.messenger.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.messenger.properties.provider,data:data47};
+for(const key14 in data47){
+if(!((((key14 === "provider") || (key14 === "bot_token")) || (key14 === "chat_id")) || (key14 === "api_url"))){
+const err89 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.messenger,data:data47};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1187,10 +1187,10 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data46.bot_token !== undefined){
-let data48 = data46.bot_token;
-if(typeof data48 !== "string"){
-const err90 = {instancePath:instancePath+"/delivery/messenger/bot_token",schemaPath:"#/properties/delivery/properties/messenger/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.bot_token,data:data48};
+if(data47.provider !== undefined){
+let data48 = data47.provider;
+if(!(data48 === "telegram")){
+const err90 = {instancePath:instancePath+"/delivery/messenger/provider",schemaPath:"#/properties/delivery/properties/messenger/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.messenger.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.messenger.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.messenger.properties.provider,data:data48};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1200,10 +1200,10 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data46.chat_id !== undefined){
-let data49 = data46.chat_id;
-if((typeof data49 !== "string") && (!(((typeof data49 == "number") && (!(data49 % 1) && !isNaN(data49))) && (isFinite(data49))))){
-const err91 = {instancePath:instancePath+"/delivery/messenger/chat_id",schemaPath:"#/properties/delivery/properties/messenger/properties/chat_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.messenger.properties.chat_id.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.messenger.properties.chat_id.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.chat_id,data:data49};
+if(data47.bot_token !== undefined){
+let data49 = data47.bot_token;
+if(typeof data49 !== "string"){
+const err91 = {instancePath:instancePath+"/delivery/messenger/bot_token",schemaPath:"#/properties/delivery/properties/messenger/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.bot_token,data:data49};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1213,11 +1213,10 @@ vErrors.push(err91);
 errors++;
 }
 }
-if(data46.api_url !== undefined){
-let data50 = data46.api_url;
-if(typeof data50 === "string"){
-if(func2(data50) < 1){
-const err92 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data50};
+if(data47.chat_id !== undefined){
+let data50 = data47.chat_id;
+if((typeof data50 !== "string") && (!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50))))){
+const err92 = {instancePath:instancePath+"/delivery/messenger/chat_id",schemaPath:"#/properties/delivery/properties/messenger/properties/chat_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.messenger.properties.chat_id.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.messenger.properties.chat_id.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.chat_id,data:data50};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1227,8 +1226,11 @@ vErrors.push(err92);
 errors++;
 }
 }
-else {
-const err93 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data50};
+if(data47.api_url !== undefined){
+let data51 = data47.api_url;
+if(typeof data51 === "string"){
+if(func2(data51) < 1){
+const err93 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data51};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1238,9 +1240,8 @@ vErrors.push(err93);
 errors++;
 }
 }
-}
 else {
-const err94 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.messenger.type,parentSchema:schema11.properties.delivery.properties.messenger,data:data46};
+const err94 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data51};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1252,7 +1253,7 @@ errors++;
 }
 }
 else {
-const err95 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.type,parentSchema:schema11.properties.delivery,data:data31};
+const err95 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.messenger.type,parentSchema:schema11.properties.delivery.properties.messenger,data:data47};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1262,11 +1263,9 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data.aws !== undefined){
-let data51 = data.aws;
-if(data51 && typeof data51 == "object" && !Array.isArray(data51)){
-if(data51.stage === undefined){
-const err96 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/required",keyword:"required",params:{missingProperty: "stage"},message:"must have required property '"+"stage"+"'",schema:schema11.properties.aws.required,parentSchema:schema11.properties.aws,data:data51};
+}
+else {
+const err96 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.type,parentSchema:schema11.properties.delivery,data:data31};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1275,9 +1274,12 @@ vErrors.push(err96);
 }
 errors++;
 }
-for(const key15 in data51){
-if(!(((key15 === "region") || (key15 === "stage")) || (key15 === "tables"))){
-const err97 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws,data:data51};
+}
+if(data.aws !== undefined){
+let data52 = data.aws;
+if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+if(data52.stage === undefined){
+const err97 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/required",keyword:"required",params:{missingProperty: "stage"},message:"must have required property '"+"stage"+"'",schema:schema11.properties.aws.required,parentSchema:schema11.properties.aws,data:data52};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1286,12 +1288,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-}
-if(data51.region !== undefined){
-let data52 = data51.region;
-if(typeof data52 === "string"){
-if(func2(data52) < 1){
-const err98 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.aws.properties.region,data:data52};
+for(const key15 in data52){
+if(!(((key15 === "region") || (key15 === "stage")) || (key15 === "tables"))){
+const err98 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws,data:data52};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1301,8 +1300,11 @@ vErrors.push(err98);
 errors++;
 }
 }
-else {
-const err99 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.region.type,parentSchema:schema11.properties.aws.properties.region,data:data52};
+if(data52.region !== undefined){
+let data53 = data52.region;
+if(typeof data53 === "string"){
+if(func2(data53) < 1){
+const err99 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.aws.properties.region,data:data53};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1312,11 +1314,8 @@ vErrors.push(err99);
 errors++;
 }
 }
-if(data51.stage !== undefined){
-let data53 = data51.stage;
-if(typeof data53 === "string"){
-if(!pattern0.test(data53)){
-const err100 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-zA-Z0-9-]{1,32}$"+"\"",schema:"^[a-zA-Z0-9-]{1,32}$",parentSchema:schema11.properties.aws.properties.stage,data:data53};
+else {
+const err100 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.region.type,parentSchema:schema11.properties.aws.properties.region,data:data53};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1326,8 +1325,11 @@ vErrors.push(err100);
 errors++;
 }
 }
-else {
-const err101 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.stage.type,parentSchema:schema11.properties.aws.properties.stage,data:data53};
+if(data52.stage !== undefined){
+let data54 = data52.stage;
+if(typeof data54 === "string"){
+if(!pattern0.test(data54)){
+const err101 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-zA-Z0-9-]{1,32}$"+"\"",schema:"^[a-zA-Z0-9-]{1,32}$",parentSchema:schema11.properties.aws.properties.stage,data:data54};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1337,12 +1339,8 @@ vErrors.push(err101);
 errors++;
 }
 }
-if(data51.tables !== undefined){
-let data54 = data51.tables;
-if(data54 && typeof data54 == "object" && !Array.isArray(data54)){
-for(const key16 in data54){
-if(!(((key16 === "subscriptions") || (key16 === "dedup")) || (key16 === "events"))){
-const err102 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws.properties.tables,data:data54};
+else {
+const err102 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.stage.type,parentSchema:schema11.properties.aws.properties.stage,data:data54};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1352,11 +1350,12 @@ vErrors.push(err102);
 errors++;
 }
 }
-if(data54.subscriptions !== undefined){
-let data55 = data54.subscriptions;
-if(typeof data55 === "string"){
-if(func2(data55) < 3){
-const err103 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data55};
+if(data52.tables !== undefined){
+let data55 = data52.tables;
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+for(const key16 in data55){
+if(!(((key16 === "subscriptions") || (key16 === "dedup")) || (key16 === "events"))){
+const err103 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws.properties.tables,data:data55};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1366,8 +1365,11 @@ vErrors.push(err103);
 errors++;
 }
 }
-else {
-const err104 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.subscriptions.type,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data55};
+if(data55.subscriptions !== undefined){
+let data56 = data55.subscriptions;
+if(typeof data56 === "string"){
+if(func2(data56) < 3){
+const err104 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data56};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1377,11 +1379,8 @@ vErrors.push(err104);
 errors++;
 }
 }
-if(data54.dedup !== undefined){
-let data56 = data54.dedup;
-if(typeof data56 === "string"){
-if(func2(data56) < 3){
-const err105 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data56};
+else {
+const err105 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.subscriptions.type,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data56};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1391,8 +1390,11 @@ vErrors.push(err105);
 errors++;
 }
 }
-else {
-const err106 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.dedup.type,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data56};
+if(data55.dedup !== undefined){
+let data57 = data55.dedup;
+if(typeof data57 === "string"){
+if(func2(data57) < 3){
+const err106 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data57};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1402,11 +1404,8 @@ vErrors.push(err106);
 errors++;
 }
 }
-if(data54.events !== undefined){
-let data57 = data54.events;
-if(typeof data57 === "string"){
-if(func2(data57) < 3){
-const err107 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data57};
+else {
+const err107 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.dedup.type,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data57};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1416,8 +1415,11 @@ vErrors.push(err107);
 errors++;
 }
 }
-else {
-const err108 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.events.type,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data57};
+if(data55.events !== undefined){
+let data58 = data55.events;
+if(typeof data58 === "string"){
+if(func2(data58) < 3){
+const err108 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data58};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1427,9 +1429,8 @@ vErrors.push(err108);
 errors++;
 }
 }
-}
 else {
-const err109 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.properties.tables.type,parentSchema:schema11.properties.aws.properties.tables,data:data54};
+const err109 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.events.type,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data58};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1441,7 +1442,7 @@ errors++;
 }
 }
 else {
-const err110 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.type,parentSchema:schema11.properties.aws,data:data51};
+const err110 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.properties.tables.type,parentSchema:schema11.properties.aws.properties.tables,data:data55};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -1453,12 +1454,24 @@ errors++;
 }
 }
 else {
-const err111 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+const err111 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.type,parentSchema:schema11.properties.aws,data:data52};
 if(vErrors === null){
 vErrors = [err111];
 }
 else {
 vErrors.push(err111);
+}
+errors++;
+}
+}
+}
+else {
+const err112 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err112];
+}
+else {
+vErrors.push(err112);
 }
 errors++;
 }

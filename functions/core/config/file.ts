@@ -1,8 +1,9 @@
 /** Where config.yaml lives and reading it (DESIGN §2.3). */
-import { readFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
-import { fail, type Result } from '../errors';
+import { readFileBounded } from '../bounded-read';
+import { fail, isHookError, type Result } from '../errors';
+import { MAX_CONFIG_BYTES } from './size';
 import { parseConfig, type ConfigError } from './load';
 import type { Config } from './types';
 
@@ -21,14 +22,18 @@ export function configPath(dir: string): string {
 export function readConfigFile(dir: string): Result<Config, ConfigError> {
   let text: string;
   try {
-    text = readFileSync(configPath(dir), 'utf8');
+    text = readFileBounded(configPath(dir), MAX_CONFIG_BYTES, 'config.yaml', 'the most a configuration file may hold');
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') text = '';
+    if (isHookError(error) && error.code === 'too_large') {
+      return fail({ code: 'config_invalid', message: `Invalid configuration:\n  ${error.message}`, issues: [{ path: '', message: error.message }] });
+    }
+    const cause = ((error as Error).cause ?? error) as NodeJS.ErrnoException;
+    if (cause.code === 'ENOENT') text = '';
     else {
       return fail({
         code: 'config_invalid',
-        message: `Cannot read ${configPath(dir)}: ${(error as Error).message}`,
-        issues: [{ path: '', message: (error as Error).message }],
+        message: `Cannot read ${configPath(dir)}: ${cause.message}`,
+        issues: [{ path: '', message: cause.message }],
       });
     }
   }

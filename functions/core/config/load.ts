@@ -15,6 +15,7 @@ import { validateConfig as validate } from './config-validator.generated';
 import { SECRET_KEYS } from './schema';
 import { normaliseAgentExtras } from './agent-extras';
 import type { Config, ConfigSection } from './types';
+import { MAX_CONFIG_VALUES, oversizedKey } from './size';
 
 export interface ConfigIssue {
   /** Dotted key path, e.g. `webhooks.max_payload_size`; empty for the whole file. */
@@ -80,6 +81,8 @@ export function parseConfig(text: string): Result<Config, ConfigError> {
     return fail(configError([{ path: '', message: `config.yaml is not valid YAML${line}: ${reason}` }]));
   }
   if (document === null || document === undefined) document = {};
+  const oversized = oversizedKey(document);
+  if (oversized) return fail(configError([{ path: oversized.path, message: `expands to more than ${MAX_CONFIG_VALUES} values (YAML aliases repeat what they name); write the values out` }]));
   if (typeof document !== 'object' || Array.isArray(document)) {
     return fail(configError([{ path: '', message: 'config.yaml must be a mapping of sections (webhooks, agent, delivery, aws)' }]));
   }
@@ -261,6 +264,7 @@ function normalise(raw: Raw, issues: ConfigIssue[]): Config {
     const apiUrl = checkUrl(issues, `delivery.codehost.${host}.api_url`, settings.api_url) ?? hostDefaults[host];
     config.delivery.codehost[host] = { token: settings.token as string, api_url: apiUrl };
   }
+  if (codehost.allow_mentions === true) config.delivery.codehost.allow_mentions = true;
 
   const teamchat = delivery.teamchat as Raw | undefined;
   if (teamchat) {

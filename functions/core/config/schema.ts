@@ -79,6 +79,7 @@ export const configSchema = {
               type: 'object', additionalProperties: false, required: ['token'],
               properties: { token: secretRef, api_url: url },
             },
+            allow_mentions: { type: 'boolean' },
           },
         },
         teamchat: {

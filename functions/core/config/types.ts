@@ -62,6 +62,8 @@ export interface Config {
     codehost: {
       github?: CodehostSettings;
       gitlab?: CodehostSettings;
+      /** Leave @mentions in comments live (default false: they are neutralised, see delivery/mentions.ts). */
+      allow_mentions?: boolean;
     };
     teamchat?: TeamchatSettings;
     messenger?: MessengerSettings;

@@ -1,6 +1,7 @@
 /** `codehost_comment` on GitHub: an issue/PR comment, or a commit comment for pushes. */
 import type { CodehostSettings } from '../config/types';
 import { commentMarker } from '../events/loop-guard';
+import { commentText } from './mentions';
 import { deliveryRequest, fitReply, postOnce, type HttpOptions } from './http';
 import type { DeliveryOutcome, DeliveryRequest } from './target';
 
@@ -82,7 +83,7 @@ export async function postGithubComment(request: DeliveryRequest, settings: Code
     }
     return undefined;
   };
-  const body = fitReply(request.reply, GITHUB_COMMENT_LIMIT, `\n\n${marker}`);
+  const body = fitReply(commentText(request.reply, request.settings), GITHUB_COMMENT_LIMIT, `\n\n${marker}`);
   const post = async (): Promise<DeliveryOutcome> => {
     const posted = await deliveryRequest(`${settings.api_url}${path}`, { method: 'POST', headers, body: JSON.stringify({ body }) }, { ...options, attempts: 1 });
     if (!posted.ok) return posted.failure;

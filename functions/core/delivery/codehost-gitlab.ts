@@ -1,6 +1,7 @@
 /** `codehost_comment` on GitLab: a note on the MR or issue, or a commit comment. */
 import type { CodehostSettings } from '../config/types';
 import { commentMarker } from '../events/loop-guard';
+import { commentText } from './mentions';
 import { deliveryRequest, fitReply, postOnce, type HttpOptions } from './http';
 import type { DeliveryOutcome, DeliveryRequest } from './target';
 
@@ -61,7 +62,7 @@ export async function postGitlabComment(request: DeliveryRequest, settings: Code
     const existing = Array.isArray(notes) ? notes.find((n) => (n.body ?? n.note ?? '').includes(marker)) : undefined;
     return existing ? { status: 'delivered', detail: `${place.path}${existing.id ? `#${existing.id}` : ''} (already posted)` } : undefined;
   };
-  const text = fitReply(request.reply, GITLAB_NOTE_LIMIT, `\n\n${marker}`);
+  const text = fitReply(commentText(request.reply, request.settings), GITLAB_NOTE_LIMIT, `\n\n${marker}`);
   const post = async (): Promise<DeliveryOutcome> => {
     const posted = await deliveryRequest(`${settings.api_url}${place.path}`, { method: 'POST', headers, body: JSON.stringify({ [place.field]: text }) }, { ...options, attempts: 1 });
     if (!posted.ok) return posted.failure;

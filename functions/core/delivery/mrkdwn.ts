@@ -1,23 +1,46 @@
 /**
  * Markdown (what models write) to Slack mrkdwn: `**b**` → `*b*`, `*i*`/`_i_` → `_i_`,
- * `~~s~~` → `~s~`, `[t](u)` → `<u|t>`, headings → bold lines, `- ` lists → `• `, and
- * `&`, `<`, `>` escaped; code spans and blocks are left as they are.
+ * `~~s~~` → `~s~`, `[t](u)` → `<u|t>`, headings → bold lines, `- ` lists → `• `.
+ *
+ * `&`, `<` and `>` are Slack's control characters everywhere, code included, so they are
+ * escaped in every part of the text: no reply (model text, payload text quoted by it) can
+ * build `<!channel>`, `<!here>`, `<!everyone>`, `<@U…>`, `<#C…>`, `<!subteam^…>` or
+ * `<!date…>`. The only `<…>` this module writes are links whose URL parsed as http(s),
+ * with `<`, `>`, `|` percent-encoded and `&` escaped, and whose label is escaped.
  */
-const escape = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+export const escapeSlack = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+/** An http(s) URL as Slack's link syntax needs it, or undefined (then the link stays text). */
+export function slackLinkUrl(raw: string): string | undefined {
+  let url: URL;
+  try {
+    url = new URL(raw);
+  } catch {
+    return undefined;
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return undefined;
+  return url.href.replace(/</g, '%3C').replace(/>/g, '%3E').replace(/\|/g, '%7C').replace(/&/g, '&amp;');
+}
+
+// Placeholders for the links built, in characters no input keeps (stripped first).
+const LINK = '\u0000';
+const BOLD = '\u0001';
 
 function convertInline(text: string): string {
   const links: string[] = [];
-  let out = text.replace(/\[([^\]\n]+)\]\((https?:\/\/[^)\s]+)\)/g, (_m, label: string, url: string) => {
-    links.push(`<${url}|${escape(label)}>`);
-    return `\u0000${links.length - 1}\u0000`;
+  let out = text.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (whole, label: string, raw: string) => {
+    const url = slackLinkUrl(raw);
+    if (url === undefined) return whole;
+    links.push(`<${url}|${escapeSlack(label)}>`);
+    return `${LINK}${links.length - 1}${LINK}`;
   });
-  out = escape(out)
-    .replace(/\*\*([^*\n]+)\*\*/g, '\u0001$1\u0001')
-    .replace(/__([^_\n]+)__/g, '\u0001$1\u0001')
+  out = escapeSlack(out)
+    .replace(/\*\*([^*\n]+)\*\*/g, `${BOLD}$1${BOLD}`)
+    .replace(/__([^_\n]+)__/g, `${BOLD}$1${BOLD}`)
     .replace(/(^|[^*\w])\*([^*\n]+)\*(?!\w)/g, '$1_$2_')
     .replace(/~~([^~\n]+)~~/g, '~$1~')
-    .replace(/\u0001/g, '*');
-  return out.replace(/\u0000(\d+)\u0000/g, (_m, i: string) => links[Number(i)] ?? '');
+    .replace(new RegExp(BOLD, 'g'), '*');
+  return out.replace(new RegExp(`${LINK}(\\d+)${LINK}`, 'g'), (_m, i: string) => links[Number(i)] ?? '');
 }
 
 function convertLine(line: string): string {
@@ -25,17 +48,17 @@ function convertLine(line: string): string {
   if (heading) return `*${convertInline(heading[1] as string).replace(/\*/g, '')}*`;
   const bullet = /^(\s*)[-*+]\s+(.*)$/.exec(line);
   if (bullet) return `${bullet[1]}• ${convertInline(bullet[2] as string)}`;
-  // Inline code spans stay verbatim.
-  return line.split(/(`[^`]*`)/).map((part) => (part.startsWith('`') && part.endsWith('`') && part.length > 1 ? part : convertInline(part))).join('');
+  // Inline code spans keep their text unformatted, but escaped like everything else.
+  return line.split(/(`[^`]*`)/).map((part) => (part.startsWith('`') && part.endsWith('`') && part.length > 1 ? escapeSlack(part) : convertInline(part))).join('');
 }
 
 export function markdownToMrkdwn(markdown: string): string {
   let inFence = false;
-  return markdown.split('\n').map((line) => {
+  return markdown.replace(/[\u0000\u0001]/g, '').split('\n').map((line) => {
     if (/^\s*```/.test(line)) {
       inFence = !inFence;
       return '```';
     }
-    return inFence ? line : convertLine(line);
+    return inFence ? escapeSlack(line) : convertLine(line);
   }).join('\n');
 }

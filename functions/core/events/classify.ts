@@ -41,6 +41,33 @@ export function gitlabKindFromHeader(header: string | undefined): string | undef
   return words ? words.toLowerCase().replace(/\s+/g, '_') : undefined;
 }
 
+/**
+ * A custom sender's event type (or action) as filters see it. Any string is accepted: a
+ * name that is already valid (letters, digits, `_ . : / -`, starting with a letter or
+ * digit, at most 100 characters) is kept as it is; otherwise every run of other
+ * characters (spaces, punctuation, control characters, non-ASCII) becomes one `_`,
+ * leading and trailing `_` are dropped and the result is cut to 100 characters:
+ * "Build Failed" → `Build_Failed`, "disk > 90%!" → `disk_90`. Nothing left → undefined.
+ */
+export function customEventName(value: string | undefined): string | undefined {
+  if (value === undefined) return undefined;
+  if (EVENT_TYPE.test(value)) return value;
+  const name = value.replace(/[^A-Za-z0-9_.:/-]+/g, '_').replace(/^[^A-Za-z0-9]+/, '').slice(0, 100).replace(/_+$/, '');
+  return name && EVENT_TYPE.test(name) ? name : undefined;
+}
+
+/** The answer when a request carries no usable event type, in the terms of its endpoint. */
+export function missingEventMessage(source: Source): string {
+  switch (source) {
+    case 'github':
+      return 'X-GitHub-Event header is missing or invalid';
+    case 'gitlab':
+      return 'No event type: object_kind is missing and X-Gitlab-Event is not recognised';
+    case 'custom':
+      return 'No usable event type: send X-Event-Type, or event_type, type or event in the payload';
+  }
+}
+
 /** Undefined when the request carries no usable event type (GitHub and GitLab only). */
 export function classifyEvent(source: Source, headers: Headers, payload: Payload): EventIdentity | undefined {
   let event: string | undefined;
@@ -56,14 +83,18 @@ export function classifyEvent(source: Source, headers: Headers, payload: Payload
       event = text(payload.object_kind) ?? gitlabKindFromHeader(headers['x-gitlab-event']);
       const attributes = payload.object_attributes;
       if (attributes && typeof attributes === 'object') action = text((attributes as Payload).action);
-      // Signed webhooks (GitLab 19+) send webhook-id with the same value as Idempotency-Key.
-      deliveryId = headers['idempotency-key'] ?? headers['x-gitlab-event-uuid'] ?? headers['webhook-id'];
+      // A signed request (Standard Webhooks, GitLab 19+) is deduplicated on the signed
+      // webhook-id: the unsigned Idempotency-Key could be changed to replay a captured request.
+      deliveryId = headers['webhook-signature'] && headers['webhook-id']
+        ? headers['webhook-id']
+        : headers['idempotency-key'] ?? headers['x-gitlab-event-uuid'] ?? headers['webhook-id'];
       break;
     }
     case 'custom': {
+      // Free text from any sender: normalised, never refused (see customEventName); alert senders' payloads are recognised.
       const alert = alertSenderEvent(payload);
-      event = text(headers['x-event-type']) ?? text(payload.event_type) ?? text(payload.type) ?? text(payload.event) ?? alert?.event ?? 'custom';
-      action = text(payload.action) ?? (alert && event === alert.event ? alert.action : undefined);
+      event = customEventName(text(headers['x-event-type']) ?? text(payload.event_type) ?? text(payload.type) ?? text(payload.event)) ?? alert?.event ?? 'custom';
+      action = customEventName(text(payload.action)) ?? (alert && event === alert.event ? alert.action : undefined);
       deliveryId = headers['webhook-id'] ?? headers['x-request-id'] ?? headers['idempotency-key'];
       break;
     }

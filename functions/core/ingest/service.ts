@@ -7,7 +7,7 @@ import type { Config } from '../config/types';
 import { authenticate } from '../auth/authenticate';
 import type { RawBody } from '../auth/signatures';
 import { describeError, isHookError } from '../errors';
-import { classifyEvent, type Payload } from '../events/classify';
+import { classifyEvent, missingEventMessage, type Payload } from '../events/classify';
 import { causedByHookagent } from '../events/loop-guard';
 import { newEventId } from '../ids';
 import type { Logger } from '../log';
@@ -121,9 +121,7 @@ export function createIngest(deps: IngestDeps): Ingest {
       // 6. Event type.
       const identity = classifyEvent(source, request.headers, payload);
       if (!identity) {
-        return errors.invalidEvent(source === 'github'
-          ? 'X-GitHub-Event header is missing or invalid'
-          : 'No event type: object_kind is missing and X-Gitlab-Event is not recognised');
+        return errors.invalidEvent(missingEventMessage(source));
       }
       const { event, action } = identity;
       Object.assign(trace, { event, action, deliveryId: identity.deliveryId });

@@ -107,6 +107,11 @@ export function formatValue(value: unknown): string {
 
 export interface Rendered {
   text: string;
+  /**
+   * `text` in order, split into the template's own text (trusted: the operator wrote it)
+   * and what was inserted from the payload (not trusted); the prompt fence uses it.
+   */
+  parts: Array<{ trusted: boolean; text: string }>;
   /** Placeholders whose path is absent (left literally in the text). */
   missing: string[];
   warnings: string[];
@@ -116,29 +121,39 @@ export interface Rendered {
 export function renderPrompt(template: string | undefined, payload: unknown, event: string): Rendered {
   const raw = (): string => cut(JSON.stringify(payload, null, 2) ?? 'null', RAW_CAP);
   if (template === undefined || template.trim() === '') {
-    return { text: `Event: ${event}\n\nPayload:\n${raw()}`, missing: [], warnings: [] };
+    const payloadText = raw();
+    return {
+      text: `Event: ${event}\n\nPayload:\n${payloadText}`, missing: [], warnings: [],
+      parts: [{ trusted: true, text: 'Event: ' }, { trusted: false, text: event }, { trusted: true, text: '\n\nPayload:\n' }, { trusted: false, text: payloadText }],
+    };
   }
   const { tokens, problems } = scan(template);
   const missing: string[] = [];
-  let text = '';
+  const parts: Rendered['parts'] = [];
+  const add = (trusted: boolean, piece: string) => {
+    const last = parts[parts.length - 1];
+    if (last && last.trusted === trusted) last.text += piece;
+    else if (piece !== '') parts.push({ trusted, text: piece });
+  };
   for (const token of tokens) {
     if (token.kind === 'text') {
-      text += token.text;
+      add(true, token.text);
     } else if (token.path === '__raw__') {
-      text += raw();
+      add(false, raw());
     } else {
       const found = lookup(payload, token.path);
       if (found.found) {
-        text += formatValue(found.value);
+        add(false, formatValue(found.value));
       } else {
-        text += token.source;
+        add(true, token.source);
         if (!missing.includes(token.path)) missing.push(token.path);
       }
     }
   }
+  const text = parts.map((p) => p.text).join('');
   const warnings = [
     ...problems.map((p) => p.message),
     ...missing.map((path) => `placeholder {${path}} not found in the payload; left as is`),
   ];
-  return { text, missing, warnings };
+  return { text, parts, missing, warnings };
 }

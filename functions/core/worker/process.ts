@@ -201,7 +201,7 @@ async function processLeased(message: QueueMessage, body: string, receiveCount: 
     const model = subscription.model ?? deps.config.agent.model;
     try {
       const result = await (subscription.model && deps.agentFor ? deps.agentFor(subscription.model) : deps.agent).run({
-        system: systemPrompt(skills), prompt: fencePrompt(rendered.text), rendered: rendered.text,
+        system: systemPrompt(skills), prompt: fencePrompt(rendered), rendered: rendered.text,
         allowedTools: [...new Set(skills.flatMap((s) => s.tools))], timeoutMs: subscription.timeout_ms ?? deps.config.agent.timeout_ms, maxSteps: subscription.max_steps ?? deps.config.agent.max_steps,
         message, payload, ...((subscription.max_tokens ?? deps.config.agent.max_tokens) ? { maxTokens: subscription.max_tokens ?? deps.config.agent.max_tokens } : {}),
       });
