@@ -109,7 +109,7 @@ test('an alert-triage run is told whole by `webhook event`, summed by `webhook u
     usage: { provider: 'anthropic', model: 'claude-test', input_tokens: 1080, output_tokens: 95, cache_read_tokens: 2400, cache_write_tokens: 1200, steps: 3 },
   });
   expect(entry!.transcript.system_sha256).toMatch(/^[0-9a-f]{64}$/);
-  expect(entry!.transcript.user).toContain('<untrusted-event-data>');
+  expect(entry!.transcript.user).toMatch(/<untrusted-data-[0-9a-f]{18}>DiskRunningFull<\/untrusted-data-/);
   expect(entry!.transcript.steps[0].tool_calls[0]).toMatchObject({ name: 'http_get', input: { url: query }, ok: true, result: expect.stringContaining('"instance":"db-1"') });
   expect(entry!.transcript.steps[1].tool_calls[0]).toMatchObject({ name: 'http_get', ok: false, result: expect.stringContaining('not under an allowed prefix') });
   expect(JSON.stringify(entry)).not.toContain('prom-secret');

@@ -65,7 +65,7 @@ test('the console over the AWS tables: list, one event, replay to the deployment
     const replay = await fetch(`${base}/console/api/events/${original.event_id}/replay`, { method: 'POST', headers: { cookie, 'x-csrf-token': csrf, 'content-type': 'application/json' }, body: '{}' });
     expect(replay.status).toBe(200);
     expect(sent.map((b) => (JSON.parse(b) as { replay_of?: string }).replay_of)).toEqual([original.event_id]);
-    expect((await (await fetch(`${base}/console/api/requests`)).json())).toEqual({ available: false, requests: [] });
+    expect((await (await fetch(`${base}/console/api/requests`)).json())).toEqual({ available: true, requests: [] }); // the deployment's request log table (issue 17), empty here;
   } finally {
     child.kill('SIGTERM');
   }
