@@ -22,7 +22,7 @@ export interface DeliveryRequest {
 export type DeliveryOutcome =
   | { status: 'delivered'; detail?: string }
   /** `retryable`: a later attempt may succeed (5xx, network, timeout, rate limit); else permanent. */
-  | { status: 'failed'; retryable: boolean; code: string; message: string };
+  | { status: 'failed'; retryable: boolean; code: string; message: string; /** The API's asked-for wait before a retry (rate limits). */ retry_after_seconds?: number };
 
 export interface DeliveryTarget {
   readonly kind: TargetKind;

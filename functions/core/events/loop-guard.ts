@@ -26,3 +26,18 @@ export function causedByHookagent(payload: Payload): boolean {
   ];
   return texts.some((t) => t !== undefined && t.includes(MARKER_PREFIX));
 }
+
+/** The hidden marker of a subscription's sticky comment on one pull/merge request or issue. */
+export function stickyMarker(subscription: string): string {
+  return `${MARKER_PREFIX}${subscription}:sticky -->`;
+}
+
+/** The commit a sticky comment reviewed, kept hidden in its footer (read back for incremental reviews). */
+export function reviewedMarker(commit: string): string {
+  return `<!-- hookagent-reviewed:${commit} -->`;
+}
+
+/** The commit named by a sticky comment's footer, if any. */
+export function reviewedCommitOf(body: string): string | undefined {
+  return /<!-- hookagent-reviewed:([0-9a-f]{7,64}) -->/.exec(body)?.[1];
+}

@@ -1,0 +1,128 @@
+/**
+ * `codehost_comment` on GitHub and GitLab: where the comment goes (from the validated
+ * subject), and how it is posted. In `sticky` mode (the default for pull/merge requests)
+ * a subscription keeps ONE comment per pull/merge request or issue, edited in place
+ * (GitHub `PATCH …/issues/comments/{id}`, GitLab `PUT …/notes/{id}`), found again by its
+ * hidden sticky marker, recreated when deleted; its footer names the commit reviewed and
+ * when. In `new` mode every event gets its own comment. Either way the event's own
+ * marker makes a redelivery or a retry find what was already posted instead of posting
+ * twice.
+ */
+import type { CodehostSettings } from '../config/types';
+import { commentMarker, reviewedMarker, stickyMarker } from '../events/loop-guard';
+import { subjectOf, type Subject } from '../events/subject';
+import { codehostClient, isFailure, type CodehostClient } from './codehost-api';
+import { fitReply, postOnce, type HttpOptions } from './http';
+import type { DeliveryOutcome, DeliveryRequest } from './target';
+
+export const GITHUB_COMMENT_LIMIT = 65_536;
+export const GITLAB_NOTE_LIMIT = 1_000_000;
+/** How many existing comments are searched for the markers. */
+const SEARCH_LIMIT = 3000;
+
+export interface CommentPlace {
+  /** List and create, under the client's scope. */
+  path: string;
+  /** Notes and GitHub comments take `body`; GitLab commit comments take `note`. */
+  field: 'body' | 'note';
+  /** Where comment `id` is edited; absent when the place has no editable comments (commit comments). */
+  edit?: { method: 'PATCH' | 'PUT'; path: (id: number) => string };
+}
+
+/** GitHub: `issues/{n}/comments` (pull requests and issues) or `commits/{sha}/comments`. */
+export function githubCommentPlace(subject: Subject): CommentPlace | undefined {
+  if (subject.host !== 'github' || !subject.repo) return undefined;
+  if (subject.number !== undefined && (subject.kind === 'pull_request' || subject.kind === 'issue')) {
+    return { path: `/issues/${subject.number}/comments`, field: 'body', edit: { method: 'PATCH', path: (id) => `/issues/comments/${id}` } };
+  }
+  if (subject.kind === 'commit' && subject.commit) return { path: `/commits/${subject.commit}/comments`, field: 'body' };
+  return undefined;
+}
+
+/** GitLab: notes on the merge request or issue, or a commit comment. */
+export function gitlabCommentPlace(subject: Subject): CommentPlace | undefined {
+  if (subject.host !== 'gitlab' || !subject.project) return undefined;
+  if (subject.number !== undefined && (subject.kind === 'merge_request' || subject.kind === 'issue')) {
+    const notes = `/${subject.kind === 'merge_request' ? 'merge_requests' : 'issues'}/${subject.number}/notes`;
+    return { path: notes, field: 'body', edit: { method: 'PUT', path: (id) => `${notes}/${id}` } };
+  }
+  if (subject.kind === 'commit' && subject.commit) return { path: `/repository/commits/${subject.commit}/comments`, field: 'note' };
+  return undefined;
+}
+
+export function subjectOfRequest(request: DeliveryRequest): Subject {
+  return subjectOf(request.message.source, request.message.event, request.payload, request.message.event_id);
+}
+
+/** Sticky unless the subscription says `new`; only pull/merge requests are sticky by default. */
+export function commentMode(request: DeliveryRequest, subject: Subject): 'sticky' | 'new' {
+  const mode = request.subscription.comment_mode;
+  if (mode) return mode;
+  return subject.kind === 'pull_request' || subject.kind === 'merge_request' ? 'sticky' : 'new';
+}
+
+type Comment = { id?: number; body?: string; note?: string; html_url?: string };
+const textOf = (c: Comment) => c.body ?? c.note ?? '';
+
+/** The footer of a sticky comment: the commit reviewed and when, and the hidden markers. */
+export function stickyFooter(subscription: string, eventId: string, subject: Subject, now: Date): string {
+  const when = `${now.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const commit = subject.commit ? ` · reviewed \`${subject.commit.slice(0, 12)}\`` : '';
+  return `\n\n---\n<sub>hookagent · ${subscription}${commit} · ${when}</sub>\n${subject.commit ? `${reviewedMarker(subject.commit)}\n` : ''}${stickyMarker(subscription)}\n${commentMarker(subscription, eventId)}`;
+}
+
+export async function postCodehostComment(request: DeliveryRequest, settings: Partial<Record<'github' | 'gitlab', CodehostSettings>>, http: Omit<HttpOptions, 'api'>, now: () => Date = () => new Date()): Promise<DeliveryOutcome> {
+  const subject = subjectOfRequest(request);
+  const client = codehostClient(subject, settings, http);
+  if (isFailure(client)) {
+    request.logger.warn('codehost_comment_refused', { event_id: request.message.event_id, subscription: request.subscription.name, code: client.failure.code });
+    return client.failure;
+  }
+  const place = client.host === 'github' ? githubCommentPlace(subject) : gitlabCommentPlace(subject);
+  const hostName = client.host === 'github' ? 'GitHub' : 'GitLab';
+  if (!place) return { status: 'failed', retryable: false, code: 'nothing_to_comment', message: `A ${hostName} ${request.message.event} event names no ${client.host === 'github' ? 'pull request' : 'merge request'}, issue or commit to comment on` };
+  const sticky = commentMode(request, subject) === 'sticky' && place.edit !== undefined;
+  const name = request.subscription.name;
+  const marker = commentMarker(name, request.message.event_id);
+  const limit = client.host === 'github' ? GITHUB_COMMENT_LIMIT : GITLAB_NOTE_LIMIT;
+  const suffix = sticky ? stickyFooter(name, request.message.event_id, subject, now()) : `\n\n${marker}`;
+  const body = fitReply(request.reply, limit, suffix);
+  let stickyId: number | undefined;
+  const detail = (c: Comment | undefined) => c?.html_url ?? `${place.path}${c?.id ? `#${c.id}` : ''}`;
+
+  const find = async (): Promise<DeliveryOutcome | undefined> => {
+    const listPath = client.host === 'gitlab' && place.field === 'body' ? `${place.path}?sort=desc&order_by=created_at` : place.path;
+    const listed = await client.paginate<Comment>(listPath, SEARCH_LIMIT);
+    if (!listed.ok) return listed.failure;
+    const existing = listed.items.find((c) => textOf(c).includes(marker));
+    if (existing) return { status: 'delivered', detail: `${detail(existing)} (already posted)` };
+    const mine = stickyMarker(name);
+    stickyId = sticky ? listed.items.find((c) => typeof c.id === 'number' && textOf(c).includes(mine))?.id : undefined;
+    return undefined;
+  };
+  const create = async (): Promise<DeliveryOutcome> => {
+    const posted = await client.request(place.path, { method: 'POST', body: { [place.field]: body }, attempts: 1 });
+    if (!posted.ok) return posted.failure;
+    return { status: 'delivered', detail: detail(safeJson(posted.body)) };
+  };
+  const post = async (): Promise<DeliveryOutcome> => {
+    if (stickyId === undefined || !place.edit) return create();
+    const edited = await client.request(place.edit.path(stickyId), { method: place.edit.method, body: { body }, attempts: 1 });
+    // Deleted since it was listed: post a new one.
+    if (!edited.ok && edited.failure.code === 'http_404') return create();
+    if (!edited.ok) return edited.failure;
+    return { status: 'delivered', detail: `${detail(safeJson(edited.body))} (edited)` };
+  };
+  return postOnce(find, post, http.sleep ? { sleep: http.sleep } : {});
+}
+
+function safeJson(text: string): Comment | undefined {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value && typeof value === 'object' ? (value as Comment) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export type { CodehostClient };
