@@ -35,6 +35,7 @@ function fieldsOf(argv: Args): SubscriptionFields {
   if (typeof argv.description === 'string') fields.description = argv.description;
   if (typeof argv.channel === 'string') fields.channel = argv.channel;
   if (argv.chatId !== undefined) fields.chatId = String(argv.chatId);
+  if (argv.commentMode !== undefined) fields.commentMode = String(argv.commentMode);
   return fields;
 }
 
@@ -48,7 +49,8 @@ function subscriptionOptions(example: string) {
     .option('deliver', { type: 'string', array: true, describe: 'targets: codehost_comment, teamchat, messenger, log (default log)' })
     .option('description', { type: 'string', describe: 'a line saying what the subscription is for' })
     .option('channel', { type: 'string', describe: 'team chat channel for this subscription (overrides delivery.teamchat.channel)' })
-    .option('chat-id', { type: 'string', describe: 'messenger chat id for this subscription (overrides delivery.messenger.chat_id)' });
+    .option('chat-id', { type: 'string', describe: 'messenger chat id for this subscription (overrides delivery.messenger.chat_id)' })
+    .option('comment-mode', { type: 'string', describe: 'codehost_comment: sticky (one comment per pull/merge request or issue, edited in place; default for pull/merge requests) or new (one per event)' });
 }
 
 /** Runs a command body; HookErrors become exit 1 with their message. */

@@ -9,6 +9,7 @@ export function subscriptionJson(s: Subscription, withSecret = false): Record<st
   };
   if (s.channel) out.channel = s.channel;
   if (s.chat_id) out.chat_id = s.chat_id;
+  if (s.comment_mode) out.comment_mode = s.comment_mode;
   if (withSecret) out.secret = s.secret;
   return out;
 }

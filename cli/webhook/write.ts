@@ -3,7 +3,7 @@ import { HookError } from '../../functions/core/errors';
 import { eventOrigin } from '../../functions/core/events/known';
 import { newSubscriptionSecret } from '../../functions/core/ids';
 import {
-  validateEvents, validateName, validatePrompt, validateSkills, validateTargets,
+  validateCommentMode, validateEvents, validateName, validatePrompt, validateSkills, validateTargets,
 } from '../../functions/core/subscriptions/validate';
 import type { Result } from '../../functions/core/errors';
 import type { Subscription } from '../../functions/core/types';
@@ -17,6 +17,7 @@ export interface SubscriptionFields {
   description?: string;
   channel?: string;
   chatId?: string;
+  commentMode?: string;
 }
 
 function unwrap<T>(result: Result<T>): T {
@@ -43,6 +44,7 @@ function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills'
   if (channel) subscription.channel = channel;
   const chatId = fields.chatId ?? base.chat_id;
   if (chatId) subscription.chat_id = chatId;
+  if (fields.commentMode !== undefined) subscription.comment_mode = unwrap(validateCommentMode(fields.commentMode));
   return subscription;
 }
 
