@@ -19,6 +19,13 @@ export interface FakeCodehost {
   contents: Map<string, string>;
   /** Answers given before normal handling, in order. */
   failNext: Array<[number, unknown, Record<string, string>?]>;
+  /** GitHub pull request reviews posted (the request bodies). */
+  reviews: Array<Record<string, any>>;
+  /** GitHub review comments (GET …/pulls/{n}/comments) and GitLab discussions. */
+  reviewComments: Array<{ path: string; line: number; side: string; body: string }>;
+  discussions: Array<{ id: string; notes: Array<{ body: string; position: Record<string, unknown> }> }>;
+  /** GitLab merge request diffs (GET …/merge_requests/{iid}/diffs) and its diff_refs. */
+  mrDiffs: Array<Record<string, unknown>>;
   /** Extra handler tried first; return true when it answered. */
   extra?: (req: Recorded, res: ServerResponse, url: URL) => boolean;
   close(): Promise<void>;
@@ -39,7 +46,7 @@ function page<T>(res: ServerResponse, url: URL, items: T[]): void {
 
 export async function startFakeCodehost(): Promise<FakeCodehost> {
   let nextId = 1000;
-  const state = { comments: new Map<string, FakeComment[]>(), files: [], contents: new Map(), failNext: [] } as unknown as FakeCodehost;
+  const state = { comments: new Map<string, FakeComment[]>(), files: [], contents: new Map(), failNext: [], reviews: [], reviewComments: [], discussions: [], mrDiffs: [] } as unknown as FakeCodehost;
   state.server = await startLocalServer((req, res) => {
     const url = new URL(req.url, state.server.url);
     if (state.extra?.(req, res, url)) return;
@@ -69,6 +76,31 @@ export async function startFakeCodehost(): Promise<FakeCodehost> {
       return sendJson(res, 404, { message: 'Not Found' });
     }
     if (/^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/files$/.test(path)) return page(res, url, state.files);
+    if (/^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/comments$/.test(path)) return page(res, url, state.reviewComments);
+    if (/^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/reviews$/.test(path) && req.method === 'POST') {
+      const review = JSON.parse(req.body) as { event?: string; comments?: Array<{ path: string; line: number; side: string; body: string }> };
+      // GitHub refuses the whole review when one comment is not on a diff line.
+      for (const c of review.comments ?? []) {
+        const file = state.files.find((f) => f.filename === c.path);
+        if (!file || !diffLines(file.patch ?? '', c.side).has(c.line)) return sendJson(res, 422, { message: 'Unprocessable Entity', errors: ['Line could not be resolved'] });
+      }
+      state.reviews.push(review);
+      state.reviewComments.push(...(review.comments ?? []));
+      return sendJson(res, 200, { id: state.reviews.length, state: 'COMMENTED' });
+    }
+    if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+$/.test(path)) return sendJson(res, 200, { iid: 1, diff_refs: { base_sha: 'b'.repeat(40), start_sha: 's'.repeat(40), head_sha: 'h'.repeat(40) } });
+    if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+\/diffs$/.test(path)) return page(res, url, state.mrDiffs);
+    if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+\/discussions$/.test(path)) {
+      if (req.method === 'GET') return page(res, url, state.discussions);
+      const posted = JSON.parse(req.body) as { body: string; position: Record<string, unknown> };
+      const diff = state.mrDiffs.find((d) => d.new_path === posted.position.new_path);
+      const side = posted.position.new_line !== undefined ? 'RIGHT' : 'LEFT';
+      const line = Number(posted.position.new_line ?? posted.position.old_line);
+      if (!diff || !diffLines(String(diff.diff), side).has(line)) return sendJson(res, 400, { message: '400 Bad request - Note {:line_code=>["can\'t be blank", "must be a valid line code"]}' });
+      const discussion = { id: `d${state.discussions.length + 1}`, notes: [{ body: posted.body, position: posted.position }] };
+      state.discussions.push(discussion);
+      return sendJson(res, 201, discussion);
+    }
     if ((m = /^\/repos\/[^/]+\/[^/]+\/contents\/(.+)$/.exec(path))) {
       const text = state.contents.get(`${decodeURIComponent(m[1]!)}@${url.searchParams.get('ref') ?? ''}`);
       return text === undefined ? sendJson(res, 404, { message: 'Not Found' }) : sendJson(res, 200, { type: 'file', encoding: 'base64', content: Buffer.from(text).toString('base64') });
@@ -78,4 +110,29 @@ export async function startFakeCodehost(): Promise<FakeCodehost> {
   state.url = state.server.url;
   state.close = () => state.server.close();
   return state;
+}
+
+/** Lines of a patch a comment may point at, independently of hookagent's own parser. */
+function diffLines(patch: string, side: string): Set<number> {
+  const out = new Set<number>();
+  let o = 0;
+  let n = 0;
+  for (const line of patch.split('\n')) {
+    const h = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(line);
+    if (h) {
+      o = Number(h[1]);
+      n = Number(h[2]);
+    } else if (line.startsWith('+')) {
+      if (side === 'RIGHT') out.add(n);
+      n++;
+    } else if (line.startsWith('-')) {
+      if (side === 'LEFT') out.add(o);
+      o++;
+    } else {
+      out.add(side === 'RIGHT' ? n : o);
+      n++;
+      o++;
+    }
+  }
+  return out;
 }

@@ -6,6 +6,7 @@
 import { HookError, isHookError } from '../errors';
 import type { Agent, AgentReply, AgentRequest } from './agent';
 import type { ChatProvider, ToolResult, Turn } from './conversation';
+import { withFindings, type Finding } from '../delivery/findings';
 import { capToolOutput, type Tool, type ToolContext } from './tools';
 
 export interface LoopOptions {
@@ -20,10 +21,11 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
   const specs = offered.map(({ name, description, parameters }) => ({ name, description, parameters }));
   const conversation: Turn[] = [{ role: 'user', text: request.prompt }];
   const refusedTools: string[] = [];
+  const findings: Finding[] = [];
   try {
     for (let step = 1; step <= request.maxSteps; step++) {
       const turn = await options.provider.turn(request.system, conversation, specs, signal);
-      if (turn.toolCalls.length === 0) return { text: turn.text, steps: step, refusedTools };
+      if (turn.toolCalls.length === 0) return { text: withFindings(turn.text, findings), steps: step, refusedTools };
       conversation.push({ role: 'assistant', text: turn.text, toolCalls: turn.toolCalls });
       const results: ToolResult[] = [];
       for (const call of turn.toolCalls) {
@@ -34,7 +36,7 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
           continue;
         }
         try {
-          const context: ToolContext = { message: request.message, payload: request.payload, delivery: options.delivery, signal };
+          const context: ToolContext = { message: request.message, payload: request.payload, delivery: options.delivery, signal, findings };
           results.push({ id: call.id, name: call.name, isError: false, content: capToolOutput(await tool.run(call.input, context)) });
         } catch (error) {
           if (signal.aborted) throw error;

@@ -7,6 +7,8 @@
 import type { Config } from '../config/types';
 import type { QueueMessage } from '../types';
 import type { ToolSpec } from './conversation';
+import type { Finding } from '../delivery/findings';
+import { FINDING_TOOLS } from './tools/findings';
 import { REVIEW_TOOLS } from './tools/review';
 import { TRIAGE_TOOLS } from './tools/triage';
 
@@ -20,6 +22,8 @@ export interface ToolContext {
   /** Injected by tests: how rate-limit waits are slept, and the longest wait honoured in-process. */
   sleep?: (ms: number) => Promise<void>;
   maxWaitMs?: number;
+  /** Where `record_finding` collects, one list per run (delivered with the reply). */
+  findings?: Finding[];
 }
 
 export interface Tool extends ToolSpec {
@@ -30,4 +34,4 @@ export function capToolOutput(text: string): string {
   return text.length > TOOL_OUTPUT_CAP ? `${text.slice(0, TOOL_OUTPUT_CAP)}\n…[truncated: ${text.length - TOOL_OUTPUT_CAP} more characters]` : text;
 }
 
-export const BUILTIN_TOOLS: Record<string, Tool> = { ...REVIEW_TOOLS, ...TRIAGE_TOOLS };
+export const BUILTIN_TOOLS: Record<string, Tool> = { ...REVIEW_TOOLS, ...FINDING_TOOLS, ...TRIAGE_TOOLS };

@@ -12,6 +12,8 @@ import type { CodehostSettings } from '../config/types';
 import { commentMarker, reviewedMarker, stickyMarker } from '../events/loop-guard';
 import { subjectOf, type Subject } from '../events/subject';
 import { codehostClient, isFailure, type CodehostClient } from './codehost-api';
+import { postInlineFindings } from './codehost-review';
+import { findingLine, splitFindings } from './findings';
 import { fitReply, postOnce, type HttpOptions } from './http';
 import type { DeliveryOutcome, DeliveryRequest } from './target';
 
@@ -86,7 +88,20 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   const marker = commentMarker(name, request.message.event_id);
   const limit = client.host === 'github' ? GITHUB_COMMENT_LIMIT : GITLAB_NOTE_LIMIT;
   const suffix = sticky ? stickyFooter(name, request.message.event_id, subject, now()) : `\n\n${marker}`;
-  const body = fitReply(request.reply, limit, suffix);
+  const { text: replyText, findings } = splitFindings(request.reply);
+  let body = fitReply(replyText, limit, suffix);
+  let inlineDone = findings.length === 0;
+  /** Inline findings first (once), so those that cannot be placed go into the summary. */
+  const placeFindings = async () => {
+    if (inlineDone) return;
+    inlineDone = true;
+    const inline = await postInlineFindings(client, subject, name, marker, findings);
+    request.logger.info('codehost_findings', { event_id: request.message.event_id, subscription: name, posted: inline.posted, repeated: inline.skipped, folded: inline.folded.length });
+    const notes: string[] = [];
+    if (inline.posted > 0) notes.push(`${inline.posted} finding(s) are posted as inline comments on the diff.`);
+    if (inline.folded.length > 0) notes.push(`**Findings not on changed lines**\n${inline.folded.map(({ finding, why }) => `${findingLine(finding)} _(${why})_`).join('\n')}`);
+    if (notes.length > 0) body = fitReply(`${replyText}\n\n${notes.join('\n\n')}`, limit, suffix);
+  };
   let stickyId: number | undefined;
   const detail = (c: Comment | undefined) => c?.html_url ?? `${place.path}${c?.id ? `#${c.id}` : ''}`;
 
@@ -106,6 +121,7 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
     return { status: 'delivered', detail: detail(safeJson(posted.body)) };
   };
   const post = async (): Promise<DeliveryOutcome> => {
+    await placeFindings();
     if (stickyId === undefined || !place.edit) return create();
     const edited = await client.request(place.edit.path(stickyId), { method: place.edit.method, body: { body }, attempts: 1 });
     // Deleted since it was listed: post a new one.

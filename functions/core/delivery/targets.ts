@@ -2,6 +2,7 @@
 import type { Config } from '../config/types';
 import type { TargetKind } from '../types';
 import { postCodehostComment } from './codehost-comment';
+import { flattenFindings } from './findings';
 import type { HttpOptions } from './http';
 import { logTarget } from './log-target';
 import { postSlack } from './slack';
@@ -17,7 +18,7 @@ const unconfigured = (key: string): DeliveryOutcome => ({ status: 'failed', retr
 export function createDeliveryTargets(settings: Config['delivery'], sleep?: (ms: number) => Promise<void>, maxWaitMs?: number): Record<TargetKind, DeliveryTarget> {
   const http: Omit<HttpOptions, 'api'> = { timeoutMs: settings.timeout_ms, ...(sleep ? { sleep } : {}), ...(maxWaitMs === undefined ? {} : { maxWaitMs }) };
   return {
-    log: logTarget,
+    log: { kind: 'log', deliver: async (request) => logTarget.deliver({ ...request, reply: flattenFindings(request.reply) }) },
     codehost_comment: {
       kind: 'codehost_comment',
       // The host, repository/project and number come from the validated subject (events/subject.ts).
@@ -25,11 +26,11 @@ export function createDeliveryTargets(settings: Config['delivery'], sleep?: (ms:
     },
     teamchat: {
       kind: 'teamchat',
-      deliver: async (request) => (settings.teamchat ? postSlack(request, settings.teamchat, http) : unconfigured('delivery.teamchat')),
+      deliver: async (request) => (settings.teamchat ? postSlack({ ...request, reply: flattenFindings(request.reply) }, settings.teamchat, http) : unconfigured('delivery.teamchat')),
     },
     messenger: {
       kind: 'messenger',
-      deliver: async (request) => (settings.messenger ? sendTelegram(request, settings.messenger, http) : unconfigured('delivery.messenger')),
+      deliver: async (request) => (settings.messenger ? sendTelegram({ ...request, reply: flattenFindings(request.reply) }, settings.messenger, http) : unconfigured('delivery.messenger')),
     },
   };
 }
