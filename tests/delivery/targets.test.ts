@@ -157,7 +157,9 @@ describe('GitHub comments', () => {
     const body = comments[0]!.body;
     expect(body.length).toBeLessThanOrEqual(65_536);
     expect(body).toContain('…(cut: the reply was 70000 characters)');
-    expect(body.endsWith(commentMarker('review', 'evt_1'))).toBe(true);
+    // Sticky (the pull request default): the footer and markers close the comment.
+    expect(body).toContain(commentMarker('review', 'evt_1'));
+    expect(body.endsWith('<!-- hookagent:review:sticky -->')).toBe(true);
   });
 
   test('an event with nothing to comment on is a permanent failure', async () => {

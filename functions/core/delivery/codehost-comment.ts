@@ -70,7 +70,7 @@ const textOf = (c: Comment) => c.body ?? c.note ?? '';
 export function stickyFooter(subscription: string, eventId: string, subject: Subject, now: Date): string {
   const when = `${now.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
   const commit = subject.commit ? ` · reviewed \`${subject.commit.slice(0, 12)}\`` : '';
-  return `\n\n---\n<sub>hookagent · ${subscription}${commit} · ${when}</sub>\n${subject.commit ? `${reviewedMarker(subject.commit)}\n` : ''}${stickyMarker(subscription)}\n${commentMarker(subscription, eventId)}`;
+  return `\n\n---\n<sub>hookagent · ${subscription}${commit} · ${when}</sub>\n${commentMarker(subscription, eventId)}\n${subject.commit ? `${reviewedMarker(subject.commit)}\n` : ''}${stickyMarker(subscription)}`;
 }
 
 export async function postCodehostComment(request: DeliveryRequest, settings: Partial<Record<'github' | 'gitlab', CodehostSettings>>, http: Omit<HttpOptions, 'api'>, now: () => Date = () => new Date()): Promise<DeliveryOutcome> {
