@@ -2,7 +2,7 @@
 import type { ValidateFunction } from 'ajv';
 import func2 from 'ajv/dist/runtime/ucs2length';
 export const validateConfig = validate10 as unknown as ValidateFunction;
-const schema11 = {"$id":"hookagent-config","type":"object","additionalProperties":false,"properties":{"webhooks":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"gitlab":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"allowed_ips":{"type":"array","items":{"type":"string"}},"max_payload_size":{"type":["string","integer"]},"public_url":{"type":"string","minLength":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"provider":{"enum":["echo","bedrock","openai"]},"model":{"type":"string","minLength":1},"base_url":{"type":"string","minLength":1},"api_key":{"type":"string","description":"a ${VAR_NAME} reference"},"region":{"type":"string","minLength":1},"timeout":{"type":["string","integer"]},"max_steps":{"type":"integer","minimum":1,"maximum":50}}},"delivery":{"type":"object","additionalProperties":false,"properties":{"timeout":{"type":["string","integer"]},"codehost":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"gitlab":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}}}},"teamchat":{"type":"object","additionalProperties":false,"required":["provider"],"properties":{"provider":{"enum":["slack"]},"webhook_url":{"type":"string","description":"a ${VAR_NAME} reference"},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"channel":{"type":"string","minLength":1},"api_url":{"type":"string","minLength":1}}},"messenger":{"type":"object","additionalProperties":false,"required":["provider","bot_token"],"properties":{"provider":{"enum":["telegram"]},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"chat_id":{"type":["string","integer"]},"api_url":{"type":"string","minLength":1}}}}},"aws":{"type":"object","additionalProperties":false,"required":["stage"],"properties":{"region":{"type":"string","minLength":1},"stage":{"type":"string","pattern":"^[a-zA-Z0-9-]{1,32}$"},"tables":{"type":"object","additionalProperties":false,"properties":{"subscriptions":{"type":"string","minLength":3},"dedup":{"type":"string","minLength":3},"events":{"type":"string","minLength":3}}}}}}};
+const schema11 = {"$id":"hookagent-config","type":"object","additionalProperties":false,"properties":{"webhooks":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"gitlab":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"allowed_ips":{"type":"array","items":{"type":"string"}},"max_payload_size":{"type":["string","integer"]},"public_url":{"type":"string","minLength":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"provider":{"enum":["echo","bedrock","openai"]},"model":{"type":"string","minLength":1},"base_url":{"type":"string","minLength":1},"api_key":{"type":"string","description":"a ${VAR_NAME} reference"},"region":{"type":"string","minLength":1},"timeout":{"type":["string","integer"]},"max_steps":{"type":"integer","minimum":1,"maximum":50}}},"delivery":{"type":"object","additionalProperties":false,"properties":{"timeout":{"type":["string","integer"]},"codehost":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1},"app":{"type":"object","additionalProperties":false,"required":["app_id","private_key"],"properties":{"app_id":{"type":["integer","string"]},"private_key":{"type":"string","description":"a ${VAR_NAME} reference"}}}}},"gitlab":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}}}},"teamchat":{"type":"object","additionalProperties":false,"required":["provider"],"properties":{"provider":{"enum":["slack"]},"webhook_url":{"type":"string","description":"a ${VAR_NAME} reference"},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"channel":{"type":"string","minLength":1},"api_url":{"type":"string","minLength":1}}},"messenger":{"type":"object","additionalProperties":false,"required":["provider","bot_token"],"properties":{"provider":{"enum":["telegram"]},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"chat_id":{"type":["string","integer"]},"api_url":{"type":"string","minLength":1}}}}},"aws":{"type":"object","additionalProperties":false,"required":["stage"],"properties":{"region":{"type":"string","minLength":1},"stage":{"type":"string","pattern":"^[a-zA-Z0-9-]{1,32}$"},"tables":{"type":"object","additionalProperties":false,"properties":{"subscriptions":{"type":"string","minLength":3},"dedup":{"type":"string","minLength":3},"events":{"type":"string","minLength":3}}}}}}};
 const pattern0 = new RegExp("^[a-zA-Z0-9-]{1,32}$", "u");
 
 function validate10(data, {instancePath="", parentData, parentDataProperty, rootData=data}={}){
@@ -572,8 +572,9 @@ errors++;
 if(data21.github !== undefined){
 let data22 = data21.github;
 if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
-if(data22.token === undefined){
-const err41 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.github.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data22};
+for(const key7 in data22){
+if(!(((key7 === "token") || (key7 === "api_url")) || (key7 === "app"))){
+const err41 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data22};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -582,9 +583,11 @@ vErrors.push(err41);
 }
 errors++;
 }
-for(const key7 in data22){
-if(!((key7 === "token") || (key7 === "api_url"))){
-const err42 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data22};
+}
+if(data22.token !== undefined){
+let data23 = data22.token;
+if(typeof data23 !== "string"){
+const err42 = {instancePath:instancePath+"/delivery/codehost/github/token",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.token,data:data23};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -594,10 +597,11 @@ vErrors.push(err42);
 errors++;
 }
 }
-if(data22.token !== undefined){
-let data23 = data22.token;
-if(typeof data23 !== "string"){
-const err43 = {instancePath:instancePath+"/delivery/codehost/github/token",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.token,data:data23};
+if(data22.api_url !== undefined){
+let data24 = data22.api_url;
+if(typeof data24 === "string"){
+if(func2(data24) < 1){
+const err43 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data24};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -607,11 +611,8 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data22.api_url !== undefined){
-let data24 = data22.api_url;
-if(typeof data24 === "string"){
-if(func2(data24) < 1){
-const err44 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data24};
+else {
+const err44 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data24};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -621,8 +622,11 @@ vErrors.push(err44);
 errors++;
 }
 }
-else {
-const err45 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data24};
+if(data22.app !== undefined){
+let data25 = data22.app;
+if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
+if(data25.app_id === undefined){
+const err45 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/required",keyword:"required",params:{missingProperty: "app_id"},message:"must have required property '"+"app_id"+"'",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data25};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -631,10 +635,8 @@ vErrors.push(err45);
 }
 errors++;
 }
-}
-}
-else {
-const err46 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.github.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data22};
+if(data25.private_key === undefined){
+const err46 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/required",keyword:"required",params:{missingProperty: "private_key"},message:"must have required property '"+"private_key"+"'",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data25};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -643,12 +645,9 @@ vErrors.push(err46);
 }
 errors++;
 }
-}
-if(data21.gitlab !== undefined){
-let data25 = data21.gitlab;
-if(data25 && typeof data25 == "object" && !Array.isArray(data25)){
-if(data25.token === undefined){
-const err47 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data25};
+for(const key8 in data25){
+if(!((key8 === "app_id") || (key8 === "private_key"))){
+const err47 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data25};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -657,9 +656,11 @@ vErrors.push(err47);
 }
 errors++;
 }
-for(const key8 in data25){
-if(!((key8 === "token") || (key8 === "api_url"))){
-const err48 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key8},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data25};
+}
+if(data25.app_id !== undefined){
+let data26 = data25.app_id;
+if((!(((typeof data26 == "number") && (!(data26 % 1) && !isNaN(data26))) && (isFinite(data26)))) && (typeof data26 !== "string")){
+const err48 = {instancePath:instancePath+"/delivery/codehost/github/app/app_id",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/properties/app_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.app_id.type},message:"must be integer,string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.app_id.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.app_id,data:data26};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -669,10 +670,10 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data25.token !== undefined){
-let data26 = data25.token;
-if(typeof data26 !== "string"){
-const err49 = {instancePath:instancePath+"/delivery/codehost/gitlab/token",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token,data:data26};
+if(data25.private_key !== undefined){
+let data27 = data25.private_key;
+if(typeof data27 !== "string"){
+const err49 = {instancePath:instancePath+"/delivery/codehost/github/app/private_key",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/properties/private_key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.private_key.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.private_key,data:data27};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -682,11 +683,9 @@ vErrors.push(err49);
 errors++;
 }
 }
-if(data25.api_url !== undefined){
-let data27 = data25.api_url;
-if(typeof data27 === "string"){
-if(func2(data27) < 1){
-const err50 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data27};
+}
+else {
+const err50 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data25};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -696,8 +695,9 @@ vErrors.push(err50);
 errors++;
 }
 }
+}
 else {
-const err51 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data27};
+const err51 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.github.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data22};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -707,9 +707,11 @@ vErrors.push(err51);
 errors++;
 }
 }
-}
-else {
-const err52 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data25};
+if(data21.gitlab !== undefined){
+let data28 = data21.gitlab;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+if(data28.token === undefined){
+const err52 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data28};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -718,10 +720,9 @@ vErrors.push(err52);
 }
 errors++;
 }
-}
-}
-else {
-const err53 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.type,parentSchema:schema11.properties.delivery.properties.codehost,data:data21};
+for(const key9 in data28){
+if(!((key9 === "token") || (key9 === "api_url"))){
+const err53 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data28};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -731,11 +732,10 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data19.teamchat !== undefined){
-let data28 = data19.teamchat;
-if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
-if(data28.provider === undefined){
-const err54 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.teamchat.required,parentSchema:schema11.properties.delivery.properties.teamchat,data:data28};
+if(data28.token !== undefined){
+let data29 = data28.token;
+if(typeof data29 !== "string"){
+const err54 = {instancePath:instancePath+"/delivery/codehost/gitlab/token",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token,data:data29};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -744,9 +744,12 @@ vErrors.push(err54);
 }
 errors++;
 }
-for(const key9 in data28){
-if(!(((((key9 === "provider") || (key9 === "webhook_url")) || (key9 === "bot_token")) || (key9 === "channel")) || (key9 === "api_url"))){
-const err55 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.teamchat,data:data28};
+}
+if(data28.api_url !== undefined){
+let data30 = data28.api_url;
+if(typeof data30 === "string"){
+if(func2(data30) < 1){
+const err55 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data30};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -756,10 +759,8 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data28.provider !== undefined){
-let data29 = data28.provider;
-if(!(data29 === "slack")){
-const err56 = {instancePath:instancePath+"/delivery/teamchat/provider",schemaPath:"#/properties/delivery/properties/teamchat/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.teamchat.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.teamchat.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.teamchat.properties.provider,data:data29};
+else {
+const err56 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data30};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -769,10 +770,9 @@ vErrors.push(err56);
 errors++;
 }
 }
-if(data28.webhook_url !== undefined){
-let data30 = data28.webhook_url;
-if(typeof data30 !== "string"){
-const err57 = {instancePath:instancePath+"/delivery/teamchat/webhook_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.webhook_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.webhook_url,data:data30};
+}
+else {
+const err57 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data28};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -782,10 +782,9 @@ vErrors.push(err57);
 errors++;
 }
 }
-if(data28.bot_token !== undefined){
-let data31 = data28.bot_token;
-if(typeof data31 !== "string"){
-const err58 = {instancePath:instancePath+"/delivery/teamchat/bot_token",schemaPath:"#/properties/delivery/properties/teamchat/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.bot_token,data:data31};
+}
+else {
+const err58 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.type,parentSchema:schema11.properties.delivery.properties.codehost,data:data21};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -795,11 +794,11 @@ vErrors.push(err58);
 errors++;
 }
 }
-if(data28.channel !== undefined){
-let data32 = data28.channel;
-if(typeof data32 === "string"){
-if(func2(data32) < 1){
-const err59 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data32};
+if(data19.teamchat !== undefined){
+let data31 = data19.teamchat;
+if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
+if(data31.provider === undefined){
+const err59 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.teamchat.required,parentSchema:schema11.properties.delivery.properties.teamchat,data:data31};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -808,9 +807,9 @@ vErrors.push(err59);
 }
 errors++;
 }
-}
-else {
-const err60 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.channel.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data32};
+for(const key10 in data31){
+if(!(((((key10 === "provider") || (key10 === "webhook_url")) || (key10 === "bot_token")) || (key10 === "channel")) || (key10 === "api_url"))){
+const err60 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.teamchat,data:data31};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -820,11 +819,10 @@ vErrors.push(err60);
 errors++;
 }
 }
-if(data28.api_url !== undefined){
-let data33 = data28.api_url;
-if(typeof data33 === "string"){
-if(func2(data33) < 1){
-const err61 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data33};
+if(data31.provider !== undefined){
+let data32 = data31.provider;
+if(!(data32 === "slack")){
+const err61 = {instancePath:instancePath+"/delivery/teamchat/provider",schemaPath:"#/properties/delivery/properties/teamchat/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.teamchat.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.teamchat.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.teamchat.properties.provider,data:data32};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -834,8 +832,10 @@ vErrors.push(err61);
 errors++;
 }
 }
-else {
-const err62 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data33};
+if(data31.webhook_url !== undefined){
+let data33 = data31.webhook_url;
+if(typeof data33 !== "string"){
+const err62 = {instancePath:instancePath+"/delivery/teamchat/webhook_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.webhook_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.webhook_url,data:data33};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -845,9 +845,10 @@ vErrors.push(err62);
 errors++;
 }
 }
-}
-else {
-const err63 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.teamchat.type,parentSchema:schema11.properties.delivery.properties.teamchat,data:data28};
+if(data31.bot_token !== undefined){
+let data34 = data31.bot_token;
+if(typeof data34 !== "string"){
+const err63 = {instancePath:instancePath+"/delivery/teamchat/bot_token",schemaPath:"#/properties/delivery/properties/teamchat/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.bot_token,data:data34};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -857,11 +858,11 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data19.messenger !== undefined){
-let data34 = data19.messenger;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(data34.provider === undefined){
-const err64 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data34};
+if(data31.channel !== undefined){
+let data35 = data31.channel;
+if(typeof data35 === "string"){
+if(func2(data35) < 1){
+const err64 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data35};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -870,8 +871,9 @@ vErrors.push(err64);
 }
 errors++;
 }
-if(data34.bot_token === undefined){
-const err65 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "bot_token"},message:"must have required property '"+"bot_token"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data34};
+}
+else {
+const err65 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.channel.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data35};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -880,9 +882,12 @@ vErrors.push(err65);
 }
 errors++;
 }
-for(const key10 in data34){
-if(!((((key10 === "provider") || (key10 === "bot_token")) || (key10 === "chat_id")) || (key10 === "api_url"))){
-const err66 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.messenger,data:data34};
+}
+if(data31.api_url !== undefined){
+let data36 = data31.api_url;
+if(typeof data36 === "string"){
+if(func2(data36) < 1){
+const err66 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data36};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -892,10 +897,8 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data34.provider !== undefined){
-let data35 = data34.provider;
-if(!(data35 === "telegram")){
-const err67 = {instancePath:instancePath+"/delivery/messenger/provider",schemaPath:"#/properties/delivery/properties/messenger/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.messenger.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.messenger.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.messenger.properties.provider,data:data35};
+else {
+const err67 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data36};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -905,10 +908,9 @@ vErrors.push(err67);
 errors++;
 }
 }
-if(data34.bot_token !== undefined){
-let data36 = data34.bot_token;
-if(typeof data36 !== "string"){
-const err68 = {instancePath:instancePath+"/delivery/messenger/bot_token",schemaPath:"#/properties/delivery/properties/messenger/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.bot_token,data:data36};
+}
+else {
+const err68 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.teamchat.type,parentSchema:schema11.properties.delivery.properties.teamchat,data:data31};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -918,10 +920,11 @@ vErrors.push(err68);
 errors++;
 }
 }
-if(data34.chat_id !== undefined){
-let data37 = data34.chat_id;
-if((typeof data37 !== "string") && (!(((typeof data37 == "number") && (!(data37 % 1) && !isNaN(data37))) && (isFinite(data37))))){
-const err69 = {instancePath:instancePath+"/delivery/messenger/chat_id",schemaPath:"#/properties/delivery/properties/messenger/properties/chat_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.messenger.properties.chat_id.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.messenger.properties.chat_id.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.chat_id,data:data37};
+if(data19.messenger !== undefined){
+let data37 = data19.messenger;
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+if(data37.provider === undefined){
+const err69 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data37};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -930,12 +933,8 @@ vErrors.push(err69);
 }
 errors++;
 }
-}
-if(data34.api_url !== undefined){
-let data38 = data34.api_url;
-if(typeof data38 === "string"){
-if(func2(data38) < 1){
-const err70 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data38};
+if(data37.bot_token === undefined){
+const err70 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "bot_token"},message:"must have required property '"+"bot_token"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data37};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -944,9 +943,9 @@ vErrors.push(err70);
 }
 errors++;
 }
-}
-else {
-const err71 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data38};
+for(const key11 in data37){
+if(!((((key11 === "provider") || (key11 === "bot_token")) || (key11 === "chat_id")) || (key11 === "api_url"))){
+const err71 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.messenger,data:data37};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -956,9 +955,10 @@ vErrors.push(err71);
 errors++;
 }
 }
-}
-else {
-const err72 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.messenger.type,parentSchema:schema11.properties.delivery.properties.messenger,data:data34};
+if(data37.provider !== undefined){
+let data38 = data37.provider;
+if(!(data38 === "telegram")){
+const err72 = {instancePath:instancePath+"/delivery/messenger/provider",schemaPath:"#/properties/delivery/properties/messenger/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.messenger.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.messenger.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.messenger.properties.provider,data:data38};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -968,9 +968,10 @@ vErrors.push(err72);
 errors++;
 }
 }
-}
-else {
-const err73 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.type,parentSchema:schema11.properties.delivery,data:data19};
+if(data37.bot_token !== undefined){
+let data39 = data37.bot_token;
+if(typeof data39 !== "string"){
+const err73 = {instancePath:instancePath+"/delivery/messenger/bot_token",schemaPath:"#/properties/delivery/properties/messenger/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.bot_token,data:data39};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -980,11 +981,10 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data.aws !== undefined){
-let data39 = data.aws;
-if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
-if(data39.stage === undefined){
-const err74 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/required",keyword:"required",params:{missingProperty: "stage"},message:"must have required property '"+"stage"+"'",schema:schema11.properties.aws.required,parentSchema:schema11.properties.aws,data:data39};
+if(data37.chat_id !== undefined){
+let data40 = data37.chat_id;
+if((typeof data40 !== "string") && (!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40))))){
+const err74 = {instancePath:instancePath+"/delivery/messenger/chat_id",schemaPath:"#/properties/delivery/properties/messenger/properties/chat_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.messenger.properties.chat_id.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.messenger.properties.chat_id.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.chat_id,data:data40};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -993,9 +993,12 @@ vErrors.push(err74);
 }
 errors++;
 }
-for(const key11 in data39){
-if(!(((key11 === "region") || (key11 === "stage")) || (key11 === "tables"))){
-const err75 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws,data:data39};
+}
+if(data37.api_url !== undefined){
+let data41 = data37.api_url;
+if(typeof data41 === "string"){
+if(func2(data41) < 1){
+const err75 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data41};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1005,11 +1008,8 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data39.region !== undefined){
-let data40 = data39.region;
-if(typeof data40 === "string"){
-if(func2(data40) < 1){
-const err76 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.aws.properties.region,data:data40};
+else {
+const err76 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data41};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1019,8 +1019,9 @@ vErrors.push(err76);
 errors++;
 }
 }
+}
 else {
-const err77 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.region.type,parentSchema:schema11.properties.aws.properties.region,data:data40};
+const err77 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.messenger.type,parentSchema:schema11.properties.delivery.properties.messenger,data:data37};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1030,11 +1031,9 @@ vErrors.push(err77);
 errors++;
 }
 }
-if(data39.stage !== undefined){
-let data41 = data39.stage;
-if(typeof data41 === "string"){
-if(!pattern0.test(data41)){
-const err78 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-zA-Z0-9-]{1,32}$"+"\"",schema:"^[a-zA-Z0-9-]{1,32}$",parentSchema:schema11.properties.aws.properties.stage,data:data41};
+}
+else {
+const err78 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.type,parentSchema:schema11.properties.delivery,data:data19};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1044,8 +1043,11 @@ vErrors.push(err78);
 errors++;
 }
 }
-else {
-const err79 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.stage.type,parentSchema:schema11.properties.aws.properties.stage,data:data41};
+if(data.aws !== undefined){
+let data42 = data.aws;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.stage === undefined){
+const err79 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/required",keyword:"required",params:{missingProperty: "stage"},message:"must have required property '"+"stage"+"'",schema:schema11.properties.aws.required,parentSchema:schema11.properties.aws,data:data42};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1054,13 +1056,9 @@ vErrors.push(err79);
 }
 errors++;
 }
-}
-if(data39.tables !== undefined){
-let data42 = data39.tables;
-if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
 for(const key12 in data42){
-if(!(((key12 === "subscriptions") || (key12 === "dedup")) || (key12 === "events"))){
-const err80 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws.properties.tables,data:data42};
+if(!(((key12 === "region") || (key12 === "stage")) || (key12 === "tables"))){
+const err80 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws,data:data42};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1070,11 +1068,11 @@ vErrors.push(err80);
 errors++;
 }
 }
-if(data42.subscriptions !== undefined){
-let data43 = data42.subscriptions;
+if(data42.region !== undefined){
+let data43 = data42.region;
 if(typeof data43 === "string"){
-if(func2(data43) < 3){
-const err81 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data43};
+if(func2(data43) < 1){
+const err81 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.aws.properties.region,data:data43};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1085,7 +1083,7 @@ errors++;
 }
 }
 else {
-const err82 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.subscriptions.type,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data43};
+const err82 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.region.type,parentSchema:schema11.properties.aws.properties.region,data:data43};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1095,11 +1093,11 @@ vErrors.push(err82);
 errors++;
 }
 }
-if(data42.dedup !== undefined){
-let data44 = data42.dedup;
+if(data42.stage !== undefined){
+let data44 = data42.stage;
 if(typeof data44 === "string"){
-if(func2(data44) < 3){
-const err83 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data44};
+if(!pattern0.test(data44)){
+const err83 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-zA-Z0-9-]{1,32}$"+"\"",schema:"^[a-zA-Z0-9-]{1,32}$",parentSchema:schema11.properties.aws.properties.stage,data:data44};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1110,7 +1108,7 @@ errors++;
 }
 }
 else {
-const err84 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.dedup.type,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data44};
+const err84 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.stage.type,parentSchema:schema11.properties.aws.properties.stage,data:data44};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1120,11 +1118,12 @@ vErrors.push(err84);
 errors++;
 }
 }
-if(data42.events !== undefined){
-let data45 = data42.events;
-if(typeof data45 === "string"){
-if(func2(data45) < 3){
-const err85 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data45};
+if(data42.tables !== undefined){
+let data45 = data42.tables;
+if(data45 && typeof data45 == "object" && !Array.isArray(data45)){
+for(const key13 in data45){
+if(!(((key13 === "subscriptions") || (key13 === "dedup")) || (key13 === "events"))){
+const err85 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws.properties.tables,data:data45};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1134,8 +1133,11 @@ vErrors.push(err85);
 errors++;
 }
 }
-else {
-const err86 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.events.type,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data45};
+if(data45.subscriptions !== undefined){
+let data46 = data45.subscriptions;
+if(typeof data46 === "string"){
+if(func2(data46) < 3){
+const err86 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data46};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1145,9 +1147,8 @@ vErrors.push(err86);
 errors++;
 }
 }
-}
 else {
-const err87 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.properties.tables.type,parentSchema:schema11.properties.aws.properties.tables,data:data42};
+const err87 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.subscriptions.type,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data46};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1157,9 +1158,11 @@ vErrors.push(err87);
 errors++;
 }
 }
-}
-else {
-const err88 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.type,parentSchema:schema11.properties.aws,data:data39};
+if(data45.dedup !== undefined){
+let data47 = data45.dedup;
+if(typeof data47 === "string"){
+if(func2(data47) < 3){
+const err88 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data47};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1169,14 +1172,74 @@ vErrors.push(err88);
 errors++;
 }
 }
-}
 else {
-const err89 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+const err89 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.dedup.type,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data47};
 if(vErrors === null){
 vErrors = [err89];
 }
 else {
 vErrors.push(err89);
+}
+errors++;
+}
+}
+if(data45.events !== undefined){
+let data48 = data45.events;
+if(typeof data48 === "string"){
+if(func2(data48) < 3){
+const err90 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data48};
+if(vErrors === null){
+vErrors = [err90];
+}
+else {
+vErrors.push(err90);
+}
+errors++;
+}
+}
+else {
+const err91 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.events.type,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data48};
+if(vErrors === null){
+vErrors = [err91];
+}
+else {
+vErrors.push(err91);
+}
+errors++;
+}
+}
+}
+else {
+const err92 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.properties.tables.type,parentSchema:schema11.properties.aws.properties.tables,data:data45};
+if(vErrors === null){
+vErrors = [err92];
+}
+else {
+vErrors.push(err92);
+}
+errors++;
+}
+}
+}
+else {
+const err93 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.type,parentSchema:schema11.properties.aws,data:data42};
+if(vErrors === null){
+vErrors = [err93];
+}
+else {
+vErrors.push(err93);
+}
+errors++;
+}
+}
+}
+else {
+const err94 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err94];
+}
+else {
+vErrors.push(err94);
 }
 errors++;
 }

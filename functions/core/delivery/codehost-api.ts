@@ -10,6 +10,7 @@
  */
 import type { CodehostSettings } from '../config/types';
 import { githubRepoPath, gitlabProjectPath, type Subject } from '../events/subject';
+import { installationToken } from './github-app';
 import { deliveryRequest, jsonMessage, retryAfterMs, type HttpOptions, type HttpResult } from './http';
 
 export type Codehost = 'github' | 'gitlab';
@@ -73,7 +74,7 @@ export interface CodehostClient {
  * A client for the subject's code host, or a failure with the reason: no host, the host
  * not configured, or no validated repository/project (e.g. `full_name: "../../admin/escape"`).
  */
-export function codehostClient(subject: Subject, settings: Partial<Record<Codehost, CodehostSettings>>, http: Omit<HttpOptions, 'api' | 'rateLimitWait'>): CodehostClient | ApiFailure {
+export function codehostClient(subject: Subject, settings: Partial<Record<Codehost, CodehostSettings>>, http: Omit<HttpOptions, 'api' | 'rateLimitWait'>, auth: { installationId?: number } = {}): CodehostClient | ApiFailure {
   if (!subject.host) return refused('nothing_to_comment', 'This event names no GitHub repository or GitLab project (or one that breaks the naming rules): no code-host request is made');
   const config = settings[subject.host];
   if (!config) return refused('target_unconfigured', `delivery.codehost.${subject.host} is not configured in config.yaml`);
@@ -94,16 +95,35 @@ export function codehostClient(subject: Subject, settings: Partial<Record<Codeho
     ...http, api,
     rateLimitWait: host === 'github' ? githubRateLimitWait : (status, headers) => gitlabRateLimitWait(status, headers),
   };
-  const headersFor = (init: RequestInitLite) => ({
-    ...(host === 'github' ? githubHeaders(config.token, init.accept) : gitlabHeaders(config.token, init.accept)),
+  // A GitHub App acts through the installation that sent the event; else the configured token.
+  const app = host === 'github' && config.app && auth.installationId !== undefined ? { ...config.app, installationId: auth.installationId } : undefined;
+  if (host === 'github' && !app && !config.token) {
+    return refused('github_app_no_installation', 'delivery.codehost.github uses a GitHub App, but this event names no installation (installation.id); events must come from the App\'s webhook');
+  }
+  // One installation token per client (one delivery or tool call), from the shared cache.
+  let appToken: string | undefined;
+  const tokenFor = async (): Promise<{ ok: true; token: string } | ApiFailure> => {
+    if (!app) return { ok: true, token: config.token };
+    if (appToken) return { ok: true, token: appToken };
+    const got = await installationToken(apiUrl, app, app.installationId, http);
+    if (got.ok) appToken = got.token;
+    return got;
+  };
+  const headersFor = (token: string, init: RequestInitLite) => ({
+    ...(host === 'github' ? githubHeaders(token, init.accept) : gitlabHeaders(token, init.accept)),
     ...(init.body === undefined ? {} : { 'content-type': 'application/json' }),
   });
   /** True when `url` stays on the api_url origin and under the scope (after dot segments are resolved). */
   const inScope = (url: URL, fixed?: string) => url.origin === root.origin && (fixed !== undefined
     ? url.pathname === `${root.pathname.replace(/\/+$/, '')}${fixed}`
     : url.pathname === scopeUrl.pathname || url.pathname.startsWith(`${scopeUrl.pathname}/`));
-  const send = async (url: URL, init: RequestInitLite): Promise<HttpResult> => deliveryRequest(url.href, {
-    method: init.method ?? 'GET', headers: headersFor(init), redirect: 'manual',
+  const send = async (url: URL, init: RequestInitLite): Promise<HttpResult> => {
+    const token = await tokenFor();
+    if (!token.ok) return token;
+    return sendWith(url, init, token.token);
+  };
+  const sendWith = async (url: URL, init: RequestInitLite, token: string): Promise<HttpResult> => deliveryRequest(url.href, {
+    method: init.method ?? 'GET', headers: headersFor(token, init), redirect: 'manual',
     ...(init.body === undefined ? {} : { body: JSON.stringify(init.body) }),
   }, init.attempts === undefined ? options : { ...options, attempts: init.attempts });
   const client: CodehostClient = {

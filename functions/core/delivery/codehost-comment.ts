@@ -13,6 +13,7 @@ import { commentMarker, reviewedMarker, stickyMarker } from '../events/loop-guar
 import { subjectOf, type Subject } from '../events/subject';
 import { codehostClient, isFailure, type CodehostClient } from './codehost-api';
 import { postInlineFindings } from './codehost-review';
+import { installationIdOf } from './github-app';
 import { findingLine, splitFindings } from './findings';
 import { fitReply, postOnce, type HttpOptions } from './http';
 import type { DeliveryOutcome, DeliveryRequest } from './target';
@@ -75,7 +76,7 @@ export function stickyFooter(subscription: string, eventId: string, subject: Sub
 
 export async function postCodehostComment(request: DeliveryRequest, settings: Partial<Record<'github' | 'gitlab', CodehostSettings>>, http: Omit<HttpOptions, 'api'>, now: () => Date = () => new Date()): Promise<DeliveryOutcome> {
   const subject = subjectOfRequest(request);
-  const client = codehostClient(subject, settings, http);
+  const client = codehostClient(subject, settings, http, { ...(installationIdOf(request.payload) === undefined ? {} : { installationId: installationIdOf(request.payload) as number }) });
   if (isFailure(client)) {
     request.logger.warn('codehost_comment_refused', { event_id: request.message.event_id, subscription: request.subscription.name, code: client.failure.code });
     return client.failure;

@@ -24,7 +24,8 @@ export function causedByHookagent(payload: Payload): boolean {
     // GitLab note events keep the note text in object_attributes.note.
     payload.object_kind === 'note' ? bodyOf(payload.object_attributes, 'note') : undefined,
   ];
-  return texts.some((t) => t !== undefined && t.includes(MARKER_PREFIX));
+  // Inline review comments carry `<!-- hookagent-finding:… -->` (delivery/findings.ts).
+  return texts.some((t) => t !== undefined && (t.includes(MARKER_PREFIX) || t.includes('<!-- hookagent-finding:')));
 }
 
 /** The hidden marker of a subscription's sticky comment on one pull/merge request or issue. */

@@ -7,6 +7,7 @@
 import { HookError } from '../../errors';
 import { subjectOf, type Subject } from '../../events/subject';
 import { codehostClient, isFailure, type CodehostClient } from '../../delivery/codehost-api';
+import { installationIdOf } from '../../delivery/github-app';
 import type { HttpResult } from '../../delivery/http';
 import type { ToolContext } from '../tools';
 
@@ -29,7 +30,7 @@ export function subjectOfContext(context: ToolContext): Subject {
 export function clientFor(context: ToolContext, subject: Subject): CodehostClient {
   const client = codehostClient(subject, context.delivery.codehost, {
     timeoutMs: TOOL_REQUEST_TIMEOUT_MS, maxWaitMs: context.maxWaitMs ?? TOOL_MAX_WAIT_MS, ...(context.sleep ? { sleep: context.sleep } : {}),
-  });
+  }, { ...(installationIdOf(context.payload) === undefined ? {} : { installationId: installationIdOf(context.payload) as number }) });
   if (isFailure(client)) throw new HookError(`tool_${client.failure.code}`, client.failure.message);
   return client;
 }
