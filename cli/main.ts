@@ -14,6 +14,7 @@ import { listOption } from './webhook/options';
 import { events, list, show } from './webhook/read';
 import { pause, remove, replay, resume } from './webhook/state';
 import { send } from './webhook/send';
+import { readSecretFile } from './secret-file';
 import { listSecrets, readSecretValue, setSecret } from './secrets';
 import { readPayload, test } from './webhook/test';
 import { subscribe, update, type SubscriptionFields } from './webhook/write';
@@ -133,8 +134,10 @@ function secretsCommands(y: Argv): Argv {
     .command('set <name>', 'store a secret as the SSM SecureString /hookagent/<stage>/<name> (value from stdin or a hidden prompt)', (c) => c
       .positional('name', { type: 'string', demandOption: true, describe: 'the variable config.yaml references as ${NAME}' })
       .example('$0 secrets set GITHUB_WEBHOOK_SECRET --stage prod', 'prompts for the value without echo')
-      .example('printf %s "$TOKEN" | $0 secrets set GITHUB_TOKEN --stage prod', 'reads it from stdin'),
-    run(async (a) => setSecret(ctxOf(a), a, String(a.name), (prompt) => readSecretValue(prompt))))
+      .example('printf %s "$TOKEN" | $0 secrets set GITHUB_TOKEN --stage prod', 'reads it from stdin')
+      .example('$0 secrets set GITHUB_APP_PRIVATE_KEY --file my-app.private-key.pem --stage prod', 'reads a file (a GitHub App private key)')
+      .option('file', { type: 'string', describe: 'read the value from this file (e.g. a GitHub App .pem private key)' }),
+    run(async (a) => setSecret(ctxOf(a), a, String(a.name), (prompt) => (typeof a.file === 'string' ? Promise.resolve(readSecretFile(a.file)) : readSecretValue(prompt)))))
     .command('list', 'names of the secrets stored for the stage (never their values)', (c) => c
       .option('json', { type: 'boolean', describe: 'print a JSON array' }).example('$0 secrets list --stage prod', ''),
     run(async (a) => listSecrets(ctxOf(a), a, Boolean(a.json))))
