@@ -99,3 +99,16 @@ test('the loop guard recognises the bot\'s inline review comments and review bod
   expect(causedByHookagent({ review: { body: 'hookagent: 2 finding(s)\n\n<!-- hookagent:review:evt_1 -->' } })).toBe(true);
   expect(causedByHookagent({ comment: { body: 'a human comment' } })).toBe(false);
 });
+
+test('the agent\'s tools act as the App too, sharing the cached installation token', async () => {
+  const { BUILTIN_TOOLS } = await import('../../functions/core/agent/tools');
+  host.files = [{ filename: 'a.ts', status: 'added', additions: 1, deletions: 0 }];
+  const context = {
+    message: { v: 1 as const, event_id: 'e', subscription: 'review', source: 'github' as const, event: 'pull_request', delivery_id: 'd', received_at: '' },
+    payload: { repository: { full_name: 'octo/widgets' }, pull_request: { number: 5 }, installation: { id: 42 } },
+    delivery: settings(), signal: AbortSignal.timeout(2000),
+  };
+  expect(await BUILTIN_TOOLS.list_changed_files!.run({}, context)).toBe('added a.ts (+1 -0)');
+  await deliver(event('evt_1', 42));
+  expect(exchanges).toHaveLength(1);
+});
