@@ -86,6 +86,15 @@ describe('one sticky comment per pull request', () => {
     expect(host.server.requests.filter((r) => r.method !== 'GET')).toHaveLength(0);
   });
 
+  test('a late retry of an earlier event finds its marker kept in the sticky footer and does not overwrite the newer review', async () => {
+    await deliver(request('github', 'pull_request', synchronize(HEAD_1), 'evt_a', 'First review.'));
+    await deliver(request('github', 'pull_request', synchronize(HEAD_2), 'evt_b', 'Second review.'));
+    host.server.requests.length = 0;
+    expect(await deliver(request('github', 'pull_request', synchronize(HEAD_1), 'evt_a', 'First review.'))).toMatchObject({ status: 'delivered', detail: expect.stringContaining('already posted') });
+    expect(host.server.requests.filter((r) => r.method !== 'GET')).toHaveLength(0);
+    expect(host.comments.get(thread)![0]!.body).toContain('Second review.');
+  });
+
   test('a deleted sticky comment is recreated; another subscription keeps its own comment', async () => {
     await deliver(request('github', 'pull_request', synchronize(HEAD_1), 'evt_a', 'First.'));
     host.comments.set(thread, []);

@@ -9,7 +9,7 @@
  * twice.
  */
 import type { CodehostSettings } from '../config/types';
-import { commentMarker, reviewedMarker, stickyMarker } from '../events/loop-guard';
+import { commentMarker, MARKER_PREFIX, reviewedMarker, stickyMarker } from '../events/loop-guard';
 import { subjectOf, type Subject } from '../events/subject';
 import { codehostClient, isFailure, type CodehostClient } from './codehost-api';
 import { postInlineFindings } from './codehost-review';
@@ -68,10 +68,21 @@ type Comment = { id?: number; body?: string; note?: string; html_url?: string };
 const textOf = (c: Comment) => c.body ?? c.note ?? '';
 
 /** The footer of a sticky comment: the commit reviewed and when, and the hidden markers. */
-export function stickyFooter(subscription: string, eventId: string, subject: Subject, now: Date): string {
+export function stickyFooter(subscription: string, eventId: string, subject: Subject, now: Date, earlier: string[] = []): string {
   const when = `${now.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
   const commit = subject.commit ? ` · reviewed \`${subject.commit.slice(0, 12)}\`` : '';
-  return `\n\n---\n<sub>hookagent · ${subscription}${commit} · ${when}</sub>\n${commentMarker(subscription, eventId)}\n${subject.commit ? `${reviewedMarker(subject.commit)}\n` : ''}${stickyMarker(subscription)}`;
+  // The markers of the events this comment answered before stay, so a late retry of one of them finds it.
+  const kept = earlier.filter((m) => m !== commentMarker(subscription, eventId)).slice(-STICKY_EVENT_MEMORY);
+  return `\n\n---\n<sub>hookagent · ${subscription}${commit} · ${when}</sub>\n${commentMarker(subscription, eventId)}\n${kept.map((m) => `${m}\n`).join('')}${subject.commit ? `${reviewedMarker(subject.commit)}\n` : ''}${stickyMarker(subscription)}`;
+}
+
+/** How many earlier events' markers a sticky comment keeps. */
+export const STICKY_EVENT_MEMORY = 20;
+
+/** The event markers of `subscription` in a comment body, oldest first. */
+function eventMarkersIn(body: string, subscription: string): string[] {
+  const sticky = stickyMarker(subscription);
+  return (body.match(/<!-- hookagent:[^\s>]+ -->/g) ?? []).filter((m) => m.startsWith(`${MARKER_PREFIX}${subscription}:`) && m !== sticky);
 }
 
 export async function postCodehostComment(request: DeliveryRequest, settings: Partial<Record<'github' | 'gitlab', CodehostSettings>>, http: Omit<HttpOptions, 'api'>, now: () => Date = () => new Date()): Promise<DeliveryOutcome> {
@@ -88,9 +99,11 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   const name = request.subscription.name;
   const marker = commentMarker(name, request.message.event_id);
   const limit = client.host === 'github' ? GITHUB_COMMENT_LIMIT : GITLAB_NOTE_LIMIT;
-  const suffix = sticky ? stickyFooter(name, request.message.event_id, subject, now()) : `\n\n${marker}`;
+  const at = now();
+  let suffix = sticky ? stickyFooter(name, request.message.event_id, subject, at) : `\n\n${marker}`;
   const { text: replyText, findings } = splitFindings(request.reply);
-  let body = fitReply(replyText, limit, suffix);
+  let notesText = '';
+  const compose = () => fitReply(notesText ? `${replyText}\n\n${notesText}` : replyText, limit, suffix);
   let inlineDone = findings.length === 0;
   /** Inline findings first (once), so those that cannot be placed go into the summary. */
   const placeFindings = async () => {
@@ -101,7 +114,7 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
     const notes: string[] = [];
     if (inline.posted > 0) notes.push(`${inline.posted} finding(s) are posted as inline comments on the diff.`);
     if (inline.folded.length > 0) notes.push(`**Findings not on changed lines**\n${inline.folded.map(({ finding, why }) => `${findingLine(finding)} _(${why})_`).join('\n')}`);
-    if (notes.length > 0) body = fitReply(`${replyText}\n\n${notes.join('\n\n')}`, limit, suffix);
+    notesText = notes.join('\n\n');
   };
   let stickyId: number | undefined;
   const detail = (c: Comment | undefined) => c?.html_url ?? `${place.path}${c?.id ? `#${c.id}` : ''}`;
@@ -113,18 +126,22 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
     const existing = listed.items.find((c) => textOf(c).includes(marker));
     if (existing) return { status: 'delivered', detail: `${detail(existing)} (already posted)` };
     const mine = stickyMarker(name);
-    stickyId = sticky ? listed.items.find((c) => typeof c.id === 'number' && textOf(c).includes(mine))?.id : undefined;
+    const found = sticky ? listed.items.find((c) => typeof c.id === 'number' && textOf(c).includes(mine)) : undefined;
+    stickyId = found?.id;
+    if (found) {
+      suffix = stickyFooter(name, request.message.event_id, subject, at, eventMarkersIn(textOf(found), name));
+    }
     return undefined;
   };
   const create = async (): Promise<DeliveryOutcome> => {
-    const posted = await client.request(place.path, { method: 'POST', body: { [place.field]: body }, attempts: 1 });
+    const posted = await client.request(place.path, { method: 'POST', body: { [place.field]: compose() }, attempts: 1 });
     if (!posted.ok) return posted.failure;
     return { status: 'delivered', detail: detail(safeJson(posted.body)) };
   };
   const post = async (): Promise<DeliveryOutcome> => {
     await placeFindings();
     if (stickyId === undefined || !place.edit) return create();
-    const edited = await client.request(place.edit.path(stickyId), { method: place.edit.method, body: { body }, attempts: 1 });
+    const edited = await client.request(place.edit.path(stickyId), { method: place.edit.method, body: { body: compose() }, attempts: 1 });
     // Deleted since it was listed: post a new one.
     if (!edited.ok && edited.failure.code === 'http_404') return create();
     if (!edited.ok) return edited.failure;
