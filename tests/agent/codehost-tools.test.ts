@@ -193,4 +193,28 @@ describe('GitLab review tools', () => {
     expect(ci.endsWith('Failure: expected 1 got 2')).toBe(true);
     expect(host.server.requests.every((r) => r.headers['private-token'] === 'gl-T')).toBe(true);
   });
+
+  test('incremental on GitLab: merge_base confirms the last reviewed commit is an ancestor, then /repository/compare; otherwise the full diff', async () => {
+    const payload = mrPayload();
+    payload.object_attributes.last_commit.id = HEAD;
+    const base = `/api/v4/projects/${payload.project.id as number}`;
+    const iid = payload.object_attributes.iid as number;
+    host.comments.set(`${base}/merge_requests/${iid}`, [{ id: 5, body: `old\n${reviewedMarker(OLD)}\n${stickyMarker('review')}`, html_url: 'x' }]);
+    let mergeBase = OLD;
+    host.extra = (_req, res, url) => {
+      if (url.pathname === `${base}/repository/merge_base`) sendJson(res, 200, { id: mergeBase });
+      else if (url.pathname === `${base}/repository/compare` && url.searchParams.get('from') === OLD && url.searchParams.get('to') === HEAD) sendJson(res, 200, { diffs: [{ old_path: 'n.rb', new_path: 'n.rb', diff: '+only new', new_file: false, renamed_file: false, deleted_file: false }] });
+      else if (url.pathname === `${base}/merge_requests/${iid}/diffs`) sendJson(res, 200, [{ old_path: 'all.rb', new_path: 'all.rb', diff: '+everything', new_file: false, renamed_file: false, deleted_file: false }]);
+      else return false;
+      return true;
+    };
+    const ctx = context('gitlab', 'merge_request', payload);
+    const since = await run('get_change_diff', { since_last_review: true }, ctx);
+    expect(since).toContain('+only new');
+    expect(since).not.toContain('+everything');
+    mergeBase = 'd'.repeat(40);
+    const forced = await run('get_change_diff', { since_last_review: true }, ctx);
+    expect(forced).toContain('not an ancestor of the head any more');
+    expect(forced).toContain('+everything');
+  });
 });
