@@ -16,6 +16,7 @@ import { list, show } from './webhook/read';
 import { pause, remove, replay, resume } from './webhook/state';
 import { send } from './webhook/send';
 import { requests, settingsOf, settingsOptions, REQUEST_OUTCOMES } from './webhook/requests';
+import { readSecretFile } from './secret-file';
 import { listSecrets, readSecretValue, setSecret } from './secrets';
 import { readPayload, test } from './webhook/test';
 import { subscribe, update, type SubscriptionFields } from './webhook/write';
@@ -48,6 +49,7 @@ function fieldsOf(argv: Args): SubscriptionFields {
   if (argv.maxTokens !== undefined) fields.maxTokens = String(argv.maxTokens);
   if (argv.dailyTokens !== undefined) fields.dailyTokens = String(argv.dailyTokens);
   fields.settings = settingsOf(argv);
+  if (argv.commentMode !== undefined) fields.commentMode = String(argv.commentMode);
   return fields;
 }
 
@@ -64,6 +66,7 @@ function subscriptionOptions(example: string) {
     .option('chat-id', { type: 'string', describe: 'messenger chat id for this subscription (overrides delivery.messenger.chat_id)' })
     .option('max-tokens', { type: 'string', describe: "the agent reply's token limit for this subscription (overrides agent.max_tokens; none to clear)" })
     .option('daily-tokens', { type: 'string', describe: 'daily token budget of this subscription (UTC days; none to clear)' })
+    .option('comment-mode', { type: 'string', describe: 'codehost_comment: sticky (one comment per pull/merge request or issue, edited in place; default for pull/merge requests) or new (one per event)' })
     .options(settingsOptions);
 }
 
@@ -183,8 +186,10 @@ function secretsCommands(y: Argv): Argv {
     .command('set <name>', 'store a secret as the SSM SecureString /hookagent/<stage>/<name> (value from stdin or a hidden prompt)', (c) => c
       .positional('name', { type: 'string', demandOption: true, describe: 'the variable config.yaml references as ${NAME}' })
       .example('$0 secrets set GITHUB_WEBHOOK_SECRET --stage prod', 'prompts for the value without echo')
-      .example('printf %s "$TOKEN" | $0 secrets set GITHUB_TOKEN --stage prod', 'reads it from stdin'),
-    run(async (a) => setSecret(ctxOf(a), a, String(a.name), (prompt) => readSecretValue(prompt))))
+      .example('printf %s "$TOKEN" | $0 secrets set GITHUB_TOKEN --stage prod', 'reads it from stdin')
+      .example('$0 secrets set GITHUB_APP_PRIVATE_KEY --file my-app.private-key.pem --stage prod', 'reads a file (a GitHub App private key)')
+      .option('file', { type: 'string', describe: 'read the value from this file (e.g. a GitHub App .pem private key)' }),
+    run(async (a) => setSecret(ctxOf(a), a, String(a.name), (prompt) => (typeof a.file === 'string' ? Promise.resolve(readSecretFile(a.file)) : readSecretValue(prompt)))))
     .command('list', 'names of the secrets stored for the stage (never their values)', (c) => c
       .option('json', { type: 'boolean', describe: 'print a JSON array' }).example('$0 secrets list --stage prod', ''),
     run(async (a) => listSecrets(ctxOf(a), a, Boolean(a.json))))

@@ -12,6 +12,7 @@ export function subscriptionJson(s: Subscription, withSecret = false): Record<st
   if (s.max_tokens !== undefined) out.max_tokens = s.max_tokens;
   if (s.daily_tokens !== undefined) out.daily_tokens = s.daily_tokens;
   Object.assign(out, settingsJson(s));
+  if (s.comment_mode) out.comment_mode = s.comment_mode;
   if (withSecret) out.secret = s.secret;
   return out;
 }

@@ -2,7 +2,7 @@
 import { HookError } from '../../functions/core/errors';
 import { newSubscriptionSecret } from '../../functions/core/ids';
 import {
-  validateEvents, validateName, validatePrompt, validateSkills, validateTargets,
+  validateCommentMode, validateEvents, validateName, validatePrompt, validateSkills, validateTargets,
 } from '../../functions/core/subscriptions/validate';
 import type { Result } from '../../functions/core/errors';
 import { applySettings, type SettingsInput } from '../../functions/core/subscriptions/settings';
@@ -26,6 +26,7 @@ export interface SubscriptionFields {
   dailyTokens?: string;
   /** Issue 17: payload filters, --agent none, model, max steps, timeout, max runs per hour, debounce. */
   settings?: SettingsInput;
+  commentMode?: string;
 }
 
 function unwrap<T>(result: Result<T>): T {
@@ -59,6 +60,7 @@ function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills'
   const chatId = fields.chatId ?? base.chat_id;
   if (chatId) subscription.chat_id = chatId;
   applyTokenLimits(subscription, fields);
+  if (fields.commentMode !== undefined) subscription.comment_mode = unwrap(validateCommentMode(fields.commentMode));
   return subscription;
 }
 

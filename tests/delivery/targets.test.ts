@@ -6,8 +6,8 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import githubExamples from '@octokit/webhooks-examples';
 import type { Config } from '../../functions/core/config/types';
-import { githubCommentPath } from '../../functions/core/delivery/codehost-github';
-import { gitlabCommentPlace } from '../../functions/core/delivery/codehost-gitlab';
+import { githubCommentPlace, gitlabCommentPlace as gitlabPlace } from '../../functions/core/delivery/codehost-comment';
+import { subjectOf } from '../../functions/core/events/subject';
 import { markdownToMrkdwn } from '../../functions/core/delivery/mrkdwn';
 import { splitMessage } from '../../functions/core/delivery/split';
 import type { DeliveryRequest } from '../../functions/core/delivery/target';
@@ -17,6 +17,9 @@ import { jsonLogger } from '../../functions/core/log';
 import type { Source, Subscription } from '../../functions/core/types';
 import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
 
+// The comment places come from the one subject locator now (events/subject.ts).
+const githubCommentPath = (event: string, payload: Record<string, unknown>) => githubCommentPlace(subjectOf('github', event, payload, 'e'))?.path;
+const gitlabCommentPlace = (payload: Record<string, unknown>) => gitlabPlace(subjectOf('gitlab', String(payload.object_kind), payload, 'e'));
 const fixture = (name: string) => JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', name), 'utf8')) as Record<string, unknown>;
 const example = (event: string, index = 0) => githubExamples.find((g) => g.name === event)!.examples[index] as Record<string, unknown>;
 
@@ -40,7 +43,7 @@ describe('where a comment goes', () => {
     ['issues', /issues\/\d+\/comments$/], ['issue_comment', /issues\/\d+\/comments$/], ['push', /commits\/[0-9a-f]{40}\/comments$/],
     ['commit_comment', /commits\/[0-9a-f]{40}\/comments$/], ['status', /commits\/[0-9a-f]{40}\/comments$/],
   ])('GitHub %s → %p', (event, pattern) => {
-    expect(githubCommentPath(event, example(event))).toMatch(pattern);
+    expect(githubCommentPath(event, example(event))).toMatch(pattern.source.startsWith('^') ? /^\/issues\/\d+\/comments$/ : pattern);
   });
   test('GitHub events with nothing to comment on', () => {
     expect(githubCommentPath('star', example('star'))).toBeUndefined();
@@ -55,7 +58,8 @@ describe('where a comment goes', () => {
     ['gitlab/pipeline.json', /^\/projects\/\d+\/(merge_requests\/\d+\/notes|repository\/commits\/[0-9a-f]{40}\/comments)$/, undefined],
   ])('GitLab %s → %p', (file, pattern, field) => {
     const place = gitlabCommentPlace(fixture(file));
-    expect(place?.path).toMatch(pattern);
+    // Paths are relative to the client's scope `{api_url}/projects/<id>` now.
+    expect(`/projects/1${place?.path ?? ''}`).toMatch(pattern);
     if (field) expect(place?.field).toBe(field);
   });
   test('GitLab release has nothing to comment on', () => {
@@ -90,8 +94,9 @@ describe('GitHub comments', () => {
   const settings = (): Config['delivery'] => ({ timeout_ms: 300, codehost: { github: { token: TOKEN, api_url: api.url } } });
   const deliver = (r: DeliveryRequest) => createDeliveryTargets(settings(), sleep).codehost_comment.deliver({ ...r, settings: settings() });
 
-  test('posts on the pull request with the hidden marker and GitHub headers', async () => {
-    const outcome = await deliver(request('github', 'pull_request', example('pull_request')));
+  test('posts on the pull request with the hidden marker and GitHub headers (comment mode `new`)', async () => {
+    // Sticky comments (the default for pull requests) carry a footer: tests/delivery/sticky-review.test.ts.
+    const outcome = await deliver(request('github', 'pull_request', example('pull_request'), 'Looks good.', { comment_mode: 'new' }));
     expect(outcome).toEqual({ status: 'delivered', detail: 'https://github.com/o/r/pull/1#issuecomment-1' });
     const post = api.requests.find((r) => r.method === 'POST')!;
     expect(post.url).toMatch(/^\/repos\/[^/]+\/[^/]+\/issues\/\d+\/comments$/);
@@ -152,7 +157,9 @@ describe('GitHub comments', () => {
     const body = comments[0]!.body;
     expect(body.length).toBeLessThanOrEqual(65_536);
     expect(body).toContain('…(cut: the reply was 70000 characters)');
-    expect(body.endsWith(commentMarker('review', 'evt_1'))).toBe(true);
+    // Sticky (the pull request default): the footer and markers close the comment.
+    expect(body).toContain(commentMarker('review', 'evt_1'));
+    expect(body.endsWith('<!-- hookagent:review:sticky -->')).toBe(true);
   });
 
   test('an event with nothing to comment on is a permanent failure', async () => {

@@ -13,6 +13,7 @@ import type { Agent, AgentReply, AgentRequest } from './agent';
 import type { ChatProvider, ToolResult, Turn } from './conversation';
 import { RunRecorder, withRun } from './run-record';
 import { fenceText, newFenceToken } from './fence';
+import { withFindings, type Finding } from '../delivery/findings';
 import { capToolOutput, type Tool, type ToolContext } from './tools';
 
 export interface LoopOptions {
@@ -35,6 +36,8 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
   let retriedShorter = false;
   // Tool results are outside text: fenced with a token of this run (fence.ts).
   const fence = newFenceToken([request.prompt]);
+  // record_finding collects here; the findings travel with the reply to the code-host delivery.
+  const findings: Finding[] = [];
   try {
     for (let step = 1; step <= request.maxSteps; step++) {
       // Tools stay offered on the shorter retry: Bedrock refuses toolUse blocks without a toolConfig.
@@ -56,7 +59,8 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
       }
       if (turn.toolCalls.length === 0) {
         if (turn.text.trim() === '') throw new HookError('agent_reply_empty', 'The model answered with an empty reply; nothing was posted');
-        return { text: turn.text, steps: recorder.usage.steps, refusedTools, run: recorder.snapshot(turn.text) };
+        const text = withFindings(turn.text, findings);
+        return { text, steps: recorder.usage.steps, refusedTools, run: recorder.snapshot(text) };
       }
       conversation.push({ role: 'assistant', text: turn.text, toolCalls: turn.toolCalls });
       const results: ToolResult[] = [];
@@ -69,7 +73,7 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
           result = { id: call.id, name: call.name, isError: true, content: `Tool '${call.name}' is not available for this task.` };
         } else {
           try {
-            const context: ToolContext = { message: request.message, payload: request.payload, delivery: options.delivery, signal };
+            const context: ToolContext = { message: request.message, payload: request.payload, delivery: options.delivery, signal, findings };
             result = { id: call.id, name: call.name, isError: false, content: fenceText(capToolOutput(await tool.run(call.input, context)), fence) };
           } catch (error) {
             if (signal.aborted) throw error;

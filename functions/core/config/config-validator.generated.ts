@@ -2,7 +2,7 @@
 import type { ValidateFunction } from 'ajv';
 import func2 from 'ajv/dist/runtime/ucs2length';
 export const validateConfig = validate10 as unknown as ValidateFunction;
-const schema11 = {"$id":"hookagent-config","type":"object","additionalProperties":false,"properties":{"webhooks":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"gitlab":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"allowed_ips":{"type":"array","items":{"type":"string"}},"max_payload_size":{"type":["string","integer"]},"public_url":{"type":"string","minLength":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"provider":{"enum":["echo","bedrock","openai","anthropic"]},"model":{"type":"string","minLength":1},"base_url":{"type":"string","minLength":1},"api_key":{"type":"string","description":"a ${VAR_NAME} reference"},"region":{"type":"string","minLength":1},"timeout":{"type":["string","integer"]},"max_steps":{"type":"integer","minimum":1,"maximum":50},"max_tokens":{"type":"integer","minimum":16,"maximum":200000},"budget":{"type":"object","additionalProperties":false,"properties":{"daily_tokens":{"type":"integer","minimum":1}}},"http":{"type":"object","additionalProperties":false,"properties":{"allow":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["prefix"],"properties":{"prefix":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}}}}},"timeout":{"type":["string","integer"]},"max_bytes":{"type":["string","integer"]}}},"concurrency":{"type":"integer","minimum":1,"maximum":100}}},"delivery":{"type":"object","additionalProperties":false,"properties":{"timeout":{"type":["string","integer"]},"codehost":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"gitlab":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"allow_mentions":{"type":"boolean"}}},"teamchat":{"type":"object","additionalProperties":false,"required":["provider"],"properties":{"provider":{"enum":["slack"]},"webhook_url":{"type":"string","description":"a ${VAR_NAME} reference"},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"channel":{"type":"string","minLength":1},"api_url":{"type":"string","minLength":1}}},"messenger":{"type":"object","additionalProperties":false,"required":["provider","bot_token"],"properties":{"provider":{"enum":["telegram"]},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"chat_id":{"type":["string","integer"]},"api_url":{"type":"string","minLength":1}}}}},"aws":{"type":"object","additionalProperties":false,"required":["stage"],"properties":{"region":{"type":"string","minLength":1},"stage":{"type":"string","pattern":"^[a-zA-Z0-9-]{1,32}$"},"tables":{"type":"object","additionalProperties":false,"properties":{"subscriptions":{"type":"string","minLength":3},"dedup":{"type":"string","minLength":3},"events":{"type":"string","minLength":3}}}}}}};
+const schema11 = {"$id":"hookagent-config","type":"object","additionalProperties":false,"properties":{"webhooks":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"gitlab":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"allowed_ips":{"type":"array","items":{"type":"string"}},"max_payload_size":{"type":["string","integer"]},"public_url":{"type":"string","minLength":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"provider":{"enum":["echo","bedrock","openai","anthropic"]},"model":{"type":"string","minLength":1},"base_url":{"type":"string","minLength":1},"api_key":{"type":"string","description":"a ${VAR_NAME} reference"},"region":{"type":"string","minLength":1},"timeout":{"type":["string","integer"]},"max_steps":{"type":"integer","minimum":1,"maximum":50},"max_tokens":{"type":"integer","minimum":16,"maximum":200000},"budget":{"type":"object","additionalProperties":false,"properties":{"daily_tokens":{"type":"integer","minimum":1}}},"http":{"type":"object","additionalProperties":false,"properties":{"allow":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["prefix"],"properties":{"prefix":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}}}}},"timeout":{"type":["string","integer"]},"max_bytes":{"type":["string","integer"]}}},"concurrency":{"type":"integer","minimum":1,"maximum":100}}},"delivery":{"type":"object","additionalProperties":false,"properties":{"timeout":{"type":["string","integer"]},"codehost":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1},"app":{"type":"object","additionalProperties":false,"required":["app_id","private_key"],"properties":{"app_id":{"type":["integer","string"]},"private_key":{"type":"string","description":"a ${VAR_NAME} reference"}}}}},"gitlab":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"allow_mentions":{"type":"boolean"}}},"teamchat":{"type":"object","additionalProperties":false,"required":["provider"],"properties":{"provider":{"enum":["slack"]},"webhook_url":{"type":"string","description":"a ${VAR_NAME} reference"},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"channel":{"type":"string","minLength":1},"api_url":{"type":"string","minLength":1}}},"messenger":{"type":"object","additionalProperties":false,"required":["provider","bot_token"],"properties":{"provider":{"enum":["telegram"]},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"chat_id":{"type":["string","integer"]},"api_url":{"type":"string","minLength":1}}}}},"aws":{"type":"object","additionalProperties":false,"required":["stage"],"properties":{"region":{"type":"string","minLength":1},"stage":{"type":"string","pattern":"^[a-zA-Z0-9-]{1,32}$"},"tables":{"type":"object","additionalProperties":false,"properties":{"subscriptions":{"type":"string","minLength":3},"dedup":{"type":"string","minLength":3},"events":{"type":"string","minLength":3}}}}}}};
 const func3 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[a-zA-Z0-9-]{1,32}$", "u");
 
@@ -854,8 +854,9 @@ errors++;
 if(data33.github !== undefined){
 let data34 = data33.github;
 if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-if(data34.token === undefined){
-const err63 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.github.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data34};
+for(const key11 in data34){
+if(!(((key11 === "token") || (key11 === "api_url")) || (key11 === "app"))){
+const err63 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data34};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -864,9 +865,11 @@ vErrors.push(err63);
 }
 errors++;
 }
-for(const key11 in data34){
-if(!((key11 === "token") || (key11 === "api_url"))){
-const err64 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data34};
+}
+if(data34.token !== undefined){
+let data35 = data34.token;
+if(typeof data35 !== "string"){
+const err64 = {instancePath:instancePath+"/delivery/codehost/github/token",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.token,data:data35};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -876,10 +879,11 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data34.token !== undefined){
-let data35 = data34.token;
-if(typeof data35 !== "string"){
-const err65 = {instancePath:instancePath+"/delivery/codehost/github/token",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.token,data:data35};
+if(data34.api_url !== undefined){
+let data36 = data34.api_url;
+if(typeof data36 === "string"){
+if(func2(data36) < 1){
+const err65 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data36};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -889,11 +893,8 @@ vErrors.push(err65);
 errors++;
 }
 }
-if(data34.api_url !== undefined){
-let data36 = data34.api_url;
-if(typeof data36 === "string"){
-if(func2(data36) < 1){
-const err66 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data36};
+else {
+const err66 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data36};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -903,8 +904,11 @@ vErrors.push(err66);
 errors++;
 }
 }
-else {
-const err67 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data36};
+if(data34.app !== undefined){
+let data37 = data34.app;
+if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
+if(data37.app_id === undefined){
+const err67 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/required",keyword:"required",params:{missingProperty: "app_id"},message:"must have required property '"+"app_id"+"'",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data37};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -913,10 +917,8 @@ vErrors.push(err67);
 }
 errors++;
 }
-}
-}
-else {
-const err68 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.github.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data34};
+if(data37.private_key === undefined){
+const err68 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/required",keyword:"required",params:{missingProperty: "private_key"},message:"must have required property '"+"private_key"+"'",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data37};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -925,12 +927,9 @@ vErrors.push(err68);
 }
 errors++;
 }
-}
-if(data33.gitlab !== undefined){
-let data37 = data33.gitlab;
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-if(data37.token === undefined){
-const err69 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data37};
+for(const key12 in data37){
+if(!((key12 === "app_id") || (key12 === "private_key"))){
+const err69 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data37};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -939,9 +938,11 @@ vErrors.push(err69);
 }
 errors++;
 }
-for(const key12 in data37){
-if(!((key12 === "token") || (key12 === "api_url"))){
-const err70 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data37};
+}
+if(data37.app_id !== undefined){
+let data38 = data37.app_id;
+if((!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))) && (typeof data38 !== "string")){
+const err70 = {instancePath:instancePath+"/delivery/codehost/github/app/app_id",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/properties/app_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.app_id.type},message:"must be integer,string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.app_id.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.app_id,data:data38};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -951,10 +952,10 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data37.token !== undefined){
-let data38 = data37.token;
-if(typeof data38 !== "string"){
-const err71 = {instancePath:instancePath+"/delivery/codehost/gitlab/token",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token,data:data38};
+if(data37.private_key !== undefined){
+let data39 = data37.private_key;
+if(typeof data39 !== "string"){
+const err71 = {instancePath:instancePath+"/delivery/codehost/github/app/private_key",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/properties/private_key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.private_key.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.private_key,data:data39};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -964,11 +965,9 @@ vErrors.push(err71);
 errors++;
 }
 }
-if(data37.api_url !== undefined){
-let data39 = data37.api_url;
-if(typeof data39 === "string"){
-if(func2(data39) < 1){
-const err72 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data39};
+}
+else {
+const err72 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data37};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -978,8 +977,9 @@ vErrors.push(err72);
 errors++;
 }
 }
+}
 else {
-const err73 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data39};
+const err73 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.github.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data34};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -989,9 +989,11 @@ vErrors.push(err73);
 errors++;
 }
 }
-}
-else {
-const err74 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data37};
+if(data33.gitlab !== undefined){
+let data40 = data33.gitlab;
+if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
+if(data40.token === undefined){
+const err74 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data40};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1000,11 +1002,9 @@ vErrors.push(err74);
 }
 errors++;
 }
-}
-if(data33.allow_mentions !== undefined){
-let data40 = data33.allow_mentions;
-if(typeof data40 !== "boolean"){
-const err75 = {instancePath:instancePath+"/delivery/codehost/allow_mentions",schemaPath:"#/properties/delivery/properties/codehost/properties/allow_mentions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.delivery.properties.codehost.properties.allow_mentions.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.allow_mentions,data:data40};
+for(const key13 in data40){
+if(!((key13 === "token") || (key13 === "api_url"))){
+const err75 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data40};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1014,9 +1014,10 @@ vErrors.push(err75);
 errors++;
 }
 }
-}
-else {
-const err76 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.type,parentSchema:schema11.properties.delivery.properties.codehost,data:data33};
+if(data40.token !== undefined){
+let data41 = data40.token;
+if(typeof data41 !== "string"){
+const err76 = {instancePath:instancePath+"/delivery/codehost/gitlab/token",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token,data:data41};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1026,11 +1027,11 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data31.teamchat !== undefined){
-let data41 = data31.teamchat;
-if(data41 && typeof data41 == "object" && !Array.isArray(data41)){
-if(data41.provider === undefined){
-const err77 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.teamchat.required,parentSchema:schema11.properties.delivery.properties.teamchat,data:data41};
+if(data40.api_url !== undefined){
+let data42 = data40.api_url;
+if(typeof data42 === "string"){
+if(func2(data42) < 1){
+const err77 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data42};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1039,9 +1040,9 @@ vErrors.push(err77);
 }
 errors++;
 }
-for(const key13 in data41){
-if(!(((((key13 === "provider") || (key13 === "webhook_url")) || (key13 === "bot_token")) || (key13 === "channel")) || (key13 === "api_url"))){
-const err78 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.teamchat,data:data41};
+}
+else {
+const err78 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data42};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1051,10 +1052,9 @@ vErrors.push(err78);
 errors++;
 }
 }
-if(data41.provider !== undefined){
-let data42 = data41.provider;
-if(!(data42 === "slack")){
-const err79 = {instancePath:instancePath+"/delivery/teamchat/provider",schemaPath:"#/properties/delivery/properties/teamchat/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.teamchat.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.teamchat.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.teamchat.properties.provider,data:data42};
+}
+else {
+const err79 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data40};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1064,10 +1064,10 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data41.webhook_url !== undefined){
-let data43 = data41.webhook_url;
-if(typeof data43 !== "string"){
-const err80 = {instancePath:instancePath+"/delivery/teamchat/webhook_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.webhook_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.webhook_url,data:data43};
+if(data33.allow_mentions !== undefined){
+let data43 = data33.allow_mentions;
+if(typeof data43 !== "boolean"){
+const err80 = {instancePath:instancePath+"/delivery/codehost/allow_mentions",schemaPath:"#/properties/delivery/properties/codehost/properties/allow_mentions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.delivery.properties.codehost.properties.allow_mentions.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.allow_mentions,data:data43};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1077,10 +1077,9 @@ vErrors.push(err80);
 errors++;
 }
 }
-if(data41.bot_token !== undefined){
-let data44 = data41.bot_token;
-if(typeof data44 !== "string"){
-const err81 = {instancePath:instancePath+"/delivery/teamchat/bot_token",schemaPath:"#/properties/delivery/properties/teamchat/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.bot_token,data:data44};
+}
+else {
+const err81 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.type,parentSchema:schema11.properties.delivery.properties.codehost,data:data33};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1090,11 +1089,11 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data41.channel !== undefined){
-let data45 = data41.channel;
-if(typeof data45 === "string"){
-if(func2(data45) < 1){
-const err82 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data45};
+if(data31.teamchat !== undefined){
+let data44 = data31.teamchat;
+if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
+if(data44.provider === undefined){
+const err82 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.teamchat.required,parentSchema:schema11.properties.delivery.properties.teamchat,data:data44};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1103,9 +1102,9 @@ vErrors.push(err82);
 }
 errors++;
 }
-}
-else {
-const err83 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.channel.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data45};
+for(const key14 in data44){
+if(!(((((key14 === "provider") || (key14 === "webhook_url")) || (key14 === "bot_token")) || (key14 === "channel")) || (key14 === "api_url"))){
+const err83 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.teamchat,data:data44};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1115,11 +1114,10 @@ vErrors.push(err83);
 errors++;
 }
 }
-if(data41.api_url !== undefined){
-let data46 = data41.api_url;
-if(typeof data46 === "string"){
-if(func2(data46) < 1){
-const err84 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data46};
+if(data44.provider !== undefined){
+let data45 = data44.provider;
+if(!(data45 === "slack")){
+const err84 = {instancePath:instancePath+"/delivery/teamchat/provider",schemaPath:"#/properties/delivery/properties/teamchat/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.teamchat.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.teamchat.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.teamchat.properties.provider,data:data45};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1129,8 +1127,10 @@ vErrors.push(err84);
 errors++;
 }
 }
-else {
-const err85 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data46};
+if(data44.webhook_url !== undefined){
+let data46 = data44.webhook_url;
+if(typeof data46 !== "string"){
+const err85 = {instancePath:instancePath+"/delivery/teamchat/webhook_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.webhook_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.webhook_url,data:data46};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1140,9 +1140,10 @@ vErrors.push(err85);
 errors++;
 }
 }
-}
-else {
-const err86 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.teamchat.type,parentSchema:schema11.properties.delivery.properties.teamchat,data:data41};
+if(data44.bot_token !== undefined){
+let data47 = data44.bot_token;
+if(typeof data47 !== "string"){
+const err86 = {instancePath:instancePath+"/delivery/teamchat/bot_token",schemaPath:"#/properties/delivery/properties/teamchat/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.bot_token,data:data47};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1152,11 +1153,11 @@ vErrors.push(err86);
 errors++;
 }
 }
-if(data31.messenger !== undefined){
-let data47 = data31.messenger;
-if(data47 && typeof data47 == "object" && !Array.isArray(data47)){
-if(data47.provider === undefined){
-const err87 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data47};
+if(data44.channel !== undefined){
+let data48 = data44.channel;
+if(typeof data48 === "string"){
+if(func2(data48) < 1){
+const err87 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data48};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1165,8 +1166,9 @@ vErrors.push(err87);
 }
 errors++;
 }
-if(data47.bot_token === undefined){
-const err88 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "bot_token"},message:"must have required property '"+"bot_token"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data47};
+}
+else {
+const err88 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.channel.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data48};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1175,9 +1177,12 @@ vErrors.push(err88);
 }
 errors++;
 }
-for(const key14 in data47){
-if(!((((key14 === "provider") || (key14 === "bot_token")) || (key14 === "chat_id")) || (key14 === "api_url"))){
-const err89 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.messenger,data:data47};
+}
+if(data44.api_url !== undefined){
+let data49 = data44.api_url;
+if(typeof data49 === "string"){
+if(func2(data49) < 1){
+const err89 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data49};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1187,10 +1192,8 @@ vErrors.push(err89);
 errors++;
 }
 }
-if(data47.provider !== undefined){
-let data48 = data47.provider;
-if(!(data48 === "telegram")){
-const err90 = {instancePath:instancePath+"/delivery/messenger/provider",schemaPath:"#/properties/delivery/properties/messenger/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.messenger.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.messenger.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.messenger.properties.provider,data:data48};
+else {
+const err90 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data49};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1200,10 +1203,9 @@ vErrors.push(err90);
 errors++;
 }
 }
-if(data47.bot_token !== undefined){
-let data49 = data47.bot_token;
-if(typeof data49 !== "string"){
-const err91 = {instancePath:instancePath+"/delivery/messenger/bot_token",schemaPath:"#/properties/delivery/properties/messenger/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.bot_token,data:data49};
+}
+else {
+const err91 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.teamchat.type,parentSchema:schema11.properties.delivery.properties.teamchat,data:data44};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1213,10 +1215,11 @@ vErrors.push(err91);
 errors++;
 }
 }
-if(data47.chat_id !== undefined){
-let data50 = data47.chat_id;
-if((typeof data50 !== "string") && (!(((typeof data50 == "number") && (!(data50 % 1) && !isNaN(data50))) && (isFinite(data50))))){
-const err92 = {instancePath:instancePath+"/delivery/messenger/chat_id",schemaPath:"#/properties/delivery/properties/messenger/properties/chat_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.messenger.properties.chat_id.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.messenger.properties.chat_id.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.chat_id,data:data50};
+if(data31.messenger !== undefined){
+let data50 = data31.messenger;
+if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
+if(data50.provider === undefined){
+const err92 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data50};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1225,12 +1228,8 @@ vErrors.push(err92);
 }
 errors++;
 }
-}
-if(data47.api_url !== undefined){
-let data51 = data47.api_url;
-if(typeof data51 === "string"){
-if(func2(data51) < 1){
-const err93 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data51};
+if(data50.bot_token === undefined){
+const err93 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "bot_token"},message:"must have required property '"+"bot_token"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data50};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1239,9 +1238,9 @@ vErrors.push(err93);
 }
 errors++;
 }
-}
-else {
-const err94 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data51};
+for(const key15 in data50){
+if(!((((key15 === "provider") || (key15 === "bot_token")) || (key15 === "chat_id")) || (key15 === "api_url"))){
+const err94 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.messenger,data:data50};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1251,9 +1250,10 @@ vErrors.push(err94);
 errors++;
 }
 }
-}
-else {
-const err95 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.messenger.type,parentSchema:schema11.properties.delivery.properties.messenger,data:data47};
+if(data50.provider !== undefined){
+let data51 = data50.provider;
+if(!(data51 === "telegram")){
+const err95 = {instancePath:instancePath+"/delivery/messenger/provider",schemaPath:"#/properties/delivery/properties/messenger/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.messenger.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.messenger.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.messenger.properties.provider,data:data51};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1263,9 +1263,10 @@ vErrors.push(err95);
 errors++;
 }
 }
-}
-else {
-const err96 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.type,parentSchema:schema11.properties.delivery,data:data31};
+if(data50.bot_token !== undefined){
+let data52 = data50.bot_token;
+if(typeof data52 !== "string"){
+const err96 = {instancePath:instancePath+"/delivery/messenger/bot_token",schemaPath:"#/properties/delivery/properties/messenger/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.bot_token,data:data52};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1275,11 +1276,10 @@ vErrors.push(err96);
 errors++;
 }
 }
-if(data.aws !== undefined){
-let data52 = data.aws;
-if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
-if(data52.stage === undefined){
-const err97 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/required",keyword:"required",params:{missingProperty: "stage"},message:"must have required property '"+"stage"+"'",schema:schema11.properties.aws.required,parentSchema:schema11.properties.aws,data:data52};
+if(data50.chat_id !== undefined){
+let data53 = data50.chat_id;
+if((typeof data53 !== "string") && (!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53))))){
+const err97 = {instancePath:instancePath+"/delivery/messenger/chat_id",schemaPath:"#/properties/delivery/properties/messenger/properties/chat_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.messenger.properties.chat_id.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.messenger.properties.chat_id.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.chat_id,data:data53};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1288,9 +1288,12 @@ vErrors.push(err97);
 }
 errors++;
 }
-for(const key15 in data52){
-if(!(((key15 === "region") || (key15 === "stage")) || (key15 === "tables"))){
-const err98 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws,data:data52};
+}
+if(data50.api_url !== undefined){
+let data54 = data50.api_url;
+if(typeof data54 === "string"){
+if(func2(data54) < 1){
+const err98 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data54};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1300,11 +1303,8 @@ vErrors.push(err98);
 errors++;
 }
 }
-if(data52.region !== undefined){
-let data53 = data52.region;
-if(typeof data53 === "string"){
-if(func2(data53) < 1){
-const err99 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.aws.properties.region,data:data53};
+else {
+const err99 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data54};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1314,8 +1314,9 @@ vErrors.push(err99);
 errors++;
 }
 }
+}
 else {
-const err100 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.region.type,parentSchema:schema11.properties.aws.properties.region,data:data53};
+const err100 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.messenger.type,parentSchema:schema11.properties.delivery.properties.messenger,data:data50};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1325,11 +1326,9 @@ vErrors.push(err100);
 errors++;
 }
 }
-if(data52.stage !== undefined){
-let data54 = data52.stage;
-if(typeof data54 === "string"){
-if(!pattern0.test(data54)){
-const err101 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-zA-Z0-9-]{1,32}$"+"\"",schema:"^[a-zA-Z0-9-]{1,32}$",parentSchema:schema11.properties.aws.properties.stage,data:data54};
+}
+else {
+const err101 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.type,parentSchema:schema11.properties.delivery,data:data31};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1339,8 +1338,11 @@ vErrors.push(err101);
 errors++;
 }
 }
-else {
-const err102 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.stage.type,parentSchema:schema11.properties.aws.properties.stage,data:data54};
+if(data.aws !== undefined){
+let data55 = data.aws;
+if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
+if(data55.stage === undefined){
+const err102 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/required",keyword:"required",params:{missingProperty: "stage"},message:"must have required property '"+"stage"+"'",schema:schema11.properties.aws.required,parentSchema:schema11.properties.aws,data:data55};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1349,13 +1351,9 @@ vErrors.push(err102);
 }
 errors++;
 }
-}
-if(data52.tables !== undefined){
-let data55 = data52.tables;
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
 for(const key16 in data55){
-if(!(((key16 === "subscriptions") || (key16 === "dedup")) || (key16 === "events"))){
-const err103 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws.properties.tables,data:data55};
+if(!(((key16 === "region") || (key16 === "stage")) || (key16 === "tables"))){
+const err103 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws,data:data55};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1365,11 +1363,11 @@ vErrors.push(err103);
 errors++;
 }
 }
-if(data55.subscriptions !== undefined){
-let data56 = data55.subscriptions;
+if(data55.region !== undefined){
+let data56 = data55.region;
 if(typeof data56 === "string"){
-if(func2(data56) < 3){
-const err104 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data56};
+if(func2(data56) < 1){
+const err104 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.aws.properties.region,data:data56};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1380,7 +1378,7 @@ errors++;
 }
 }
 else {
-const err105 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.subscriptions.type,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data56};
+const err105 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.region.type,parentSchema:schema11.properties.aws.properties.region,data:data56};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1390,11 +1388,11 @@ vErrors.push(err105);
 errors++;
 }
 }
-if(data55.dedup !== undefined){
-let data57 = data55.dedup;
+if(data55.stage !== undefined){
+let data57 = data55.stage;
 if(typeof data57 === "string"){
-if(func2(data57) < 3){
-const err106 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data57};
+if(!pattern0.test(data57)){
+const err106 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-zA-Z0-9-]{1,32}$"+"\"",schema:"^[a-zA-Z0-9-]{1,32}$",parentSchema:schema11.properties.aws.properties.stage,data:data57};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1405,7 +1403,7 @@ errors++;
 }
 }
 else {
-const err107 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.dedup.type,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data57};
+const err107 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.stage.type,parentSchema:schema11.properties.aws.properties.stage,data:data57};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1415,11 +1413,12 @@ vErrors.push(err107);
 errors++;
 }
 }
-if(data55.events !== undefined){
-let data58 = data55.events;
-if(typeof data58 === "string"){
-if(func2(data58) < 3){
-const err108 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data58};
+if(data55.tables !== undefined){
+let data58 = data55.tables;
+if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
+for(const key17 in data58){
+if(!(((key17 === "subscriptions") || (key17 === "dedup")) || (key17 === "events"))){
+const err108 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws.properties.tables,data:data58};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1429,8 +1428,11 @@ vErrors.push(err108);
 errors++;
 }
 }
-else {
-const err109 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.events.type,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data58};
+if(data58.subscriptions !== undefined){
+let data59 = data58.subscriptions;
+if(typeof data59 === "string"){
+if(func2(data59) < 3){
+const err109 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data59};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1440,9 +1442,8 @@ vErrors.push(err109);
 errors++;
 }
 }
-}
 else {
-const err110 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.properties.tables.type,parentSchema:schema11.properties.aws.properties.tables,data:data55};
+const err110 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.subscriptions.type,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data59};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -1452,9 +1453,11 @@ vErrors.push(err110);
 errors++;
 }
 }
-}
-else {
-const err111 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.type,parentSchema:schema11.properties.aws,data:data52};
+if(data58.dedup !== undefined){
+let data60 = data58.dedup;
+if(typeof data60 === "string"){
+if(func2(data60) < 3){
+const err111 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data60};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -1464,14 +1467,74 @@ vErrors.push(err111);
 errors++;
 }
 }
-}
 else {
-const err112 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+const err112 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.dedup.type,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data60};
 if(vErrors === null){
 vErrors = [err112];
 }
 else {
 vErrors.push(err112);
+}
+errors++;
+}
+}
+if(data58.events !== undefined){
+let data61 = data58.events;
+if(typeof data61 === "string"){
+if(func2(data61) < 3){
+const err113 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data61};
+if(vErrors === null){
+vErrors = [err113];
+}
+else {
+vErrors.push(err113);
+}
+errors++;
+}
+}
+else {
+const err114 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.events.type,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data61};
+if(vErrors === null){
+vErrors = [err114];
+}
+else {
+vErrors.push(err114);
+}
+errors++;
+}
+}
+}
+else {
+const err115 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.properties.tables.type,parentSchema:schema11.properties.aws.properties.tables,data:data58};
+if(vErrors === null){
+vErrors = [err115];
+}
+else {
+vErrors.push(err115);
+}
+errors++;
+}
+}
+}
+else {
+const err116 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.type,parentSchema:schema11.properties.aws,data:data55};
+if(vErrors === null){
+vErrors = [err116];
+}
+else {
+vErrors.push(err116);
+}
+errors++;
+}
+}
+}
+else {
+const err117 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err117];
+}
+else {
+vErrors.push(err117);
 }
 errors++;
 }

@@ -50,6 +50,7 @@ const SUGGESTED_VARIABLES: Record<string, string> = {
   'agent.api_key': 'OPENAI_API_KEY',
   'delivery.codehost.github.token': 'GITHUB_TOKEN',
   'delivery.codehost.gitlab.token': 'GITLAB_TOKEN',
+  'delivery.codehost.github.app.private_key': 'GITHUB_APP_PRIVATE_KEY',
   'delivery.teamchat.webhook_url': 'SLACK_WEBHOOK_URL',
   'delivery.teamchat.bot_token': 'SLACK_BOT_TOKEN',
   'delivery.messenger.bot_token': 'TELEGRAM_BOT_TOKEN',
@@ -262,7 +263,10 @@ function normalise(raw: Raw, issues: ConfigIssue[]): Config {
     const settings = codehost[host] as Raw | undefined;
     if (!settings) continue;
     const apiUrl = checkUrl(issues, `delivery.codehost.${host}.api_url`, settings.api_url) ?? hostDefaults[host];
-    config.delivery.codehost[host] = { token: settings.token as string, api_url: apiUrl };
+    config.delivery.codehost[host] = { token: (settings.token as string | undefined) ?? '', api_url: apiUrl };
+    const app = settings.app as { app_id: string | number; private_key: string } | undefined;
+    if (app) config.delivery.codehost[host]!.app = { app_id: String(app.app_id), private_key: app.private_key };
+    if (settings.token === undefined && !app) issues.push({ path: `delivery.codehost.${host}`, message: host === 'github' ? 'needs token (${GITHUB_TOKEN}) or app: { app_id, private_key }' : 'needs token (${GITLAB_TOKEN})' });
   }
   if (codehost.allow_mentions === true) config.delivery.codehost.allow_mentions = true;
 

@@ -72,8 +72,14 @@ export const configSchema = {
           additionalProperties: false,
           properties: {
             github: {
-              type: 'object', additionalProperties: false, required: ['token'],
-              properties: { token: secretRef, api_url: url },
+              type: 'object', additionalProperties: false,
+              properties: {
+                token: secretRef, api_url: url,
+                app: {
+                  type: 'object', additionalProperties: false, required: ['app_id', 'private_key'],
+                  properties: { app_id: { type: ['integer', 'string'] }, private_key: secretRef },
+                },
+              },
             },
             gitlab: {
               type: 'object', additionalProperties: false, required: ['token'],
@@ -129,4 +135,4 @@ export const configSchema = {
 } as const;
 
 /** Keys whose value is a secret: only `${VAR}` references are accepted there. */
-export const SECRET_KEYS = new Set(['secret', 'token', 'api_key', 'bot_token', 'webhook_url']);
+export const SECRET_KEYS = new Set(['secret', 'token', 'api_key', 'bot_token', 'webhook_url', 'private_key']);

@@ -9,8 +9,11 @@ export interface WebhookSecrets {
 }
 
 export interface CodehostSettings {
+  /** A personal/project access token; empty when only a GitHub App is configured. */
   token: string;
   api_url: string;
+  /** GitHub only: act as a GitHub App (installation tokens) instead of `token`. */
+  app?: { app_id: string; private_key: string };
 }
 
 export interface TeamchatSettings {

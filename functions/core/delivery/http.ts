@@ -42,7 +42,7 @@ export function jsonMessage(body: string): string | undefined {
   return undefined;
 }
 
-function retryAfterMs(headers: Headers): number | undefined {
+export function retryAfterMs(headers: Headers): number | undefined {
   const value = headers.get('retry-after');
   if (!value) return undefined;
   const seconds = Number(value);
@@ -75,6 +75,10 @@ export async function deliveryRequest(url: string, init: RequestInit, options: H
       continue;
     }
     if (response.ok) return { ok: true, status: response.status, body, headers: response.headers };
+    // Only reached with `redirect: 'manual'`: credentials are never sent after a redirect.
+    if (response.status >= 300 && response.status < 400) {
+      return failed('redirect_refused', `${options.api} answered ${response.status} with a redirect; not followed, so the credentials stay with api_url`, false);
+    }
     const message = (options.errorMessage ?? jsonMessage)(body) ?? `HTTP ${response.status}`;
     const wait = options.rateLimitWait?.(response.status, response.headers, body) ?? (response.status === 429 ? retryAfterMs(response.headers) ?? 1000 : undefined);
     if (wait !== undefined) {

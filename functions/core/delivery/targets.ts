@@ -1,8 +1,8 @@
 /** The delivery targets by kind, over the resolved `delivery` configuration. */
 import type { Config } from '../config/types';
 import type { TargetKind } from '../types';
-import { postGithubComment } from './codehost-github';
-import { postGitlabComment } from './codehost-gitlab';
+import { postCodehostComment } from './codehost-comment';
+import { flattenFindings } from './findings';
 import type { HttpOptions } from './http';
 import { logTarget } from './log-target';
 import { postSlack } from './slack';
@@ -11,35 +11,26 @@ import { sendTelegram } from './telegram';
 
 const unconfigured = (key: string): DeliveryOutcome => ({ status: 'failed', retryable: false, code: 'target_unconfigured', message: `${key} is not configured in config.yaml` });
 
-/** GitHub or GitLab: the endpoint the event came in through, else the payload's shape. */
-function codehostOf(request: DeliveryRequest): 'github' | 'gitlab' | undefined {
-  if (request.message.source !== 'custom') return request.message.source;
-  if (typeof request.payload.object_kind === 'string') return 'gitlab';
-  if (request.payload.repository && typeof (request.payload.repository as { full_name?: unknown }).full_name === 'string') return 'github';
-  return undefined;
-}
-
-export function createDeliveryTargets(settings: Config['delivery'], sleep?: (ms: number) => Promise<void>): Record<TargetKind, DeliveryTarget> {
-  const http: Omit<HttpOptions, 'api'> = { timeoutMs: settings.timeout_ms, ...(sleep ? { sleep } : {}) };
+/**
+ * `sleep` and `maxWaitMs` (the longest rate-limit wait honoured in-process; longer waits
+ * go back to the queue as retryable failures with `retryAfterMs`) are for tests.
+ */
+export function createDeliveryTargets(settings: Config['delivery'], sleep?: (ms: number) => Promise<void>, maxWaitMs?: number): Record<TargetKind, DeliveryTarget> {
+  const http: Omit<HttpOptions, 'api'> = { timeoutMs: settings.timeout_ms, ...(sleep ? { sleep } : {}), ...(maxWaitMs === undefined ? {} : { maxWaitMs }) };
   return {
-    log: logTarget,
+    log: { kind: 'log', deliver: async (request) => logTarget.deliver({ ...request, reply: flattenFindings(request.reply) }) },
     codehost_comment: {
       kind: 'codehost_comment',
-      async deliver(request) {
-        const host = codehostOf(request);
-        if (!host) return { status: 'failed', retryable: false, code: 'nothing_to_comment', message: 'This event comes from no code host: nothing to comment on' };
-        const hostSettings = settings.codehost[host];
-        if (!hostSettings) return unconfigured(`delivery.codehost.${host}`);
-        return host === 'github' ? postGithubComment(request, hostSettings, http) : postGitlabComment(request, hostSettings, http);
-      },
+      // The host, repository/project and number come from the validated subject (events/subject.ts).
+      deliver: async (request) => postCodehostComment(request, settings.codehost, http),
     },
     teamchat: {
       kind: 'teamchat',
-      deliver: async (request) => (settings.teamchat ? postSlack(request, settings.teamchat, http) : unconfigured('delivery.teamchat')),
+      deliver: async (request) => (settings.teamchat ? postSlack({ ...request, reply: flattenFindings(request.reply) }, settings.teamchat, http) : unconfigured('delivery.teamchat')),
     },
     messenger: {
       kind: 'messenger',
-      deliver: async (request) => (settings.messenger ? sendTelegram(request, settings.messenger, http) : unconfigured('delivery.messenger')),
+      deliver: async (request) => (settings.messenger ? sendTelegram({ ...request, reply: flattenFindings(request.reply) }, settings.messenger, http) : unconfigured('delivery.messenger')),
     },
   };
 }

@@ -24,5 +24,21 @@ export function causedByHookagent(payload: Payload): boolean {
     // GitLab note events keep the note text in object_attributes.note.
     payload.object_kind === 'note' ? bodyOf(payload.object_attributes, 'note') : undefined,
   ];
-  return texts.some((t) => t !== undefined && t.includes(MARKER_PREFIX));
+  // Inline review comments carry `<!-- hookagent-finding:… -->` (delivery/findings.ts).
+  return texts.some((t) => t !== undefined && (t.includes(MARKER_PREFIX) || t.includes('<!-- hookagent-finding:')));
+}
+
+/** The hidden marker of a subscription's sticky comment on one pull/merge request or issue. */
+export function stickyMarker(subscription: string): string {
+  return `${MARKER_PREFIX}${subscription}:sticky -->`;
+}
+
+/** The commit a sticky comment reviewed, kept hidden in its footer (read back for incremental reviews). */
+export function reviewedMarker(commit: string): string {
+  return `<!-- hookagent-reviewed:${commit} -->`;
+}
+
+/** The commit named by a sticky comment's footer, if any. */
+export function reviewedCommitOf(body: string): string | undefined {
+  return /<!-- hookagent-reviewed:([0-9a-f]{7,64}) -->/.exec(body)?.[1];
 }

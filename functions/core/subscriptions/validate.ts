@@ -117,6 +117,12 @@ export function validateTargets(targets: string[], events: string[], config: Con
   return ok([...new Set(targets)] as TargetKind[]);
 }
 
+/** `--comment-mode`: how `codehost_comment` answers (issue 18). */
+export function validateCommentMode(mode: string): Result<'sticky' | 'new'> {
+  if (mode === 'sticky' || mode === 'new') return ok(mode);
+  return fail({ code: 'comment_mode_invalid', message: `--comment-mode must be sticky or new, not '${mode.replace(/[^\x20-\x7e]/g, '?').slice(0, 40)}'` });
+}
+
 export function firstFailure(results: Array<Result<unknown>>): Failure | undefined {
   for (const result of results) if (!result.ok) return result.error;
   return undefined;

@@ -1,0 +1,133 @@
+/**
+ * What every code-host tool shares: the subject of the event (the one validated locator,
+ * `events/subject.ts`), a client that keeps requests under the repository/project on the
+ * `api_url` origin (`delivery/codehost-api.ts`), answers read as JSON, and output caps
+ * that say when and where they cut.
+ */
+import { HookError } from '../../errors';
+import { subjectOf, type Subject } from '../../events/subject';
+import { codehostClient, isFailure, type CodehostClient } from '../../delivery/codehost-api';
+import { installationIdOf } from '../../delivery/github-app';
+import type { HttpResult } from '../../delivery/http';
+import type { ToolContext } from '../tools';
+
+/** Tools wait out rate limits in-process up to this long (a GitHub secondary limit asks for 60 s). */
+export const TOOL_MAX_WAIT_MS = 90_000;
+/** Each tool request's own time limit (the agent's `agent.timeout` bounds the whole run). */
+export const TOOL_REQUEST_TIMEOUT_MS = 30_000;
+
+export interface Opened {
+  client: CodehostClient;
+  subject: Subject;
+  /** The pull/merge request or issue number. */
+  number: number;
+}
+
+export function subjectOfContext(context: ToolContext): Subject {
+  return subjectOf(context.message.source, context.message.event, context.payload, context.message.event_id);
+}
+
+export function clientFor(context: ToolContext, subject: Subject): CodehostClient {
+  const client = codehostClient(subject, context.delivery.codehost, {
+    timeoutMs: TOOL_REQUEST_TIMEOUT_MS, maxWaitMs: context.maxWaitMs ?? TOOL_MAX_WAIT_MS, ...(context.sleep ? { sleep: context.sleep } : {}),
+  }, { ...(installationIdOf(context.payload) === undefined ? {} : { installationId: installationIdOf(context.payload) as number }) });
+  if (isFailure(client)) throw new HookError(`tool_${client.failure.code}`, client.failure.message);
+  return client;
+}
+
+/** The pull/merge request (or, with `issues: true`, the issue too) this event is about. */
+export function openSubject(context: ToolContext, want: 'change' | 'issue' | 'any'): Opened {
+  const subject = subjectOfContext(context);
+  const isChange = subject.kind === 'pull_request' || subject.kind === 'merge_request';
+  const ok = want === 'any' ? isChange || subject.kind === 'issue' : want === 'change' ? isChange : subject.kind === 'issue' || isChange;
+  if (!ok || subject.number === undefined) {
+    throw new HookError('tool_no_change', want === 'change' ? 'This event names no pull request or merge request' : 'This event names no issue, pull request or merge request');
+  }
+  return { client: clientFor(context, subject), subject, number: subject.number };
+}
+
+/** The API path of the change: GitHub `/pulls/{n}`, GitLab `/merge_requests/{iid}`. */
+export function changePath(opened: Opened): string {
+  return opened.client.host === 'github' ? `/pulls/${opened.number}` : `/merge_requests/${opened.number}`;
+}
+
+export function issuePath(opened: Opened): string {
+  if (opened.client.host === 'github') return `/issues/${opened.number}`;
+  return opened.subject.kind === 'merge_request' ? `/merge_requests/${opened.number}` : `/issues/${opened.number}`;
+}
+
+export function answerText(answer: HttpResult): string {
+  if (!answer.ok) throw toolError(answer.failure);
+  return answer.body;
+}
+
+export function answerJson<T>(answer: HttpResult): T {
+  const text = answerText(answer);
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new HookError('tool_bad_answer', 'The code host answered with something that is not JSON');
+  }
+}
+
+export async function getJson<T>(opened: { client: CodehostClient }, path: string): Promise<T> {
+  return answerJson<T>(await opened.client.request(path));
+}
+
+export async function listAll<T>(opened: { client: CodehostClient }, path: string, max: number): Promise<{ items: T[]; note: string }> {
+  const page = await opened.client.paginate<T>(path, max);
+  if (!page.ok) throw toolError(page.failure);
+  return { items: page.items, note: page.truncated ? `\n…[list cut: ${page.truncated}]` : '' };
+}
+
+/** Cuts `text` to `limit` characters, saying what was cut and how to read the rest. */
+export function capText(text: string, limit: number, hint: string): string {
+  if (text.length <= limit) return text;
+  return `${text.slice(0, limit)}\n…[cut at ${limit} of ${text.length} characters; ${hint}]`;
+}
+
+/** A repository file path: relative, no empty, `.` or `..` segments, no control characters. */
+export function safeFilePath(value: unknown): string {
+  if (typeof value !== 'string' || value.length === 0 || value.length > 1024) throw new HookError('tool_bad_input', 'path must be a repository file path');
+  // eslint-disable-next-line no-control-regex
+  if (/[\u0000-\u001f\\]/.test(value) || value.startsWith('/') || value.split('/').some((s) => s === '' || s === '.' || s === '..')) {
+    throw new HookError('tool_bad_input', `path '${value.replace(/[^\x20-\x7e]/g, '?').slice(0, 200)}' is not a plain relative repository path`);
+  }
+  return value;
+}
+
+/** A git ref: a commit id, branch or tag name (git's rules, simplified). */
+export function safeRef(value: unknown): string {
+  if (typeof value !== 'string' || !/^[A-Za-z0-9][A-Za-z0-9._/-]{0,199}$/.test(value) || value.includes('..') || value.includes('//') || value.endsWith('/') || value.endsWith('.lock')) {
+    throw new HookError('tool_bad_input', 'ref must be a commit id, branch or tag name');
+  }
+  return value;
+}
+
+export const obj = (v: unknown): Record<string, unknown> | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
+export const s = (v: unknown): string => (typeof v === 'string' ? v : v === null || v === undefined ? '' : String(v));
+
+export function inputOf(input: unknown): Record<string, unknown> {
+  return obj(input) ?? {};
+}
+
+export function positiveLine(value: unknown, name: string): number | undefined {
+  if (value === undefined || value === null) return undefined;
+  if (typeof value !== 'number' || !Number.isInteger(value) || value < 1) throw new HookError('tool_bad_input', `${name} must be a positive line number`);
+  return value;
+}
+
+export interface FileChange { path: string; status: string; additions?: number; deletions?: number; patch?: string; previous?: string }
+
+/** A GitLab diff entry (`/merge_requests/:iid/diffs`, `/repository/compare`) as a changed file. */
+export function gitlabFile(d: Record<string, unknown>): FileChange {
+  const status = d.new_file ? 'added' : d.deleted_file ? 'removed' : d.renamed_file ? 'renamed' : 'modified';
+  return { path: s(d.new_path), status, ...(typeof d.diff === 'string' ? { patch: d.diff } : {}), ...(d.renamed_file ? { previous: s(d.old_path) } : {}) };
+}
+
+
+/** A failed request as the tool's error: "github answered 404: Not Found", not delivery wording. */
+export function toolError(failure: { code: string; message: string; retryable: boolean }): HookError {
+  const message = failure.message.replace(/^(GitHub|GitLab) refused the delivery \((\d+)\): /, (_m, host: string, status: string) => `${host.toLowerCase()} answered ${status}: `);
+  return new HookError(`tool_${failure.code}`, message, { retryable: failure.retryable });
+}

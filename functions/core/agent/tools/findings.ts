@@ -1,0 +1,38 @@
+/**
+ * `record_finding`: the code-review skill notes a finding on a line. The tool only
+ * collects (it changes nothing and calls nothing); delivery places the findings on the
+ * diff after the run (`delivery/codehost-review.ts`).
+ */
+import { HookError } from '../../errors';
+import { MAX_FINDING_BODY, MAX_FINDINGS, SEVERITIES, type Severity } from '../../delivery/findings';
+import type { Tool } from '../tools';
+import { inputOf, positiveLine, safeFilePath } from './codehost';
+
+export const FINDING_TOOLS: Record<string, Tool> = {
+  record_finding: {
+    name: 'record_finding',
+    description: 'Note one finding on a line of the change (it is posted as an inline comment after you answer; lines outside the diff go into the summary). side: RIGHT for a line of the new version, LEFT for a removed line. Changes nothing by itself.',
+    parameters: {
+      type: 'object', required: ['path', 'line', 'severity', 'body'], additionalProperties: false,
+      properties: {
+        path: { type: 'string' }, line: { type: 'integer', minimum: 1 }, side: { type: 'string', enum: ['RIGHT', 'LEFT'] },
+        severity: { type: 'string', enum: [...SEVERITIES] }, body: { type: 'string', maxLength: MAX_FINDING_BODY },
+      },
+    },
+    async run(input, context) {
+      const args = inputOf(input);
+      const path = safeFilePath(args.path);
+      const line = positiveLine(args.line, 'line');
+      if (line === undefined) throw new HookError('tool_bad_input', 'line is required');
+      const side = args.side === undefined ? 'RIGHT' : args.side;
+      if (side !== 'RIGHT' && side !== 'LEFT') throw new HookError('tool_bad_input', 'side must be RIGHT or LEFT');
+      if (!SEVERITIES.includes(args.severity as Severity)) throw new HookError('tool_bad_input', `severity must be one of ${SEVERITIES.join(', ')}`);
+      if (typeof args.body !== 'string' || args.body.trim() === '') throw new HookError('tool_bad_input', 'body must say what is wrong');
+      const findings = context.findings;
+      if (!findings) throw new HookError('tool_unavailable', 'Findings cannot be recorded in this run');
+      if (findings.length >= MAX_FINDINGS) throw new HookError('tool_bad_input', `At most ${MAX_FINDINGS} findings per review; put the rest in your answer`);
+      findings.push({ path, line, side, severity: args.severity as Severity, body: args.body.trim().slice(0, MAX_FINDING_BODY) });
+      return `Recorded finding ${findings.length} on ${path}:${line} (${side}).`;
+    },
+  },
+};

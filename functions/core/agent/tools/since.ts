@@ -1,0 +1,44 @@
+/**
+ * Incremental reviews: the commit the last review looked at is named in the footer of the
+ * subscription's sticky comment (no other store). The diff since then comes from the
+ * compare API; when that commit is no longer an ancestor of the head (a force-push) or is
+ * gone, the caller falls back to the full diff and says so.
+ */
+import { reviewedCommitOf, stickyMarker } from '../../events/loop-guard';
+import { commitSha } from '../../events/subject';
+import { changePath, getJson, gitlabFile, listAll, obj, s, type FileChange, type Opened } from './codehost';
+
+
+export interface Since {
+  header: string;
+  /** The files changed since the last review; absent → use the full diff. */
+  files?: FileChange[];
+}
+
+async function reviewedBefore(opened: Opened, subscription: string): Promise<string | undefined> {
+  const path = opened.client.host === 'github' ? `/issues/${opened.number}/comments` : `${changePath(opened)}/notes?sort=desc&order_by=created_at`;
+  const { items } = await listAll<{ body?: string }>(opened, path, 3000);
+  const marker = stickyMarker(subscription);
+  const sticky = items.find((c) => typeof c.body === 'string' && c.body.includes(marker));
+  return sticky?.body ? commitSha(reviewedCommitOf(sticky.body)) : undefined;
+}
+
+export async function lastReviewedCommit(opened: Opened, subscription: string): Promise<Since> {
+  const last = await reviewedBefore(opened, subscription);
+  const head = opened.subject.commit;
+  if (!last) return { header: '(no earlier hookagent review of this change: the full diff)' };
+  if (!head) return { header: `(the head commit is unknown: the full diff; last review was at ${last.slice(0, 12)})` };
+  if (last === head) return { header: `(already reviewed at ${head.slice(0, 12)}: nothing new; the full diff follows)` };
+  if (opened.client.host === 'github') {
+    const answer = await opened.client.request(`/compare/${encodeURIComponent(last)}...${encodeURIComponent(head)}`);
+    if (!answer.ok) return { header: `(the last reviewed commit ${last.slice(0, 12)} cannot be compared (${answer.failure.code}), e.g. after a force-push: the full diff)` };
+    const compare = JSON.parse(answer.body) as { status?: string; files?: Array<Record<string, unknown>> };
+    if (compare.status !== 'ahead') return { header: `(history was rewritten since the last review at ${last.slice(0, 12)} (compare: ${s(compare.status)}), e.g. a force-push: the full diff)` };
+    const files = (compare.files ?? []).map((f) => ({ path: s(f.filename), status: s(f.status), additions: Number(f.additions), deletions: Number(f.deletions), ...(typeof f.patch === 'string' ? { patch: f.patch } : {}) }));
+    return { header: `(changes since the last review at ${last.slice(0, 12)}, up to ${head.slice(0, 12)})`, files };
+  }
+  const base = await opened.client.request(`/repository/merge_base?refs[]=${encodeURIComponent(last)}&refs[]=${encodeURIComponent(head)}`);
+  if (!base.ok || s(obj(JSON.parse(base.body))?.id) !== last) return { header: `(the last reviewed commit ${last.slice(0, 12)} is not an ancestor of the head any more, e.g. after a force-push: the full diff)` };
+  const compare = await getJson<{ diffs?: Array<Record<string, unknown>> }>(opened, `/repository/compare?from=${encodeURIComponent(last)}&to=${encodeURIComponent(head)}`);
+  return { header: `(changes since the last review at ${last.slice(0, 12)}, up to ${head.slice(0, 12)})`, files: (compare.diffs ?? []).map(gitlabFile) };
+}

@@ -1,0 +1,165 @@
+/**
+ * `codehost_comment` on GitHub and GitLab: where the comment goes (from the validated
+ * subject), and how it is posted. In `sticky` mode (the default for pull/merge requests)
+ * a subscription keeps ONE comment per pull/merge request or issue, edited in place
+ * (GitHub `PATCH …/issues/comments/{id}`, GitLab `PUT …/notes/{id}`), found again by its
+ * hidden sticky marker, recreated when deleted; its footer names the commit reviewed and
+ * when. In `new` mode every event gets its own comment. Either way the event's own
+ * marker makes a redelivery or a retry find what was already posted instead of posting
+ * twice.
+ */
+import type { CodehostSettings } from '../config/types';
+import { commentMarker, MARKER_PREFIX, reviewedMarker, stickyMarker } from '../events/loop-guard';
+import { subjectOf, type Subject } from '../events/subject';
+import { codehostClient, isFailure, type CodehostClient } from './codehost-api';
+import { postInlineFindings } from './codehost-review';
+import { installationIdOf } from './github-app';
+import { findingLine, splitFindings } from './findings';
+import { fitReply, postOnce, type HttpOptions } from './http';
+import { commentText } from './mentions';
+import type { DeliveryOutcome, DeliveryRequest } from './target';
+
+export const GITHUB_COMMENT_LIMIT = 65_536;
+export const GITLAB_NOTE_LIMIT = 1_000_000;
+/** How many existing comments are searched for the markers. */
+const SEARCH_LIMIT = 3000;
+
+export interface CommentPlace {
+  /** List and create, under the client's scope. */
+  path: string;
+  /** Notes and GitHub comments take `body`; GitLab commit comments take `note`. */
+  field: 'body' | 'note';
+  /** Where comment `id` is edited; absent when the place has no editable comments (commit comments). */
+  edit?: { method: 'PATCH' | 'PUT'; path: (id: number) => string };
+}
+
+/** GitHub: `issues/{n}/comments` (pull requests and issues) or `commits/{sha}/comments`. */
+export function githubCommentPlace(subject: Subject): CommentPlace | undefined {
+  if (subject.host !== 'github' || !subject.repo) return undefined;
+  if (subject.number !== undefined && (subject.kind === 'pull_request' || subject.kind === 'issue')) {
+    return { path: `/issues/${subject.number}/comments`, field: 'body', edit: { method: 'PATCH', path: (id) => `/issues/comments/${id}` } };
+  }
+  if (subject.kind === 'commit' && subject.commit) return { path: `/commits/${subject.commit}/comments`, field: 'body' };
+  return undefined;
+}
+
+/** GitLab: notes on the merge request or issue, or a commit comment. */
+export function gitlabCommentPlace(subject: Subject): CommentPlace | undefined {
+  if (subject.host !== 'gitlab' || !subject.project) return undefined;
+  if (subject.number !== undefined && (subject.kind === 'merge_request' || subject.kind === 'issue')) {
+    const notes = `/${subject.kind === 'merge_request' ? 'merge_requests' : 'issues'}/${subject.number}/notes`;
+    return { path: notes, field: 'body', edit: { method: 'PUT', path: (id) => `${notes}/${id}` } };
+  }
+  if (subject.kind === 'commit' && subject.commit) return { path: `/repository/commits/${subject.commit}/comments`, field: 'note' };
+  return undefined;
+}
+
+export function subjectOfRequest(request: DeliveryRequest): Subject {
+  return subjectOf(request.message.source, request.message.event, request.payload, request.message.event_id);
+}
+
+/** Sticky unless the subscription says `new`; only pull/merge requests are sticky by default. */
+export function commentMode(request: DeliveryRequest, subject: Subject): 'sticky' | 'new' {
+  const mode = request.subscription.comment_mode;
+  if (mode) return mode;
+  return subject.kind === 'pull_request' || subject.kind === 'merge_request' ? 'sticky' : 'new';
+}
+
+type Comment = { id?: number; body?: string; note?: string; html_url?: string };
+const textOf = (c: Comment) => c.body ?? c.note ?? '';
+
+/** The footer of a sticky comment: the commit reviewed and when, and the hidden markers. */
+export function stickyFooter(subscription: string, eventId: string, subject: Subject, now: Date, earlier: string[] = []): string {
+  const when = `${now.toISOString().slice(0, 16).replace('T', ' ')} UTC`;
+  const commit = subject.commit ? ` · reviewed \`${subject.commit.slice(0, 12)}\`` : '';
+  // The markers of the events this comment answered before stay, so a late retry of one of them finds it.
+  const kept = earlier.filter((m) => m !== commentMarker(subscription, eventId)).slice(-STICKY_EVENT_MEMORY);
+  return `\n\n---\n<sub>hookagent · ${subscription}${commit} · ${when}</sub>\n${commentMarker(subscription, eventId)}\n${kept.map((m) => `${m}\n`).join('')}${subject.commit ? `${reviewedMarker(subject.commit)}\n` : ''}${stickyMarker(subscription)}`;
+}
+
+/** How many earlier events' markers a sticky comment keeps. */
+export const STICKY_EVENT_MEMORY = 20;
+
+/** The event markers of `subscription` in a comment body, oldest first. */
+function eventMarkersIn(body: string, subscription: string): string[] {
+  const sticky = stickyMarker(subscription);
+  return (body.match(/<!-- hookagent:[^\s>]+ -->/g) ?? []).filter((m) => m.startsWith(`${MARKER_PREFIX}${subscription}:`) && m !== sticky);
+}
+
+export async function postCodehostComment(request: DeliveryRequest, settings: Partial<Record<'github' | 'gitlab', CodehostSettings>>, http: Omit<HttpOptions, 'api'>, now: () => Date = () => new Date()): Promise<DeliveryOutcome> {
+  const subject = subjectOfRequest(request);
+  const client = codehostClient(subject, settings, http, { ...(installationIdOf(request.payload) === undefined ? {} : { installationId: installationIdOf(request.payload) as number }) });
+  if (isFailure(client)) {
+    request.logger.warn('codehost_comment_refused', { event_id: request.message.event_id, subscription: request.subscription.name, code: client.failure.code });
+    return client.failure;
+  }
+  const place = client.host === 'github' ? githubCommentPlace(subject) : gitlabCommentPlace(subject);
+  const hostName = client.host === 'github' ? 'GitHub' : 'GitLab';
+  if (!place) return { status: 'failed', retryable: false, code: 'nothing_to_comment', message: `A ${hostName} ${request.message.event} event names no ${client.host === 'github' ? 'pull request' : 'merge request'}, issue or commit to comment on` };
+  const sticky = commentMode(request, subject) === 'sticky' && place.edit !== undefined;
+  const name = request.subscription.name;
+  const marker = commentMarker(name, request.message.event_id);
+  const limit = client.host === 'github' ? GITHUB_COMMENT_LIMIT : GITLAB_NOTE_LIMIT;
+  const at = now();
+  let suffix = sticky ? stickyFooter(name, request.message.event_id, subject, at) : `\n\n${marker}`;
+  const { text: rawReply, findings } = splitFindings(request.reply);
+  // Mass @mentions from payload or model text are neutralised unless delivery.codehost.allow_mentions (mentions.ts).
+  const replyText = commentText(rawReply, request.settings);
+  let notesText = '';
+  const compose = () => fitReply(notesText ? `${replyText}\n\n${commentText(notesText, request.settings)}` : replyText, limit, suffix);
+  let inlineDone = findings.length === 0;
+  /** Inline findings first (once), so those that cannot be placed go into the summary. */
+  const placeFindings = async () => {
+    if (inlineDone) return;
+    inlineDone = true;
+    const inline = await postInlineFindings(client, subject, name, marker, findings);
+    request.logger.info('codehost_findings', { event_id: request.message.event_id, subscription: name, posted: inline.posted, repeated: inline.skipped, folded: inline.folded.length });
+    const notes: string[] = [];
+    if (inline.posted > 0) notes.push(`${inline.posted} finding(s) are posted as inline comments on the diff.`);
+    if (inline.folded.length > 0) notes.push(`**Findings not on changed lines**\n${inline.folded.map(({ finding, why }) => `${findingLine(finding)} _(${why})_`).join('\n')}`);
+    notesText = notes.join('\n\n');
+  };
+  let stickyId: number | undefined;
+  const detail = (c: Comment | undefined) => c?.html_url ?? `${place.path}${c?.id ? `#${c.id}` : ''}`;
+
+  const find = async (): Promise<DeliveryOutcome | undefined> => {
+    const listPath = client.host === 'gitlab' && place.field === 'body' ? `${place.path}?sort=desc&order_by=created_at` : place.path;
+    const listed = await client.paginate<Comment>(listPath, SEARCH_LIMIT);
+    if (!listed.ok) return listed.failure;
+    const existing = listed.items.find((c) => textOf(c).includes(marker));
+    if (existing) return { status: 'delivered', detail: `${detail(existing)} (already posted)` };
+    const mine = stickyMarker(name);
+    const found = sticky ? listed.items.find((c) => typeof c.id === 'number' && textOf(c).includes(mine)) : undefined;
+    stickyId = found?.id;
+    if (found) {
+      suffix = stickyFooter(name, request.message.event_id, subject, at, eventMarkersIn(textOf(found), name));
+    }
+    return undefined;
+  };
+  const create = async (): Promise<DeliveryOutcome> => {
+    const posted = await client.request(place.path, { method: 'POST', body: { [place.field]: compose() }, attempts: 1 });
+    if (!posted.ok) return posted.failure;
+    return { status: 'delivered', detail: detail(safeJson(posted.body)) };
+  };
+  const post = async (): Promise<DeliveryOutcome> => {
+    await placeFindings();
+    if (stickyId === undefined || !place.edit) return create();
+    const edited = await client.request(place.edit.path(stickyId), { method: place.edit.method, body: { body: compose() }, attempts: 1 });
+    // Deleted since it was listed: post a new one.
+    if (!edited.ok && edited.failure.code === 'http_404') return create();
+    if (!edited.ok) return edited.failure;
+    return { status: 'delivered', detail: `${detail(safeJson(edited.body))} (edited)` };
+  };
+  return postOnce(find, post, http.sleep ? { sleep: http.sleep } : {});
+}
+
+function safeJson(text: string): Comment | undefined {
+  try {
+    const value = JSON.parse(text) as unknown;
+    return value && typeof value === 'object' ? (value as Comment) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export type { CodehostClient };

@@ -1,0 +1,103 @@
+/**
+ * Inline findings on the diff: GitHub gets ONE pull request review (`event: COMMENT`)
+ * with a comment per finding on a diff line; GitLab gets a discussion per finding with a
+ * position (`base_sha`, `start_sha`, `head_sha`, paths, `new_line`/`old_line`). Lines are
+ * checked against the diff first; findings outside it, positions the host rejects, and
+ * any failure here are folded into the summary comment instead, so this step never fails
+ * the delivery. A finding already posted on the same place (hidden marker) is not repeated.
+ */
+import type { Subject } from '../events/subject';
+import type { CodehostClient } from './codehost-api';
+import { commentableLines, findingBody, findingMarker, type DiffLines, type Finding } from './findings';
+
+export interface InlineResult {
+  posted: number;
+  skipped: number;
+  /** Findings for the summary, with why they are there. */
+  folded: Array<{ finding: Finding; why: string }>;
+}
+
+type Obj = Record<string, unknown>;
+const str = (v: unknown) => (typeof v === 'string' ? v : '');
+
+export async function postInlineFindings(client: CodehostClient, subject: Subject, subscription: string, marker: string, findings: Finding[]): Promise<InlineResult> {
+  const result: InlineResult = { posted: 0, skipped: 0, folded: [] };
+  const foldAll = (list: Finding[], why: string) => result.folded.push(...list.map((finding) => ({ finding, why })));
+  if (findings.length === 0) return result;
+  if (subject.number === undefined || (subject.kind !== 'pull_request' && subject.kind !== 'merge_request')) {
+    foldAll(findings, 'not a pull/merge request');
+    return result;
+  }
+  const change = client.host === 'github' ? `/pulls/${subject.number}` : `/merge_requests/${subject.number}`;
+  const files = await client.paginate<Obj>(client.host === 'github' ? `${change}/files` : `${change}/diffs`, 3000);
+  if (!files.ok) {
+    foldAll(findings, `the diff could not be read (${files.failure.code})`);
+    return result;
+  }
+  const diff = new Map<string, DiffLines>();
+  const oldPaths = new Map<string, string>();
+  for (const f of files.items) {
+    const path = client.host === 'github' ? str(f.filename) : str(f.new_path);
+    diff.set(path, commentableLines(client.host === 'github' ? str(f.patch) : str(f.diff)));
+    oldPaths.set(path, client.host === 'github' ? str(f.previous_filename) || path : str(f.old_path) || path);
+  }
+  const already = await client.paginate<Obj>(client.host === 'github' ? `${change}/comments` : `${change}/discussions`, 3000);
+  const existing = new Set<string>();
+  if (already.ok) {
+    for (const item of already.items) {
+      const bodies = client.host === 'github' ? [str(item.body)] : (Array.isArray(item.notes) ? item.notes : []).map((n) => str((n as Obj).body));
+      for (const body of bodies) for (const m of body.match(/<!-- hookagent-finding:[^>]* -->/g) ?? []) existing.add(m);
+    }
+  }
+  const inline: Finding[] = [];
+  for (const f of findings) {
+    const lines = diff.get(f.path);
+    if (!lines || !lines[f.side].has(f.line)) result.folded.push({ finding: f, why: 'outside the diff' });
+    else if (existing.has(findingMarker(subscription, f))) result.skipped++;
+    else inline.push(f);
+  }
+  if (inline.length === 0) return result;
+
+  if (client.host === 'github') {
+    let commit = subject.commit;
+    if (!commit) {
+      const pr = await client.request(change);
+      commit = pr.ok ? str((JSON.parse(pr.body) as { head?: Obj }).head?.sha) : undefined;
+    }
+    const review = await client.request(`${change}/reviews`, {
+      method: 'POST', attempts: 1,
+      body: {
+        ...(commit ? { commit_id: commit } : {}), event: 'COMMENT',
+        body: `hookagent: ${inline.length} finding(s) on changed lines.\n\n${marker}`,
+        comments: inline.map((f) => ({ path: f.path, line: f.line, side: f.side, body: findingBody(subscription, f) })),
+      },
+    });
+    if (review.ok) result.posted = inline.length;
+    else foldAll(inline, `GitHub did not take the inline review (${review.failure.code})`);
+    return result;
+  }
+
+  const mr = await client.request(change);
+  const refs = mr.ok ? ((JSON.parse(mr.body) as { diff_refs?: Obj }).diff_refs ?? {}) : {};
+  if (!str(refs.base_sha) || !str(refs.head_sha) || !str(refs.start_sha)) {
+    foldAll(inline, 'the merge request\'s diff_refs could not be read');
+    return result;
+  }
+  for (const f of inline) {
+    const lines = diff.get(f.path)!;
+    const position: Obj = {
+      position_type: 'text', base_sha: refs.base_sha, start_sha: refs.start_sha, head_sha: refs.head_sha,
+      old_path: oldPaths.get(f.path) ?? f.path, new_path: f.path,
+    };
+    if (f.side === 'LEFT') position.old_line = f.line;
+    else {
+      position.new_line = f.line;
+      const old = lines.context.get(f.line);
+      if (old !== undefined) position.old_line = old;
+    }
+    const posted = await client.request(`${change}/discussions`, { method: 'POST', attempts: 1, body: { body: findingBody(subscription, f), position } });
+    if (posted.ok) result.posted++;
+    else result.folded.push({ finding: f, why: `GitLab did not take the position (${posted.failure.code})` });
+  }
+  return result;
+}

@@ -1,0 +1,98 @@
+/**
+ * Inline findings: what the `record_finding` tool collects during a run travels with the
+ * reply (a hidden block at its start, so it is stored, capped and redelivered with it and
+ * needs no new store), and the code-host delivery places each on a diff line. Other
+ * targets get the findings as a plain list instead of the block.
+ */
+import { neutraliseMentions } from './mentions';
+
+export type Severity = 'critical' | 'major' | 'minor' | 'nit';
+export const SEVERITIES: readonly Severity[] = ['critical', 'major', 'minor', 'nit'];
+
+export interface Finding {
+  path: string;
+  line: number;
+  /** RIGHT: the line in the new version (added or context); LEFT: a removed line of the old version. */
+  side: 'RIGHT' | 'LEFT';
+  severity: Severity;
+  body: string;
+}
+
+export const MAX_FINDINGS = 30;
+export const MAX_FINDING_BODY = 2000;
+
+const BLOCK = /^<!-- hookagent-findings:([A-Za-z0-9+/=]*) -->\n?/;
+
+/** The reply with the findings block in front (unchanged when there are none). */
+export function withFindings(reply: string, findings: Finding[]): string {
+  if (findings.length === 0) return reply;
+  return `<!-- hookagent-findings:${Buffer.from(JSON.stringify(findings.slice(0, MAX_FINDINGS))).toString('base64')} -->\n${reply}`;
+}
+
+function valid(f: unknown): f is Finding {
+  const o = f as Partial<Finding> | null;
+  return !!o && typeof o.path === 'string' && Number.isSafeInteger(o.line) && (o.line as number) > 0 && (o.side === 'RIGHT' || o.side === 'LEFT')
+    && SEVERITIES.includes(o.severity as Severity) && typeof o.body === 'string';
+}
+
+/** The findings carried by a reply, and the reply without the block. */
+export function splitFindings(reply: string): { text: string; findings: Finding[] } {
+  const match = BLOCK.exec(reply);
+  if (!match) return { text: reply, findings: [] };
+  let findings: Finding[] = [];
+  try {
+    const parsed = JSON.parse(Buffer.from(match[1] ?? '', 'base64').toString('utf8')) as unknown;
+    findings = Array.isArray(parsed) ? parsed.filter(valid).slice(0, MAX_FINDINGS) : [];
+  } catch {
+    findings = [];
+  }
+  return { text: reply.slice(match[0].length), findings };
+}
+
+export function findingLine(f: Finding): string {
+  return `- **${f.severity}** \`${f.path}\` line ${f.line}${f.side === 'LEFT' ? ' (removed)' : ''}: ${f.body.replace(/\s*\n\s*/g, ' ')}`;
+}
+
+/** For targets that cannot place findings on lines: the reply with the findings as a list. */
+export function flattenFindings(reply: string): string {
+  const { text, findings } = splitFindings(reply);
+  return findings.length === 0 ? text : `${text}\n\n**Findings**\n${findings.map(findingLine).join('\n')}`;
+}
+
+/** The lines of a unified-diff patch that a comment may point at: RIGHT (added or context) and LEFT (removed or context). */
+export interface DiffLines { RIGHT: Set<number>; LEFT: Set<number>; /** Context lines: new line → old line (GitLab positions need both). */ context: Map<number, number> }
+
+export function commentableLines(patch: string | undefined): DiffLines {
+  const lines: DiffLines = { RIGHT: new Set<number>(), LEFT: new Set<number>(), context: new Map() };
+  if (!patch) return lines;
+  let oldLine = 0;
+  let newLine = 0;
+  for (const raw of patch.split('\n')) {
+    const hunk = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(raw);
+    if (hunk) {
+      oldLine = Number(hunk[1]);
+      newLine = Number(hunk[2]);
+      continue;
+    }
+    if (oldLine === 0 && newLine === 0) continue;
+    if (raw.startsWith('+')) lines.RIGHT.add(newLine++);
+    else if (raw.startsWith('-')) lines.LEFT.add(oldLine++);
+    else if (raw.startsWith('\\')) continue;
+    else {
+      lines.context.set(newLine, oldLine);
+      lines.RIGHT.add(newLine++);
+      lines.LEFT.add(oldLine++);
+    }
+  }
+  return lines;
+}
+
+/** The hidden marker of an inline finding: subscription, place; re-reviews skip a place already commented. */
+export function findingMarker(subscription: string, f: Pick<Finding, 'path' | 'line' | 'side'>): string {
+  return `<!-- hookagent-finding:${subscription}:${f.side}:${f.line}:${Buffer.from(f.path).toString('base64')} -->`;
+}
+
+export function findingBody(subscription: string, f: Finding): string {
+  // Model text: mass @mentions are always neutralised in inline findings (mentions.ts).
+  return `**${f.severity}**: ${neutraliseMentions(f.body)}\n\n${findingMarker(subscription, f)}`;
+}

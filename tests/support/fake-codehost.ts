@@ -1,0 +1,138 @@
+/**
+ * A small stateful GitHub REST API and GitLab v4 API on 127.0.0.1 speaking their wire
+ * format: paths, `Link` pagination (`page`/`per_page`), comment/note bodies and ids,
+ * PATCH/PUT edits, 404 for deleted comments, pull request files, contents (base64),
+ * commits, check runs/statuses, compare, issues and search; merge request diffs,
+ * pipelines and job traces. Tests script failures with `failNext`.
+ */
+import type { ServerResponse } from 'node:http';
+import { sendJson, startLocalServer, type LocalServer, type Recorded } from './local-http';
+
+export interface FakeComment { id: number; body: string; html_url: string }
+
+export interface FakeCodehost {
+  server: LocalServer;
+  url: string;
+  /** GitHub issue comments / GitLab notes by thread path ("/repos/o/r/issues/1", "/api/v4/projects/9/merge_requests/2"). */
+  comments: Map<string, FakeComment[]>;
+  files: Array<{ filename: string; status: string; additions: number; deletions: number; patch?: string }>;
+  contents: Map<string, string>;
+  /** Answers given before normal handling, in order. */
+  failNext: Array<[number, unknown, Record<string, string>?]>;
+  /** GitHub pull request reviews posted (the request bodies). */
+  reviews: Array<Record<string, any>>;
+  /** GitHub review comments (GET …/pulls/{n}/comments) and GitLab discussions. */
+  reviewComments: Array<{ path: string; line: number; side: string; body: string }>;
+  discussions: Array<{ id: string; notes: Array<{ body: string; position: Record<string, unknown> }> }>;
+  /** GitLab merge request diffs (GET …/merge_requests/{iid}/diffs) and its diff_refs. */
+  mrDiffs: Array<Record<string, unknown>>;
+  /** Extra handler tried first; return true when it answered. */
+  extra?: (req: Recorded, res: ServerResponse, url: URL) => boolean;
+  close(): Promise<void>;
+}
+
+function page<T>(res: ServerResponse, url: URL, items: T[]): void {
+  const perPage = Math.min(100, Number(url.searchParams.get('per_page') ?? '30'));
+  const current = Math.max(1, Number(url.searchParams.get('page') ?? '1'));
+  const slice = items.slice((current - 1) * perPage, current * perPage);
+  const headers: Record<string, string> = {};
+  if (current * perPage < items.length) {
+    const next = new URL(url);
+    next.searchParams.set('page', String(current + 1));
+    headers.link = `<${next.href}>; rel="next"`;
+  }
+  sendJson(res, 200, slice, headers);
+}
+
+export async function startFakeCodehost(): Promise<FakeCodehost> {
+  let nextId = 1000;
+  const state = { comments: new Map<string, FakeComment[]>(), files: [], contents: new Map(), failNext: [], reviews: [], reviewComments: [], discussions: [], mrDiffs: [] } as unknown as FakeCodehost;
+  state.server = await startLocalServer((req, res) => {
+    const url = new URL(req.url, state.server.url);
+    if (state.extra?.(req, res, url)) return;
+    const failure = state.failNext.shift();
+    if (failure) return sendJson(res, failure[0], failure[1], failure[2]);
+    const path = url.pathname;
+    let m: RegExpExecArray | null;
+    // Comments and notes.
+    if ((m = /^(\/repos\/[^/]+\/[^/]+\/issues\/\d+)\/comments$/.exec(path)) || (m = /^(\/api\/v4\/projects\/[^/]+\/(?:merge_requests|issues)\/\d+)\/notes$/.exec(path))) {
+      const thread = m[1]!;
+      const list = state.comments.get(thread) ?? [];
+      if (req.method === 'GET') return page(res, url, url.searchParams.get('sort') === 'desc' ? [...list].reverse() : list);
+      const body = JSON.parse(req.body) as { body: string };
+      const comment = { id: ++nextId, body: body.body, html_url: `https://example.test${thread}#note-${nextId}` };
+      state.comments.set(thread, [...list, comment]);
+      return sendJson(res, 201, comment);
+    }
+    if ((m = /^\/repos\/[^/]+\/[^/]+\/issues\/comments\/(\d+)$/.exec(path)) || (m = /^\/api\/v4\/projects\/[^/]+\/(?:merge_requests|issues)\/\d+\/notes\/(\d+)$/.exec(path))) {
+      const id = Number(m[1]);
+      for (const list of state.comments.values()) {
+        const found = list.find((c) => c.id === id);
+        if (found && (req.method === 'PATCH' || req.method === 'PUT')) {
+          found.body = (JSON.parse(req.body) as { body: string }).body;
+          return sendJson(res, 200, found);
+        }
+      }
+      return sendJson(res, 404, { message: 'Not Found' });
+    }
+    if (/^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/files$/.test(path)) return page(res, url, state.files);
+    if (/^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/comments$/.test(path)) return page(res, url, state.reviewComments);
+    if (/^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/reviews$/.test(path) && req.method === 'POST') {
+      const review = JSON.parse(req.body) as { event?: string; comments?: Array<{ path: string; line: number; side: string; body: string }> };
+      // GitHub refuses the whole review when one comment is not on a diff line.
+      for (const c of review.comments ?? []) {
+        const file = state.files.find((f) => f.filename === c.path);
+        if (!file || !diffLines(file.patch ?? '', c.side).has(c.line)) return sendJson(res, 422, { message: 'Unprocessable Entity', errors: ['Line could not be resolved'] });
+      }
+      state.reviews.push(review);
+      state.reviewComments.push(...(review.comments ?? []));
+      return sendJson(res, 200, { id: state.reviews.length, state: 'COMMENTED' });
+    }
+    if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+$/.test(path)) return sendJson(res, 200, { iid: 1, diff_refs: { base_sha: 'b'.repeat(40), start_sha: 's'.repeat(40), head_sha: 'h'.repeat(40) } });
+    if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+\/diffs$/.test(path)) return page(res, url, state.mrDiffs);
+    if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+\/discussions$/.test(path)) {
+      if (req.method === 'GET') return page(res, url, state.discussions);
+      const posted = JSON.parse(req.body) as { body: string; position: Record<string, unknown> };
+      const diff = state.mrDiffs.find((d) => d.new_path === posted.position.new_path);
+      const side = posted.position.new_line !== undefined ? 'RIGHT' : 'LEFT';
+      const line = Number(posted.position.new_line ?? posted.position.old_line);
+      if (!diff || !diffLines(String(diff.diff), side).has(line)) return sendJson(res, 400, { message: '400 Bad request - Note {:line_code=>["can\'t be blank", "must be a valid line code"]}' });
+      const discussion = { id: `d${state.discussions.length + 1}`, notes: [{ body: posted.body, position: posted.position }] };
+      state.discussions.push(discussion);
+      return sendJson(res, 201, discussion);
+    }
+    if ((m = /^\/repos\/[^/]+\/[^/]+\/contents\/(.+)$/.exec(path))) {
+      const text = state.contents.get(`${decodeURIComponent(m[1]!)}@${url.searchParams.get('ref') ?? ''}`);
+      return text === undefined ? sendJson(res, 404, { message: 'Not Found' }) : sendJson(res, 200, { type: 'file', encoding: 'base64', content: Buffer.from(text).toString('base64') });
+    }
+    sendJson(res, 404, { message: 'Not Found' });
+  });
+  state.url = state.server.url;
+  state.close = () => state.server.close();
+  return state;
+}
+
+/** Lines of a patch a comment may point at, independently of hookagent's own parser. */
+function diffLines(patch: string, side: string): Set<number> {
+  const out = new Set<number>();
+  let o = 0;
+  let n = 0;
+  for (const line of patch.split('\n')) {
+    const h = /^@@ -(\d+)(?:,\d+)? \+(\d+)/.exec(line);
+    if (h) {
+      o = Number(h[1]);
+      n = Number(h[2]);
+    } else if (line.startsWith('+')) {
+      if (side === 'RIGHT') out.add(n);
+      n++;
+    } else if (line.startsWith('-')) {
+      if (side === 'LEFT') out.add(o);
+      o++;
+    } else {
+      out.add(side === 'RIGHT' ? n : o);
+      n++;
+      o++;
+    }
+  }
+  return out;
+}
