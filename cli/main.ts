@@ -17,6 +17,7 @@ import { send } from './webhook/send';
 import { listSecrets, readSecretValue, setSecret } from './secrets';
 import { readPayload, test } from './webhook/test';
 import { subscribe, update, type SubscriptionFields } from './webhook/write';
+import { deadLetterCommands, secretsDeleteCommand, statusCommand } from './operations/register';
 
 // The SDK's notice about future Node versions is not the user's concern on every command.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -67,7 +68,7 @@ function run(body: (argv: Args) => Promise<void>) {
 const ctxOf = (argv: Args) => argv.ctx as ReturnType<typeof createContext>;
 
 function webhookCommands(y: Argv): Argv {
-  return y
+  return deadLetterCommands(y)
     .command('subscribe <name>', 'create a subscription and print the URLs and secret for the sender',
       subscriptionOptions('$0 webhook subscribe pr-review --events pull_request.opened --prompt "Review {pull_request.html_url}" --skills code-review --deliver codehost_comment'),
       run((a) => subscribe(ctxOf(a), String(a.name), fieldsOf(a))))
@@ -123,11 +124,11 @@ function webhookCommands(y: Argv): Argv {
       .option('subscription', { type: 'string', describe: 'only for this subscription' })
       .example('$0 webhook replay evt_0mws0mwck916a3c297ed36480', ''),
     run((a) => replay(ctxOf(a), String(a.eventId), a.subscription as string | undefined)))
-    .demandCommand(1, 'Name a webhook command: subscribe, list, show, update, delete, pause, resume, test, events, replay');
+    .demandCommand(1, 'Name a webhook command: subscribe, list, show, update, delete, pause, resume, test, events, replay, dead-letters, redrive');
 }
 
 function secretsCommands(y: Argv): Argv {
-  return y
+  return secretsDeleteCommand(y)
     .command('set <name>', 'store a secret as the SSM SecureString /hookagent/<stage>/<name> (value from stdin or a hidden prompt)', (c) => c
       .positional('name', { type: 'string', demandOption: true, describe: 'the variable config.yaml references as ${NAME}' })
       .example('$0 secrets set GITHUB_WEBHOOK_SECRET --stage prod', 'prompts for the value without echo')
@@ -136,11 +137,11 @@ function secretsCommands(y: Argv): Argv {
     .command('list', 'names of the secrets stored for the stage (never their values)', (c) => c
       .option('json', { type: 'boolean', describe: 'print a JSON array' }).example('$0 secrets list --stage prod', ''),
     run(async (a) => listSecrets(ctxOf(a), a, Boolean(a.json))))
-    .demandCommand(1, 'Name a secrets command: set or list');
+    .demandCommand(1, 'Name a secrets command: set, list or delete');
 }
 
 export async function main(args: string[]): Promise<void> {
-  await yargs(args)
+  await statusCommand(yargs(args))
     .scriptName('hookagent')
     .usage('$0 <command> [options]')
     .option('config-dir', { type: 'string', describe: 'configuration directory (default $HOOKAGENT_CONFIG_DIR, else ~/.hookagent)', global: true })
@@ -166,7 +167,7 @@ export async function main(args: string[]): Promise<void> {
         process.exit(1);
       }
     })
-    .demandCommand(1, 'Name a command: webhook, secrets or serve')
+    .demandCommand(1, 'Name a command: webhook, secrets, status or serve')
     .strict()
     .recommendCommands()
     .help()
