@@ -208,3 +208,21 @@ describe('hookagent webhook dead-letters / redrive', () => {
     expectAllowedByCliPolicy();
   }, 60_000);
 });
+
+describe('help and usage of the operations commands', () => {
+  test.each([[['status']], [['webhook', 'dead-letters']], [['webhook', 'redrive']], [['secrets', 'delete']]])('%p --help shows options and an example', async (args) => {
+    const result = await cli(...args, '--help');
+    expect(result.code).toBe(0);
+    expect(result.stdout).toContain('--stage');
+    expect(result.stdout).toMatch(/Examples:/);
+  }, 30_000);
+
+  test('secrets delete without a name, and status with an unknown option: exit 2 with usage', async () => {
+    for (const args of [['secrets', 'delete'], ['status', '--bogus']]) {
+      const result = await cli(...args);
+      expect(result.code).toBe(2);
+      expect(result.stderr).toContain('error:');
+      expect(result.stdout).toBe('');
+    }
+  }, 30_000);
+});
