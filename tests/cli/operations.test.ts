@@ -226,3 +226,12 @@ describe('help and usage of the operations commands', () => {
     }
   }, 30_000);
 });
+
+test('local mode: dead-letters lists the local dead-letter table; redrive says what to use instead', async () => {
+  const local = mkdtempSync(join(tmpdir(), 'hookagent-ops-local-'));
+  const listed = await runCli(['--config-dir', local, 'webhook', 'dead-letters', '--json'], {});
+  expect(listed).toMatchObject({ code: 0, stdout: '[]\n' });
+  const redriven = await runCli(['--config-dir', local, 'webhook', 'redrive'], {});
+  expect(redriven.code).toBe(1);
+  expect(redriven.stderr).toContain("'hookagent webhook replay <event-id>' queues an event again");
+}, 60_000);

@@ -307,6 +307,22 @@ test('no secret value appears in the template or the artifacts; config.yaml and 
   }
 });
 
+test('cold starts (issue 20): the SDK resolved through its ES modules, source maps without sources, ingest ≤ 800 KB', () => {
+  for (const fn of ['ingest', 'worker'] as const) {
+    const zip = readZip(join(out, `${fn}.zip`));
+    const map = JSON.parse(zip.get(`dist/lambda/${fn}/index.js.map`)!.toString()) as { sources: string[]; sourcesContent?: unknown };
+    expect(map.sourcesContent).toBeUndefined();
+    const sdk = map.sources.filter((source) => source.includes('@aws-sdk/client-') && source.endsWith('.js'));
+    expect(sdk.length).toBeGreaterThan(0);
+    expect(sdk.filter((source) => !source.includes('/dist-es/'))).toEqual([]);
+    // Only the commands the code sends, not each client's aggregated class with every command.
+    expect(map.sources.filter((source) => /@aws-sdk\/client-(ssm|s3)\/dist-es\/(SSM|S3)\.js$/.test(source))).toEqual([]);
+  }
+  const ingest = readZip(join(out, 'ingest.zip')).get('dist/lambda/ingest/index.js')!;
+  expect(ingest.length).toBeLessThanOrEqual(800 * 1024);
+  expect(readZip(join(out, 'ingest.zip')).get('dist/lambda/ingest/index.js.map')!.toString()).not.toContain('client-bedrock-runtime');
+});
+
 /** Unpacks a function's zip; returns the directory. */
 function extract(zip: string): string {
   const extracted = mkdtempSync(join(tmpdir(), 'hookagent-bundle-'));
