@@ -28,6 +28,7 @@ import { version } from '../package.json';
 import { usage } from './webhook/usage';
 import { event } from './webhook/event';
 import { dryRun } from './webhook/dry-run';
+import { deadLetterCommands, secretsDeleteCommand, statusCommand } from './operations/register';
 
 // The SDK's notice about future Node versions is not the user's concern on every command.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -86,7 +87,7 @@ function run(body: (argv: Args) => Promise<void>) {
 const ctxOf = (argv: Args) => argv.ctx as ReturnType<typeof createContext>;
 
 function webhookCommands(y: Argv): Argv {
-  return y
+  return deadLetterCommands(y)
     .command('subscribe <name>', 'create a subscription and print the URLs and secret for the sender',
       subscriptionOptions('$0 webhook subscribe pr-review --events pull_request.opened --prompt "Review {pull_request.html_url}" --skills code-review --deliver codehost_comment'),
       run((a) => subscribe(ctxOf(a), String(a.name), fieldsOf(a))))
@@ -178,11 +179,11 @@ function webhookCommands(y: Argv): Argv {
       .example('$0 webhook requests --endpoint custom/alerts --json', ''),
     run((a) => requests(ctxOf(a), { endpoint: a.endpoint as string | undefined, outcome: a.outcome as string | undefined, limit: Number(a.limit) }, Boolean(a.json))))
     .example('$0 webhook list', '')
-    .demandCommand(1, 'Name a webhook command: subscribe, list, show, update, delete, pause, resume, test, events, event, usage, replay, requests');
+    .demandCommand(1, 'Name a webhook command: subscribe, list, show, update, delete, pause, resume, test, events, event, usage, replay, requests, dead-letters, redrive');
 }
 
 function secretsCommands(y: Argv): Argv {
-  return y
+  return secretsDeleteCommand(y)
     .command('set <name>', 'store a secret as the SSM SecureString /hookagent/<stage>/<name> (value from stdin or a hidden prompt)', (c) => c
       .positional('name', { type: 'string', demandOption: true, describe: 'the variable config.yaml references as ${NAME}' })
       .example('$0 secrets set GITHUB_WEBHOOK_SECRET --stage prod', 'prompts for the value without echo')
@@ -194,11 +195,11 @@ function secretsCommands(y: Argv): Argv {
       .option('json', { type: 'boolean', describe: 'print a JSON array' }).example('$0 secrets list --stage prod', ''),
     run(async (a) => listSecrets(ctxOf(a), a, Boolean(a.json))))
     .example('$0 secrets list --stage prod', '')
-    .demandCommand(1, 'Name a secrets command: set or list');
+    .demandCommand(1, 'Name a secrets command: set, list or delete');
 }
 
 export async function main(args: string[]): Promise<void> {
-  const cli = yargs(prepareCompletion(args));
+  const cli = statusCommand(yargs(prepareCompletion(args)));
   await cli
     .scriptName('hookagent')
     .usage('$0 <command> [options]')
@@ -233,7 +234,7 @@ export async function main(args: string[]): Promise<void> {
     .completion('completion', 'print a shell completion script: hookagent completion [bash|zsh] >> ~/.bashrc (or ~/.zshrc)')
     .example('$0 webhook subscribe pr-review --events pull_request.opened --skills code-review --deliver codehost_comment', '')
     .example('$0 console', 'the event console in the browser')
-    .demandCommand(1, 'Name a command: webhook, secrets, serve or console')
+    .demandCommand(1, 'Name a command: webhook, secrets, status, serve or console')
     .strict()
     .recommendCommands()
     .help()

@@ -68,7 +68,7 @@ export async function listSecrets(ctx: CliContext, options: GlobalOptions, json:
 }
 
 /** Every `${VAR}` named anywhere in the configuration. */
-function configReferences(config: unknown): string[] {
+export function configReferences(config: unknown): string[] {
   const found = new Set<string>();
   const walk = (value: unknown): void => {
     if (typeof value === 'string') for (const name of referencedNames(value)) found.add(name);

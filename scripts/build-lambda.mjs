@@ -28,7 +28,9 @@ if (problems) {
 for (const fn of ['ingest', 'worker']) {
   const out = join('dist', 'lambda', fn);
   rmSync(out, { recursive: true, force: true });
-  await build({ ...options, entryPoints: [`functions/${fn}/handler.ts`], outfile: join(out, 'index.js') });
+  // re2js (payload filters' regexes) ships beside the bundle and loads on the first regex filter only.
+  await build({ ...options, entryPoints: [`functions/${fn}/handler.ts`], outfile: join(out, 'index.js'), external: ['re2js'] });
+  await build({ ...options, sourcemap: false, entryPoints: ['re2js'], outfile: join(out, 'node_modules', 're2js', 'index.js') });
   mkdirSync(join(out, 'config'), { recursive: true });
   if (existsSync(join(configDir, 'config.yaml'))) cpSync(join(configDir, 'config.yaml'), join(out, 'config', 'config.yaml'));
   else writeFileSync(join(out, 'config', 'config.yaml'), '');

@@ -1,5 +1,5 @@
 /** PayloadStore over S3: payloads too large for an SQS message, as `s3://bucket/key` pointers. */
-import { GetObjectCommand, PutObjectCommand, type S3Client } from '@aws-sdk/client-s3';
+import { GetObjectCommand, PutObjectCommand, S3Client } from '@aws-sdk/client-s3';
 import { HookError } from '../core/errors';
 import type { PayloadStore } from '../core/ports';
 
@@ -30,4 +30,9 @@ export class S3PayloadStore implements PayloadStore {
       throw new HookError('unavailable', `The payload store is unavailable (${name})`, { retryable: true, cause: error });
     }
   }
+}
+
+/** A store over a new S3 client (the Lambda's role, its region). */
+export function s3PayloadStore(bucket: string): S3PayloadStore {
+  return new S3PayloadStore(new S3Client({}), bucket);
 }

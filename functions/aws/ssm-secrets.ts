@@ -2,12 +2,17 @@
  * SecretSource for AWS: the environment first, else the SSM SecureString parameter
  * `/hookagent/<stage>/<VAR>`, cached for the life of the container.
  */
-import { GetParameterCommand, type SSMClient } from '@aws-sdk/client-ssm';
+import { GetParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { HookError } from '../core/errors';
 import type { SecretSource } from '../core/ports';
 
-export function ssmParameterName(stage: string, name: string): string {
-  return `/hookagent/${stage}/${name}`;
+import { ssmParameterName } from './ssm-names';
+
+export { ssmParameterName };
+
+/** A source over a new SSM client (the Lambda's role, its region). */
+export function ssmSecretSource(stage: string): SsmSecretSource {
+  return new SsmSecretSource(new SSMClient({}), stage);
 }
 
 export class SsmSecretSource implements SecretSource {

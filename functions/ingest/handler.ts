@@ -1,70 +1,30 @@
-/** The ingest Lambda: AWS adapters wired to the transport-free ingest. */
-import { S3Client } from '@aws-sdk/client-s3';
-import { SQSClient } from '@aws-sdk/client-sqs';
-import { SSMClient } from '@aws-sdk/client-ssm';
-import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
-import { readConfigFile } from '../core/config/file';
-import { resolveConfig } from '../core/config/load';
-import { HookError } from '../core/errors';
-import { SubscriptionCache } from '../core/ingest/subscription-cache';
-import { createIngest, type Ingest } from '../core/ingest/service';
-import { escapingLogger, type Logger } from '../core/log';
-import { systemClock } from '../core/ports';
-import { DynamoDedupStore } from '../aws/dedup-store';
-import { DynamoLeaseStore } from '../aws/lease-store';
-import { createDynamoClient } from '../aws/dynamo';
-import { deploymentFromEnv } from '../aws/environment';
-import { DynamoEventLog } from '../aws/event-log';
-import { DynamoRequestLog } from '../aws/request-log';
-import { DynamoDebounceStore } from '../aws/debounce-store';
-import { S3PayloadStore } from '../aws/s3-payload-store';
-import { SqsEventQueue } from '../aws/sqs-queue';
-import { SsmSecretSource } from '../aws/ssm-secrets';
-import { DynamoSubscriptionStore } from '../aws/subscription-store';
+/** The ingest Lambda: functions/aws/compose.ts wires it; here the Lambda context and metrics. */
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { composeIngest, deploymentFromEnv, lambdaLogger, refreshing } from '../aws/compose';
+import { emfMetrics } from '../aws/emf-metrics';
+import { METRIC } from '../core/metrics/metrics';
 import { apiGatewayHandler } from './api-gateway';
 
-const SUBSCRIPTION_CACHE_MS = 5_000;
+const logger = lambdaLogger('hookagent-ingest');
+const metrics = emfMetrics('hookagent-ingest', process.env.HOOKAGENT_STAGE ?? 'unknown');
+const answer = apiGatewayHandler(refreshing(() => composeIngest({ deployment: deploymentFromEnv(), logger, metrics }), logger), logger);
 
-const powertools = new PowertoolsLogger({ serviceName: 'hookagent-ingest' });
-// Powertools writes strings raw: escape control characters first (payload text reaches logs).
-const logger: Logger = escapingLogger({
-  debug: (message, fields) => powertools.debug(message, fields ?? {}),
-  info: (message, fields) => powertools.info(message, fields ?? {}),
-  warn: (message, fields) => powertools.warn(message, fields ?? {}),
-  error: (message, fields) => powertools.error(message, fields ?? {}),
-});
-
-let ingest: Promise<Ingest> | undefined;
-
-async function start(): Promise<Ingest> {
-  const deployment = deploymentFromEnv();
-  const parsed = readConfigFile(deployment.configDir);
-  if (!parsed.ok) throw new HookError('config_invalid', parsed.error.message);
-  const secrets = new SsmSecretSource(new SSMClient({}), deployment.stage);
-  const resolved = await resolveConfig(parsed.value, secrets, ['webhooks']);
-  if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
-  const dynamo = createDynamoClient({ region: deployment.region });
-  return createIngest({
-    config: resolved.value,
-    subscriptions: new SubscriptionCache(new DynamoSubscriptionStore(dynamo, deployment.tables.subscriptions), SUBSCRIPTION_CACHE_MS, systemClock),
-    queue: new SqsEventQueue(new SQSClient({}), deployment.queueUrl),
-    dedup: new DynamoDedupStore(dynamo, deployment.tables.dedup, systemClock),
-    // Release claims for events held while a resume ran (issue 14 item 4).
-    leases: new DynamoLeaseStore(dynamo, deployment.tables.dedup, systemClock),
-    events: new DynamoEventLog(dynamo, deployment.tables.events),
-    requests: new DynamoRequestLog(dynamo, deployment.tables.requests, systemClock),
-    debounce: new DynamoDebounceStore(dynamo, deployment.tables.dedup, systemClock),
-    payloads: new S3PayloadStore(new S3Client({}), deployment.payloadBucket),
-    clock: systemClock,
-    logger,
-  });
+/** The endpoint family (never the custom name: one dimension value per family). */
+function endpointOf(path: string): string {
+  const match = /^\/(?:webhooks\/(github|gitlab|custom)(?:\/|$)|(health)$)/.exec(path);
+  return match?.[1] ?? match?.[2] ?? 'other';
 }
 
-export const handler = apiGatewayHandler(() => {
-  // A failed start is retried on the next request rather than cached forever.
-  ingest ??= start().catch((error: unknown) => {
-    ingest = undefined;
-    throw error;
-  });
-  return ingest;
-}, logger);
+export async function handler(event: APIGatewayProxyEventV2, context?: Context): Promise<APIGatewayProxyStructuredResultV2> {
+  logger.withContext(context);
+  const result = await answer(event);
+  try {
+    const body = JSON.parse(String(result.body ?? '{}')) as { status?: string; code?: string };
+    const outcome = body.status === 'error' ? (body.code ?? 'error') : (body.status ?? 'unknown');
+    metrics.add(METRIC.requests, 'Count', 1, { endpoint: endpointOf(event.rawPath ?? ''), outcome });
+    metrics.flush();
+  } catch (error) {
+    logger.warn('could not emit request metrics', { error: error instanceof Error ? error.message : String(error) });
+  }
+  return result;
+}

@@ -3,6 +3,7 @@
  * CloudFormation template and the function artifacts, as AWS would receive them.
  */
 import { execFile } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -89,8 +90,13 @@ const resource = (id: string): Resource => {
 
 /** Every action a role's inline policies allow. */
 function roleActions(roleId: string): string[] {
-  const policies = resource(roleId).Properties.Policies as Array<{ PolicyDocument: { Statement: Array<{ Effect: string; Action: string | string[] }> } }>;
-  return policies.flatMap((p) => p.PolicyDocument.Statement.filter((s) => s.Effect === 'Allow').flatMap((s) => [s.Action].flat())).sort();
+  return roleStatements(roleId).filter((s) => s.Effect === 'Allow').flatMap((s) => [s.Action].flat()).sort();
+}
+
+/** A role's statements; one under `Fn::If` counts as its present branch. */
+function roleStatements(roleId: string): any[] {
+  return (resource(roleId).Properties.Policies as any[]).flatMap((p) => p.PolicyDocument.Statement as any[])
+    .map((st) => (st['Fn::If'] ? st['Fn::If'][1] : st));
 }
 
 beforeAll(async () => {
@@ -188,17 +194,23 @@ test('IAM: one role per function, each with only the actions its code calls', ()
   expect(roleActions('IngestRole')).toEqual([
     'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem',
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:PutObject', 'sqs:SendMessage', 'ssm:GetParameter',
+    'xray:PutTelemetryRecords', 'xray:PutTraceSegments',
   ]);
+  // The packaged config uses OpenAI: the Bedrock statement is present only under UsesBedrock, which is false.
   expect(roleActions('WorkerRole')).toEqual([
     'bedrock:InvokeModel', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:UpdateItem',
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:GetObject', 's3:PutObject',
     'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage', 'ssm:GetParameter',
+    'xray:PutTelemetryRecords', 'xray:PutTraceSegments',
   ]);
+  expect((template as any).Conditions.UsesBedrock).toEqual({ 'Fn::Equals': ['false', 'true'] });
   // Every statement names its resources; the only wildcards are within this stage's parameters and Bedrock models.
   for (const role of ['IngestRole', 'WorkerRole']) {
-    const statements = resource(role).Properties.Policies.flatMap((p: any) => p.PolicyDocument.Statement);
+    const statements = roleStatements(role);
     for (const statement of statements) {
-      expect(statement.Resource).not.toBe('*');
+      // X-Ray's write actions accept no resource but '*'.
+      if (statement.Sid !== 'Tracing') expect(statement.Resource).not.toBe('*');
+      else expect(statement.Action).toEqual(['xray:PutTraceSegments', 'xray:PutTelemetryRecords']);
       expect([statement.Action].flat().every((a: string) => !a.includes('*'))).toBe(true);
     }
     const ssm = statements.find((s: any) => s.Sid === 'ReadSecrets');
@@ -223,12 +235,68 @@ test('alarms: dead-letter queue not empty and worker errors, to a topic with an 
   expect(resource('AlarmEmailSubscription').Condition).toBe('HasAlarmEmail');
 });
 
+test('operations (issue 20): alarms on 5xx, queue age, dead letters, worker errors and throttles, agent failures; one topic; a dashboard', () => {
+  const alarms = new Map(resources('AWS::CloudWatch::Alarm').map(([, r]) => [`${r.Properties.Namespace}/${r.Properties.MetricName}`, r.Properties]));
+  for (const key of ['AWS/ApiGateway/5xx', 'AWS/SQS/ApproximateAgeOfOldestMessage', 'AWS/SQS/ApproximateNumberOfMessagesVisible', 'AWS/Lambda/Errors', 'AWS/Lambda/Throttles', 'hookagent/AgentFailures']) {
+    expect(alarms.get(key)).toMatchObject({ AlarmActions: [{ Ref: 'AlarmTopic' }] });
+  }
+  expect(alarms.get('AWS/ApiGateway/5xx')!.Dimensions).toEqual([{ Name: 'ApiId', Value: { Ref: 'HttpApi' } }, { Name: 'Stage', Value: '$default' }]);
+  expect(alarms.get('AWS/SQS/ApproximateAgeOfOldestMessage')).toMatchObject({ Threshold: 900, Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': ['EventQueue', 'QueueName'] } }] });
+  // The EMF metric's dimension set, exactly as functions/aws/emf-metrics.ts emits it.
+  expect(alarms.get('hookagent/AgentFailures')!.Dimensions).toEqual([{ Name: 'service', Value: 'hookagent-worker' }, { Name: 'stage', Value: 'test' }]);
+  expect(resources('AWS::SNS::Topic')).toHaveLength(1);
+  expect(resource('AlarmEmailSubscription').Properties).toMatchObject({ Protocol: 'email', TopicArn: { Ref: 'AlarmTopic' } });
+  const dashboard = resource('Dashboard').Properties;
+  expect(dashboard.DashboardName).toBe('hookagent-test');
+  const [body, values] = dashboard.DashboardBody['Fn::Sub'] as [string, Record<string, unknown>];
+  const filled = body.replace(/\$\{([A-Za-z:]+)\}/g, (_, name: string) => (typeof values[name] === 'string' ? (values[name] as string) : `<${name}>`));
+  const widgets = JSON.parse(filled).widgets as Array<{ properties: { metrics: unknown[] } }>;
+  const named = JSON.stringify(widgets.map((w) => w.properties.metrics));
+  for (const metric of ['Requests', '5xx', 'ApproximateAgeOfOldestMessage', 'Throttles', 'Retries', 'DeadLetters', 'AgentFailures', 'QueueToStartLatency', 'AgentDuration', 'Tokens', 'Deliveries']) expect(named).toContain(metric);
+});
+
+test('edge and data protection (issue 20): stage throttling, reserved ingest concurrency, retained subscriptions, tracing, nodejs24.x', () => {
+  expect(resource('HttpApiStage').Properties.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
+  const ingest = resource('IngestLambdaFunction').Properties;
+  const worker = resource('WorkerLambdaFunction').Properties;
+  expect(ingest.ReservedConcurrentExecutions).toBe(20);
+  for (const fn of [ingest, worker]) {
+    expect(fn.Runtime).toBe('nodejs24.x');
+    expect(fn.TracingConfig).toEqual({ Mode: 'Active' });
+    expect(fn.Environment.Variables).toMatchObject({ POWERTOOLS_METRICS_NAMESPACE: 'hookagent', HOOKAGENT_CONFIG_HASH: createHash('sha256').update(CONFIG).digest('hex') });
+  }
+  const table = template.Resources.SubscriptionsTable as Resource & { DeletionPolicy?: string; UpdateReplacePolicy?: string };
+  expect(table.DeletionPolicy).toBe('Retain');
+  expect(table.UpdateReplacePolicy).toBe('Retain');
+  expect(table.Properties.DeletionProtectionEnabled).toBe(true);
+  expect(template.Outputs).toMatchObject({ ConfigHash: { Value: createHash('sha256').update(CONFIG).digest('hex') }, Stage: { Value: 'test' } });
+  expect(template.Outputs).toHaveProperty('DashboardUrl');
+});
+
+test('Bedrock permissions (issue 20): the configured model and its inference profile, nothing wider', () => {
+  const { computeBedrockResources } = require('../../infra/deploy-config.cjs') as { computeBedrockResources(text: string): unknown[] };
+  expect(computeBedrockResources(CONFIG)).toEqual([]);
+  expect(computeBedrockResources('agent: { provider: bedrock, model: anthropic.claude-3-haiku-20240307-v1:0 }')).toEqual([
+    { 'Fn::Sub': 'arn:${AWS::Partition}:bedrock:${AWS::Region}::foundation-model/anthropic.claude-3-haiku-20240307-v1:0' },
+  ]);
+  expect(computeBedrockResources('agent: { provider: bedrock, model: eu.anthropic.claude-sonnet-4-v1:0, region: eu-central-1 }')).toEqual([
+    { 'Fn::Sub': 'arn:${AWS::Partition}:bedrock:eu-central-1:${AWS::AccountId}:inference-profile/eu.anthropic.claude-sonnet-4-v1:0' },
+    { 'Fn::Sub': 'arn:${AWS::Partition}:bedrock:*::foundation-model/anthropic.claude-sonnet-4-v1:0' },
+  ]);
+  expect(() => computeBedrockResources('agent: { provider: bedrock, model: ${MODEL} }')).toThrow(/literally/);
+  const statement = (resource('WorkerRole').Properties.Policies as any[]).flatMap((p) => p.PolicyDocument.Statement).find((st: any) => st['Fn::If']);
+  expect(statement['Fn::If'][0]).toBe('UsesBedrock');
+  expect(statement['Fn::If'][2]).toEqual({ Ref: 'AWS::NoValue' });
+  expect(JSON.stringify(template)).not.toContain('foundation-model/*');
+});
+
 test('no secret value appears in the template or the artifacts; config.yaml and user skills are packaged', () => {
   const ingest = readZip(join(out, 'ingest.zip'));
   const worker = readZip(join(out, 'worker.zip'));
-  expect([...ingest.keys()].sort()).toEqual(['dist/lambda/ingest/config/config.yaml', 'dist/lambda/ingest/index.js', 'dist/lambda/ingest/index.js.map']);
+  expect([...ingest.keys()].sort()).toEqual(['dist/lambda/ingest/config/config.yaml', 'dist/lambda/ingest/index.js', 'dist/lambda/ingest/index.js.map', 'dist/lambda/ingest/node_modules/re2js/index.js']);
   expect([...worker.keys()].sort()).toEqual([
     'dist/lambda/worker/config/config.yaml', 'dist/lambda/worker/config/skills/release-notes/SKILL.md', 'dist/lambda/worker/index.js', 'dist/lambda/worker/index.js.map',
+    'dist/lambda/worker/node_modules/re2js/index.js',
   ]);
   expect(ingest.get('dist/lambda/ingest/config/config.yaml')?.toString()).toBe(CONFIG);
   const everything = [templateText, readFileSync(join(out, 'serverless-state.json'), 'utf8'), ...[...ingest.values(), ...worker.values()].map((b) => b.toString('utf8'))];
@@ -239,6 +307,32 @@ test('no secret value appears in the template or the artifacts; config.yaml and 
     expect(code.length / code.split('\n').length).toBeGreaterThan(2000);
     expect(code.trimEnd().endsWith('//# sourceMappingURL=index.js.map')).toBe(true);
   }
+});
+
+test('cold starts (issue 20): the SDK resolved through its ES modules, source maps without sources, ingest ≤ 800 KB', () => {
+  for (const fn of ['ingest', 'worker'] as const) {
+    const zip = readZip(join(out, `${fn}.zip`));
+    const map = JSON.parse(zip.get(`dist/lambda/${fn}/index.js.map`)!.toString()) as { sources: string[]; sourcesContent?: unknown };
+    expect(map.sourcesContent).toBeUndefined();
+    const sdk = map.sources.filter((source) => source.includes('@aws-sdk/client-') && source.endsWith('.js'));
+    expect(sdk.length).toBeGreaterThan(0);
+    expect(sdk.filter((source) => !source.includes('/dist-es/'))).toEqual([]);
+    // Only the commands the code sends, not each client's aggregated class with every command.
+    expect(map.sources.filter((source) => /@aws-sdk\/client-(ssm|s3)\/dist-es\/(SSM|S3)\.js$/.test(source))).toEqual([]);
+  }
+  const ingest = readZip(join(out, 'ingest.zip')).get('dist/lambda/ingest/index.js')!;
+  expect(ingest.length).toBeLessThanOrEqual(800 * 1024);
+  // RE2 for payload-filter regexes ships beside the bundle, loaded on the first regex filter only.
+  for (const fn of ['ingest', 'worker'] as const) {
+    const zip = readZip(join(out, `${fn}.zip`));
+    expect(zip.get(`dist/lambda/${fn}/index.js`)!.toString()).not.toContain('RE2JS.compile=');
+    const extracted = mkdtempSync(join(tmpdir(), 'hookagent-re2-'));
+    writeFileSync(join(extracted, 're2.js'), zip.get(`dist/lambda/${fn}/node_modules/re2js/index.js`)!);
+    // eslint-disable-next-line @typescript-eslint/no-require-imports
+    const { RE2JS } = require(join(extracted, 're2.js')) as typeof import('re2js');
+    expect(RE2JS.compile('^(a+)+$').matches('a'.repeat(50_000) + 'b')).toBe(false);
+  }
+  expect(readZip(join(out, 'ingest.zip')).get('dist/lambda/ingest/index.js.map')!.toString()).not.toContain('client-bedrock-runtime');
 });
 
 /** Unpacks a function's zip; returns the directory. */
@@ -260,11 +354,21 @@ async function invokeBundle(fn: 'ingest' | 'worker', inputs: unknown[], env: Nod
     (async () => { for (const e of require(${JSON.stringify(file)})) console.log(JSON.stringify(await handler(e))); })();`;
   const { stdout } = await run(process.execPath, ['-e', script], {
     env: {
-      PATH: process.env.PATH, HOOKAGENT_STAGE: 'test', AWS_REGION: 'eu-west-1', POWERTOOLS_LOG_LEVEL: 'ERROR',
+      PATH: process.env.PATH, HOOKAGENT_STAGE: 'test', AWS_REGION: 'eu-west-1', POWERTOOLS_LOG_LEVEL: 'ERROR', AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
       HOOKAGENT_CONFIG_DIR: join(root, `dist/lambda/${fn}/config`), AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env,
     },
   });
-  return stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
+  const lines = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
+  // CloudWatch EMF documents (Powertools Metrics) share stdout with the answers.
+  lastEmf = lines.filter((line) => line._aws);
+  return lines.filter((line) => !line._aws);
+}
+
+let lastEmf: Array<Record<string, any>> = [];
+/** `Name` → the dimension values and value of each EMF data point the last bundle run wrote. */
+function emfPoints(): Array<{ name: string; value: unknown; dimensions: Record<string, unknown> }> {
+  return lastEmf.flatMap((doc) => (doc._aws.CloudWatchMetrics as Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }>).flatMap((set) =>
+    set.Metrics.map((m) => ({ name: m.Name, value: doc[m.Name], dimensions: Object.fromEntries(set.Dimensions.flat().map((d) => [d, doc[d]])) }))));
 }
 
 test('the packaged ingest bundle starts on this Node and answers', async () => {
@@ -309,7 +413,7 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
 
   /** Whether `role` has an Allow statement for the call's action on the call's resource. */
   function allows(role: string, call: AwsCall): boolean {
-    const statements = (resource(role).Properties.Policies as any[]).flatMap((p) => p.PolicyDocument.Statement as any[])
+    const statements = roleStatements(role)
       .filter((st) => st.Effect === 'Allow' && [st.Action].flat().includes(call.action));
     return statements.some((st) => [st.Resource].flat().some((r: any) => {
       const att = r?.['Fn::GetAtt'] as [string, string] | undefined;
@@ -350,6 +454,12 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
       'ssm:GetParameter /hookagent/test/GITHUB_WEBHOOK_SECRET', expect.stringMatching(/^s3:PutObject hookagent-test-payloads\/payloads\//),
     ]));
     expect(refused('IngestRole')).toEqual([]);
+    // One Requests data point per answer, by endpoint family and outcome.
+    const requests = emfPoints().filter((p) => p.name === 'Requests').map((p) => `${p.dimensions.endpoint} ${p.dimensions.outcome} ${p.dimensions.service} ${p.dimensions.stage}`);
+    expect(requests.sort()).toEqual([
+      'github accepted hookagent-ingest test', 'github accepted hookagent-ingest test', 'github accepted hookagent-ingest test',
+      'github duplicate hookagent-ingest test', 'github unavailable hookagent-ingest test',
+    ]);
   }, 60_000);
 
   test('ingest: an event held for a paused subscription is checked against a fresh read (a resume may have run)', async () => {
@@ -375,6 +485,12 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
       `sqs:SendMessage ${queueUrl('DeadLetterQueue')}`, 'ssm:GetParameter /hookagent/test/OPENAI_API_KEY',
     ]));
     expect(refused('WorkerRole')).toEqual([]);
+    // The worker's EMF: both events started (queue-to-start latency); one unknown subscription and one malformed body were dead-lettered, plus the cold start.
+    const names = emfPoints().map((p) => p.name);
+    expect(names).toEqual(expect.arrayContaining(['QueueToStartLatency', 'DeadLetters', 'ColdStart']));
+    const deadLetters = emfPoints().filter((p) => p.name === 'DeadLetters');
+    expect(deadLetters.map((p) => p.value)).toEqual([1, 1]);
+    expect(deadLetters[0]?.dimensions).toEqual({ service: 'hookagent-worker', stage: 'test' });
   }, 60_000);
 
   test('worker: a copy that finds a live lease is paced with ChangeMessageVisibility, both allowed', async () => {

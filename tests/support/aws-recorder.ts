@@ -26,19 +26,131 @@ export interface AwsRecorder {
 const AMZ_JSON = { 'content-type': 'application/x-amz-json-1.0' };
 const md5 = (text: string) => createHash('md5').update(text).digest('hex');
 
-export async function startAwsRecorder(options: { dynamoEndpoint: string; parameters: Record<string, string>; refuseSendsContaining?: string }): Promise<AwsRecorder> {
+/** A message of a recorded queue (the CLI's operations read and move them). */
+export interface RecordedMessage {
+  id: string;
+  body: string;
+  receiveCount?: number;
+  sentAt?: number;
+  reason?: string;
+  /** Hidden until this epoch ms after a receive. */
+  hiddenUntil?: number;
+}
+
+export interface RecorderOptions {
+  /** Where DynamoDB requests go (dynalite); without it they are answered 400. */
+  dynamoEndpoint?: string;
+  parameters: Record<string, string>;
+  refuseSendsContaining?: string;
+  /** Queue URL → its messages; sends to a listed queue are appended, receives and deletes act on them. */
+  queues?: Record<string, RecordedMessage[]>;
+  /** CloudFormation stack name → its outputs (DescribeStacks). */
+  stacks?: Record<string, { status: string; outputs: Record<string, string> }>;
+  /** CloudWatch metric name → the latest value GetMetricData answers. */
+  metrics?: Record<string, number>;
+  /** The status code GET /health answers (default 200). */
+  healthStatus?: number;
+}
+
+const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
+
+export async function startAwsRecorder(options: RecorderOptions): Promise<AwsRecorder> {
   const calls: AwsCall[] = [];
   const visibility: AwsRecorder['visibility'] = [];
   const objects = new Map<string, string>();
   const server = await startLocalServer(async (req, res) => {
     const [service, operation] = String(req.headers['x-amz-target'] ?? '').split('.') as [string, string];
+    if (String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded')) {
+      // The query protocol (CloudFormation): form fields in, XML out.
+      const form = new URLSearchParams(req.body);
+      if (form.get('Action') === 'DescribeStacks') {
+        const name = form.get('StackName') ?? '';
+        calls.push({ action: 'cloudformation:DescribeStacks', resource: name });
+        const stack = options.stacks?.[name];
+        if (!stack) {
+          return void res.writeHead(400, { 'content-type': 'text/xml' }).end(`<ErrorResponse><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id ${xml(name)} does not exist</Message></Error><RequestId>r</RequestId></ErrorResponse>`);
+        }
+        const outputs = Object.entries(stack.outputs).map(([k, v]) => `<member><OutputKey>${xml(k)}</OutputKey><OutputValue>${xml(v)}</OutputValue></member>`).join('');
+        return void res.writeHead(200, { 'content-type': 'text/xml' }).end(`<DescribeStacksResponse xmlns="http://cloudformation.amazonaws.com/doc/2010-05-15/"><DescribeStacksResult><Stacks><member><StackName>${xml(name)}</StackName><StackId>arn:aws:cloudformation:eu-west-1:0:stack/${xml(name)}/1</StackId><CreationTime>2026-11-01T00:00:00Z</CreationTime><StackStatus>${stack.status}</StackStatus><Outputs>${outputs}</Outputs></member></Stacks></DescribeStacksResult><ResponseMetadata><RequestId>r</RequestId></ResponseMetadata></DescribeStacksResponse>`);
+      }
+      calls.push({ action: `unknown:query.${form.get('Action')}`, resource: req.url });
+      return void res.writeHead(400, { 'content-type': 'text/xml' }).end('<ErrorResponse><Error><Code>InvalidAction</Code><Message>not recorded</Message></Error></ErrorResponse>');
+    }
+    if (req.method === 'GET' && req.url === '/health') {
+      calls.push({ action: 'http:GET', resource: '/health' });
+      const status = options.healthStatus ?? 200;
+      return sendJson(res, status, status === 200 ? { status: 'ok' } : { status: 'error', code: 'unavailable', message: 'down' });
+    }
     const input = JSON.parse(req.body || '{}') as Record<string, unknown>;
-    if (service.startsWith('DynamoDB_')) {
+    const queue = typeof input.QueueUrl === 'string' ? options.queues?.[input.QueueUrl] : undefined;
+    if (service === 'AmazonSQS' && operation === 'GetQueueUrl') {
+      const url = Object.keys(options.queues ?? {}).find((u) => u.endsWith(`/${String(input.QueueName)}`));
+      calls.push({ action: 'sqs:GetQueueUrl', resource: url ?? String(input.QueueName) });
+      if (!url) return sendJson(res, 400, { __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'The specified queue does not exist.' }, AMZ_JSON);
+      return sendJson(res, 200, { QueueUrl: url }, AMZ_JSON);
+    }
+    if (service === 'AmazonSQS' && queue && operation !== 'SendMessageBatch' && operation !== 'SendMessage') {
+      const action = operation === 'ChangeMessageVisibilityBatch' ? 'ChangeMessageVisibility' : operation;
+      calls.push({ action: `sqs:${action}`, resource: String(input.QueueUrl) });
+      const now = Date.now();
+      if (operation === 'GetQueueAttributes') {
+        const visible = queue.filter((m) => !m.hiddenUntil || m.hiddenUntil <= now).length;
+        return sendJson(res, 200, { Attributes: { ApproximateNumberOfMessages: String(visible), ApproximateNumberOfMessagesNotVisible: String(queue.length - visible) } }, AMZ_JSON);
+      }
+      if (operation === 'ReceiveMessage') {
+        const picked = queue.filter((m) => !m.hiddenUntil || m.hiddenUntil <= now).slice(0, Number(input.MaxNumberOfMessages ?? 1));
+        for (const m of picked) {
+          m.receiveCount = (m.receiveCount ?? 0) + 1;
+          m.hiddenUntil = now + 1000 * Number(input.VisibilityTimeout ?? 30);
+        }
+        return sendJson(res, 200, {
+          Messages: picked.map((m) => ({
+            MessageId: m.id, ReceiptHandle: `rh-${m.id}`, Body: m.body, MD5OfBody: md5(m.body),
+            Attributes: { ApproximateReceiveCount: String(m.receiveCount), SentTimestamp: String(m.sentAt ?? now) },
+            ...(m.reason ? { MessageAttributes: { reason: { DataType: 'String', StringValue: m.reason } } } : {}),
+          })),
+        }, AMZ_JSON);
+      }
+      if (operation === 'DeleteMessage') {
+        const index = queue.findIndex((m) => `rh-${m.id}` === input.ReceiptHandle);
+        if (index >= 0) queue.splice(index, 1);
+        return sendJson(res, 200, {}, AMZ_JSON);
+      }
+      if (operation === 'ChangeMessageVisibilityBatch') {
+        const entries = input.Entries as Array<{ Id: string; ReceiptHandle: string; VisibilityTimeout: number }>;
+        for (const entry of entries) {
+          const m = queue.find((q) => `rh-${q.id}` === entry.ReceiptHandle);
+          if (m) m.hiddenUntil = now + 1000 * entry.VisibilityTimeout;
+        }
+        return sendJson(res, 200, { Successful: entries.map((e) => ({ Id: e.Id })), Failed: [] }, AMZ_JSON);
+      }
+    }
+    if (service === 'GraniteServiceVersion20100801' && operation === 'GetMetricData') {
+      const queries = input.MetricDataQueries as Array<{ Id: string; MetricStat: { Metric: { MetricName: string; Dimensions: Array<{ Value: string }> } } }>;
+      for (const q of queries) calls.push({ action: 'cloudwatch:GetMetricData', resource: `${q.MetricStat.Metric.MetricName} ${q.MetricStat.Metric.Dimensions.map((d) => d.Value).join(',')}` });
+      return sendJson(res, 200, {
+        MetricDataResults: queries.map((q) => {
+          const value = options.metrics?.[q.MetricStat.Metric.MetricName];
+          return { Id: q.Id, StatusCode: 'Complete', Timestamps: value === undefined ? [] : [Math.floor(Date.now() / 1000) - 60], Values: value === undefined ? [] : [value] };
+        }),
+      }, AMZ_JSON);
+    }
+    if (service === 'AmazonSSM' && (operation === 'GetParametersByPath' || operation === 'DeleteParameter')) {
+      const name = String(input.Path ?? input.Name);
+      calls.push({ action: `ssm:${operation}`, resource: name });
+      if (operation === 'DeleteParameter') {
+        if (!(name in options.parameters)) return sendJson(res, 400, { __type: 'ParameterNotFound', message: `${name} not found` }, AMZ_JSON);
+        delete options.parameters[name];
+        return sendJson(res, 200, {}, AMZ_JSON);
+      }
+      return sendJson(res, 200, { Parameters: Object.keys(options.parameters).filter((n) => n.startsWith(name)).map((n) => ({ Name: n, Type: 'SecureString', Version: 1 })) }, AMZ_JSON);
+    }
+    if (service.startsWith('DynamoDB_') && options.dynamoEndpoint) {
       const tables = typeof input.TableName === 'string' ? [input.TableName] : Object.keys((input.RequestItems ?? {}) as object);
       for (const table of tables) calls.push({ action: `dynamodb:${operation}`, resource: table });
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers[name] = value;
-      const answer = await fetch(options.dynamoEndpoint, { method: 'POST', headers, body: req.body });
+      const answer = await fetch(options.dynamoEndpoint as string, { method: 'POST', headers, body: req.body });
       res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/x-amz-json-1.0' }).end(await answer.text());
       return;
     }
@@ -48,6 +160,7 @@ export async function startAwsRecorder(options: { dynamoEndpoint: string; parame
       if (options.refuseSendsContaining && entries.some((e) => e.MessageBody.includes(options.refuseSendsContaining as string))) {
         return sendJson(res, 500, { __type: 'com.amazon.coral.service#InternalFailure', message: 'refused by the test' }, AMZ_JSON);
       }
+      if (queue) for (const e of entries) queue.push({ id: `sent-${queue.length}-${e.Id}`, body: e.MessageBody, sentAt: Date.now() });
       if (operation === 'SendMessage') return sendJson(res, 200, { MessageId: 'm-1', MD5OfMessageBody: md5(String(input.MessageBody)) }, AMZ_JSON);
       return sendJson(res, 200, { Successful: entries.map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}`, MD5OfMessageBody: md5(e.MessageBody) })), Failed: [] }, AMZ_JSON);
     }

@@ -11,7 +11,19 @@
  * Values: "text" or 'text', numbers, true, false, null, or a bare word (a string).
  * Errors name the 1-based column where the problem is.
  */
-import { RE2JS } from 're2js';
+import type { RE2JS } from 're2js';
+
+/**
+ * RE2 (linear time) is loaded on the first regex filter, not at start: most subscriptions
+ * have none, and the Lambda bundles ship it beside index.js (scripts/build-lambda.mjs) to
+ * keep cold starts small.
+ */
+let re2: typeof RE2JS | undefined;
+function loadRe2(): typeof RE2JS {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  re2 ??= (require('re2js') as typeof import('re2js')).RE2JS;
+  return re2;
+}
 
 export type Op = '==' | '!=' | '<' | '<=' | '>' | '>=' | 'in' | '=~';
 export type Literal = string | number | boolean | null;
@@ -152,14 +164,14 @@ class Parser {
     const flags = /^[a-z]*/.exec(this.text.slice(i))?.[0] ?? '';
     let bits = 0;
     for (const [k, flag] of [...flags].entries()) {
-      if (flag === 'i') bits |= RE2JS.CASE_INSENSITIVE;
-      else if (flag === 'm') bits |= RE2JS.MULTILINE;
-      else if (flag === 's') bits |= RE2JS.DOTALL;
+      if (flag === 'i') bits |= loadRe2().CASE_INSENSITIVE;
+      else if (flag === 'm') bits |= loadRe2().MULTILINE;
+      else if (flag === 's') bits |= loadRe2().DOTALL;
       else this.fail(`unknown regex flag '${flag}' (use i, m or s)`, flagsAt + k);
     }
     this.pos = flagsAt + flags.length;
     try {
-      return { regex: RE2JS.compile(pattern, bits), source: this.text.slice(start, this.pos) };
+      return { regex: loadRe2().compile(pattern, bits), source: this.text.slice(start, this.pos) };
     } catch (error) {
       const message = error instanceof Error ? error.message.replace(/^error parsing regexp: /, '') : String(error);
       return this.fail(`invalid regular expression: ${message} (RE2 syntax: no backreferences or lookaround)`, start);

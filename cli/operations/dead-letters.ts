@@ -1,0 +1,82 @@
+/**
+ * `hookagent webhook dead-letters [--json]` and `hookagent webhook redrive [<event-id>…]`:
+ * what the dead-letter queue holds, and moving it back to the event queue (on AWS, SQS;
+ * locally the dead-letter table can be listed, redriving it comes with the local store's
+ * implementation of the DeadLetterQueue port).
+ */
+import { SQSClient } from '@aws-sdk/client-sqs';
+import { HookError } from '../../functions/core/errors';
+import { describeBody, redriveDeadLetters, type DeadLetter, type DeadLetterQueue } from '../../functions/core/operations/dead-letters';
+import { SqsDeadLetterQueue } from '../../functions/aws/sqs-dead-letter-queue';
+import { awsDeployment, withStores, type CliContext, type GlobalOptions, type Stores } from '../context';
+import { deadLetterQueueName, queueName, queueUrl } from './deployment';
+
+const EVENT_ID = /^evt_[0-9a-z_]{1,60}$/;
+
+/** The stores' dead-letter queue: SQS on AWS; locally whatever the local queue offers. */
+async function openDeadLetters(ctx: CliContext, options: GlobalOptions, stores: Stores): Promise<{ queue: DeadLetterQueue | undefined; list: () => Promise<DeadLetter[]>; close(): void }> {
+  const deployment = awsDeployment(ctx.config, options);
+  if (deployment) {
+    const sqs = new SQSClient(deployment.region ? { region: deployment.region } : {});
+    try {
+      const queue = new SqsDeadLetterQueue(sqs, await queueUrl(sqs, deadLetterQueueName(deployment.stage)), await queueUrl(sqs, queueName(deployment.stage)));
+      return { queue, list: () => queue.list(), close: () => sqs.destroy() };
+    } catch (error) {
+      sqs.destroy();
+      throw error;
+    }
+  }
+  const port = (stores as Stores & { deadLetters?: DeadLetterQueue }).deadLetters;
+  if (port) return { queue: port, list: () => port.list(), close() {} };
+  const local = stores.queue as Partial<{ deadLetters(): Promise<Array<{ messageId: string; body: string; receiveCount: number; deadAt: number }>> }>;
+  if (typeof local.deadLetters !== 'function') throw new HookError('unsupported', 'This store keeps no dead letters');
+  const read = local.deadLetters.bind(local);
+  return {
+    queue: undefined,
+    list: async () => (await read().catch((error: unknown) => {
+      // A store made a moment ago: its dead-letter table is still being created, so it holds none.
+      if (error instanceof Error && /ResourceNotFoundException/.test(error.message)) return [];
+      throw error;
+    })).map((d) => ({
+      id: d.messageId, ...describeBody(d.body), reason: `gave up after ${d.receiveCount} receive(s)`, receive_count: d.receiveCount,
+      ...(d.deadAt ? { dead_at: new Date(d.deadAt).toISOString() } : {}), body: d.body,
+    })),
+    close() {},
+  };
+}
+
+export async function listDeadLetters(ctx: CliContext, options: GlobalOptions, json: boolean): Promise<void> {
+  await withStores(ctx, async (stores) => {
+    const dead = await openDeadLetters(ctx, options, stores);
+    try {
+      const letters = await dead.list();
+      if (json) return ctx.out(JSON.stringify(letters.map(({ body: _body, ...rest }) => rest), null, 2));
+      if (letters.length === 0) return ctx.out(`No dead letters in ${stores.where}.`);
+      for (const l of letters) {
+        ctx.out(`${l.dead_at ?? '-'}  ${l.event_id ?? `(malformed message ${l.id})`}  ${l.subscription ?? '-'}  receives=${l.receive_count}  ${l.reason}`);
+      }
+      ctx.out(`${letters.length} dead letter(s). 'hookagent webhook redrive' moves them back to the queue (all, or by event id).`);
+    } finally {
+      dead.close();
+    }
+  });
+}
+
+export async function redrive(ctx: CliContext, options: GlobalOptions, eventIds: string[]): Promise<void> {
+  const bad = eventIds.filter((id) => !EVENT_ID.test(id));
+  if (bad.length > 0) throw new HookError('invalid_event_id', `Not an event id: ${bad.join(', ')} (they look like evt_0mws0mwck916a3c297ed36480)`);
+  await withStores(ctx, async (stores) => {
+    const dead = await openDeadLetters(ctx, options, stores);
+    try {
+      if (!dead.queue) {
+        throw new HookError('unsupported', "The local store's dead letters can be listed but not yet redriven; 'hookagent webhook replay <event-id>' queues an event again.");
+      }
+      const result = await redriveDeadLetters(dead.queue, stores.events, eventIds);
+      for (const l of result.moved) ctx.out(`Redrove ${l.event_id} for '${l.subscription}'.`);
+      if (result.moved.length === 0 && eventIds.length === 0) ctx.out('No dead letters to redrive.');
+      if (result.notFound.length > 0) throw new HookError('event_not_found', `Not in the dead-letter queue: ${result.notFound.join(', ')}${result.moved.length > 0 ? ` (${result.moved.length} other(s) redriven)` : ''}`);
+    } finally {
+      dead.close();
+    }
+  });
+}

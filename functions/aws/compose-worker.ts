@@ -1,0 +1,62 @@
+/**
+ * The worker's half of the Lambda wiring (functions/aws/compose.ts has the shared parts and
+ * ingest): a module of its own so the ingest bundle never carries the agent, the tools or
+ * the delivery targets.
+ */
+import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { resolveConfig } from '../core/config/load';
+import { createDeliveryTargets } from '../core/delivery/targets';
+import { HookError } from '../core/errors';
+import { countedDeadLetters, observedEventLog } from '../core/metrics/observed-event-log';
+import { systemClock } from '../core/ports';
+import { SkillLibrary } from '../core/skills/library';
+import type { WorkerDeps } from '../core/worker/process';
+import { createAgent } from '../worker/agent-factory';
+import { agentsByModel } from '../worker/agents-by-model';
+import type { WorkerHandlerOptions } from '../worker/batch';
+import { readConfig, type Runtime } from './compose';
+import { DynamoCounterStore } from './counter-store';
+import { SqsDeadLetters } from './dead-letters';
+import { DynamoDebounceStore } from './debounce-store';
+import { createDynamoClient } from './dynamo';
+import type { Deployment } from './environment';
+import { DynamoEventLog } from './event-log';
+import { lazyPayloadStore, lazySecretSource } from './lazy-clients';
+import { DynamoLeaseStore } from './lease-store';
+import { DynamoSubscriptionStore } from './subscription-store';
+
+export async function composeWorker({ deployment, logger, metrics, clock = systemClock }: Runtime): Promise<WorkerDeps> {
+  const resolved = await resolveConfig(readConfig(deployment), lazySecretSource(deployment.stage), ['agent', 'delivery']);
+  if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
+  const config = resolved.value;
+  const dynamo = createDynamoClient({ region: deployment.region });
+  return {
+    // The worker's metrics are read off the records it writes (functions/core/metrics/observed-event-log.ts).
+    events: observedEventLog(new DynamoEventLog(dynamo, deployment.tables.events), metrics, clock),
+    payloads: lazyPayloadStore(deployment.payloadBucket),
+    subscriptions: new DynamoSubscriptionStore(dynamo, deployment.tables.subscriptions),
+    agent: createAgent(config.agent, config.delivery, deployment.region),
+    agentFor: agentsByModel(config.agent, config.delivery, deployment.region),
+    debounce: new DynamoDebounceStore(dynamo, deployment.tables.dedup, clock),
+    counters: new DynamoCounterStore(dynamo, deployment.tables.dedup, clock),
+    leases: new DynamoLeaseStore(dynamo, deployment.tables.dedup, clock),
+    skills: new SkillLibrary(deployment.configDir),
+    targets: createDeliveryTargets(config.delivery),
+    config,
+    clock,
+    logger,
+    maxReceiveCount: Number(process.env.MAX_RECEIVE_COUNT) || 5,
+    ...(deployment.deadLetterQueueUrl ? { deadLetters: countedDeadLetters(new SqsDeadLetters(new SQSClient({}), deployment.deadLetterQueueUrl), metrics) } : {}),
+  };
+}
+
+/** The batch handler's SQS side: paced retries come back after the retry schedule's delay, not the visibility timeout. */
+export function workerHandlerOptions(deployment: Deployment): Pick<WorkerHandlerOptions, 'changeVisibility'> {
+  const sqs = new SQSClient({});
+  return {
+    changeVisibility: async (record, seconds) => {
+      await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: deployment.queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: seconds }));
+    },
+  };
+}
+

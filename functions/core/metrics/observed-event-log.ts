@@ -1,0 +1,113 @@
+/**
+ * The worker's metrics, read off the records it writes: an EventLog decorator. The worker's
+ * code stays free of metric calls, and whatever path it takes (lease, retry, delivery
+ * fan-out), the record it saves says what happened:
+ * - a record entering `processing` on its first attempt: queue-to-start latency;
+ * - a record that gained `timings.agent_ms`: agent duration, and tokens by model from `usage`;
+ * - a record that gained an error after its prompt was saved but without a reply: an agent failure;
+ * - a target outcome with a new `at`: a delivery by target and outcome.
+ * Retries and dead letters are counted where they happen: the batch answer and the
+ * dead-letter sink (countedDeadLetters below; the Lambda handler for the queue's redrive).
+ */
+import type { Clock, DeadLetterSink, EventLog } from '../ports';
+import type { EventRecord } from '../types';
+import { METRIC, type Metrics } from './metrics';
+
+interface Seen {
+  status: EventRecord['status'];
+  agentMs?: number;
+  error?: string;
+  targets: Record<string, string>;
+}
+
+const keyOf = (r: { event_id: string; subscription: string }) => `${r.event_id}\u0000${r.subscription}`;
+
+export function observedEventLog(inner: EventLog, metrics: Metrics, clock: Clock): EventLog {
+  // Last record state written per (event, subscription) by this container; bounded.
+  const seen = new Map<string, Seen>();
+  const observe = (record: EventRecord): void => {
+    const key = keyOf(record);
+    const before = seen.get(key);
+    if (record.status === 'processing' && before?.status !== 'processing' && (record.attempts ?? 1) <= 1) {
+      const arrived = Date.parse(record.received_at);
+      if (Number.isFinite(arrived)) metrics.add(METRIC.queueToStart, 'Milliseconds', Math.max(0, clock.now() - arrived));
+    }
+    const agentMs = record.timings?.agent_ms;
+    if (agentMs !== undefined && agentMs !== before?.agentMs) {
+      metrics.add(METRIC.agentDuration, 'Milliseconds', agentMs);
+      const usage = record.usage;
+      if (usage) {
+        const model = usage.model ?? usage.provider;
+        metrics.add(METRIC.tokens, 'Count', usage.input_tokens, { model, kind: 'input' });
+        metrics.add(METRIC.tokens, 'Count', usage.output_tokens, { model, kind: 'output' });
+      }
+    }
+    // Per attempt: the same error on a later attempt is another failure.
+    const error = record.error ? `${record.attempts ?? 0}:${record.error.code}:${record.error.message}` : undefined;
+    if (error && error !== before?.error && record.prompt !== undefined && record.reply === undefined) metrics.add(METRIC.agentFailures, 'Count', 1);
+    const targets: Record<string, string> = {};
+    for (const [target, outcome] of Object.entries(record.targets ?? {})) {
+      targets[target] = outcome.at;
+      if (before?.targets[target] !== outcome.at) metrics.add(METRIC.deliveries, 'Count', 1, { target, outcome: outcome.status });
+    }
+    seen.delete(key);
+    seen.set(key, { status: record.status, ...(agentMs !== undefined ? { agentMs } : {}), ...(error ? { error } : {}), targets });
+    if (seen.size > 1000) seen.delete(seen.keys().next().value as string);
+  };
+  // The whole record as last read or written, so a small update can be observed as the record it makes.
+  const latest = new Map<string, EventRecord>();
+  const remember = (record: EventRecord) => {
+    latest.delete(keyOf(record));
+    latest.set(keyOf(record), record);
+    if (latest.size > 1000) latest.delete(latest.keys().next().value as string);
+  };
+  const putAll: EventLog['putAll'] = async (records) => {
+    await inner.putAll(records);
+    for (const record of records) {
+      remember(record);
+      observe(record);
+    }
+  };
+  const update: EventLog['update'] = async (eventId, subscription, changes) => {
+    await inner.update(eventId, subscription, changes);
+    const before = latest.get(keyOf({ event_id: eventId, subscription }));
+    if (!before) return;
+    const merged = { ...before, ...changes } as EventRecord;
+    for (const [key, value] of Object.entries(changes)) if (value === undefined) delete (merged as unknown as Record<string, unknown>)[key];
+    remember(merged);
+    observe(merged);
+  };
+  const get: EventLog['get'] = async (eventId, subscription) => {
+    const record = await inner.get(eventId, subscription);
+    if (record) remember(record);
+    // What the record already said before this container touched it is not news.
+    if (record && !seen.has(keyOf(record))) {
+      seen.set(keyOf(record), {
+        status: record.status, ...(record.timings?.agent_ms !== undefined ? { agentMs: record.timings.agent_ms } : {}),
+        ...(record.error ? { error: `${record.attempts ?? 0}:${record.error.code}:${record.error.message}` } : {}),
+        targets: Object.fromEntries(Object.entries(record.targets ?? {}).map(([t, o]) => [t, o.at])),
+      });
+    }
+    return record;
+  };
+  // Every other method (including ones added to the port later) goes straight to the store.
+  return new Proxy(inner, {
+    get(target, property, receiver) {
+      if (property === 'putAll') return putAll;
+      if (property === 'get') return get;
+      if (property === 'update') return update;
+      const value = Reflect.get(target, property, receiver) as unknown;
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
+/** Counts each message sent to the dead-letter queue. */
+export function countedDeadLetters(inner: DeadLetterSink, metrics: Metrics): DeadLetterSink {
+  return {
+    send: async (body, reason) => {
+      await inner.send(body, reason);
+      metrics.add(METRIC.deadLetters, 'Count', 1);
+    },
+  };
+}

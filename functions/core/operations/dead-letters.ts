@@ -1,0 +1,71 @@
+/**
+ * Dead letters as an operator sees them, and moving them back to the queue (`hookagent
+ * webhook dead-letters` / `redrive`). The port is implemented over SQS
+ * (functions/aws/sqs-dead-letter-queue.ts); a local store implements it the same way.
+ */
+import type { EventLog } from '../ports';
+import type { QueueMessage } from '../types';
+
+export interface DeadLetter {
+  /** The dead-letter queue's id of the message. */
+  id: string;
+  /** From the message body; undefined when the body is not a queue message. */
+  event_id?: string;
+  subscription?: string;
+  /** Why it was dead-lettered (the worker's reason, or the queue's redrive after N receives). */
+  reason: string;
+  receive_count: number;
+  /** ISO time it was sent to the dead-letter queue, when known. */
+  dead_at?: string;
+  body: string;
+}
+
+export interface DeadLetterQueue {
+  /** Every dead letter, oldest first, without removing or hiding any for long. */
+  list(): Promise<DeadLetter[]>;
+  /**
+   * Moves the selected dead letters back to the event queue: `beforeRequeue` runs first for
+   * each (a failure leaves that letter where it is), then it is sent to the queue and removed.
+   * Returns those moved.
+   */
+  redrive(select: (letter: DeadLetter) => boolean, beforeRequeue: (letter: DeadLetter) => Promise<void>): Promise<DeadLetter[]>;
+}
+
+/** Reads what a dead letter's body says about its event. */
+export function describeBody(body: string): Pick<DeadLetter, 'event_id' | 'subscription'> {
+  try {
+    const message = JSON.parse(body) as Partial<QueueMessage>;
+    if (message && typeof message.event_id === 'string' && typeof message.subscription === 'string') return { event_id: message.event_id, subscription: message.subscription };
+  } catch {
+    // Not JSON: a malformed message, shown by its id.
+  }
+  return {};
+}
+
+export interface RedriveResult {
+  moved: DeadLetter[];
+  /** Requested event ids that are not in the dead-letter queue. */
+  notFound: string[];
+}
+
+/**
+ * Redrives all dead letters that carry a queue message, or those of `eventIds`. The event's
+ * record is reopened first (status `queued`, error cleared), so the worker runs it again
+ * instead of acknowledging a finished record.
+ */
+export async function redriveDeadLetters(queue: DeadLetterQueue, events: EventLog, eventIds: string[], now: () => Date = () => new Date()): Promise<RedriveResult> {
+  const wanted = new Set(eventIds);
+  const seen = new Set<string>();
+  const moved = await queue.redrive(
+    (letter) => letter.event_id !== undefined && (wanted.size === 0 || wanted.has(letter.event_id)),
+    async (letter) => {
+      seen.add(letter.event_id as string);
+      const record = await events.get(letter.event_id as string, letter.subscription as string);
+      if (record && record.status === 'failed') {
+        const { error: _error, ...rest } = record;
+        await events.putAll([{ ...rest, status: 'queued', updated_at: now().toISOString() }]);
+      }
+    },
+  );
+  return { moved, notFound: [...wanted].filter((id) => !seen.has(id)) };
+}
