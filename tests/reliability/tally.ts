@@ -6,7 +6,7 @@
 import { appendFileSync } from 'node:fs';
 import { join } from 'node:path';
 
-export type Category = 'fuzz' | 'faults' | 'load' | 'security';
+export type Category = 'fuzz' | 'faults' | 'load' | 'security' | 'kill-9' | 'disk-full';
 
 export class Tally {
   tried = 0;
