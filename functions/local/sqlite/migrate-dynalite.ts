@@ -81,11 +81,13 @@ export async function migrateDynalite(dataDir: string, logger?: Logger): Promise
       db.transaction(() => {
         const sub = db.prepare('INSERT OR REPLACE INTO subscriptions (name, body) VALUES (?, ?)');
         for (const s of subscriptions) sub.run(String(s.name), JSON.stringify(s));
-        const ev = db.prepare('INSERT OR REPLACE INTO events (event_id, subscription, received_at, status, data, message, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+        const ev = db.prepare('INSERT OR REPLACE INTO events (event_id, subscription, received_at, status, data, expires_at) VALUES (?, ?, ?, ?, ?, ?)');
+        const evm = db.prepare('INSERT OR REPLACE INTO event_messages (event_id, subscription, message) VALUES (?, ?, ?)');
         for (const { message, arrival: _arrival, expires_at, ...rest } of events) {
           const received = String(rest.received_at);
-          ev.run(String(rest.event_id), String(rest.subscription), received, String(rest.status), JSON.stringify(rest), String(message),
+          ev.run(String(rest.event_id), String(rest.subscription), received, String(rest.status), JSON.stringify(rest),
             typeof expires_at === 'number' ? expires_at * 1000 : (Date.parse(received) || now) + EVENT_RETENTION_MS);
+          evm.run(String(rest.event_id), String(rest.subscription), String(message));
         }
         const claim = db.prepare('INSERT OR REPLACE INTO dedup (key, event_id, claimed_at, committed, expires_at) VALUES (?, ?, ?, ?, ?)');
         for (const d of dedup) {

@@ -117,13 +117,15 @@ export class SqliteQueue implements EventQueue {
         });
       }
       return received;
-    });
+      // A receive lost in a crash only means the message was not received: it is visible at once.
+    }, { durable: false });
   }
 
   /** Deletes a received message; a stale receipt (the message was received again since) is ignored. */
   async delete(receiptHandle: string): Promise<void> {
     const [id, receipt] = parseReceipt(receiptHandle);
-    await this.store.write(() => this.stmts.remove.run(id, receipt));
+    // Deleting a handled message: lost in a crash, the worker sees the finished record and acknowledges it.
+    await this.store.write(() => this.stmts.remove.run(id, receipt), { durable: false });
   }
 
   /** ChangeMessageVisibility: the message becomes visible again `seconds` from now (0 = at once). */
