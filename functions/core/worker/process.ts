@@ -56,14 +56,17 @@ export async function processMessage(body: string, receiveCount: number, deps: W
   const log = { event_id: message.event_id, subscription: message.subscription };
   const now = () => new Date(deps.clock.now()).toISOString();
 
-  let record = (await deps.events.get(message.event_id, message.subscription)) ?? newRecord(message, now());
+  const stored = await deps.events.get(message.event_id, message.subscription);
+  let record = stored ?? newRecord(message, now());
   if (record.status === 'delivered' || record.status === 'suppressed' || record.status === 'failed') {
     deps.logger.info('already finished; acknowledged without work', { ...log, status: record.status });
     return { kind: 'ack', status: record.status };
   }
   const started = deps.clock.now();
   record = { ...record, status: 'processing', attempts: (record.attempts ?? 0) + 1, updated_at: now() };
-  await deps.events.putAll([record]);
+  // An existing record keeps its stored message: only the changed fields are written.
+  if (stored) await deps.events.update(record.event_id, record.subscription, { status: record.status, attempts: record.attempts, updated_at: record.updated_at });
+  else await deps.events.putAll([record]);
 
   const save = async (changes: Partial<EventRecord>) => {
     const update = { ...changes, updated_at: now() };
