@@ -99,8 +99,15 @@ export class StoreDb {
       let walFd: number | undefined;
       if (!options.syncInline) {
         // The WAL exists from here on while this connection is open; its inode never changes meanwhile.
-        walFd = openSync(`${file}-wal`, 'r+');
-        fdatasyncSync(walFd);
+        try {
+          walFd = openSync(`${file}-wal`, 'r+');
+          fdatasyncSync(walFd);
+        } catch {
+          // No WAL file to hold on to: SQLite syncs at each commit itself (synchronous=FULL).
+          walFd = undefined;
+        }
+      }
+      if (walFd !== undefined) {
         db.pragma('synchronous = NORMAL');
         // Checkpoint less often (about 32 MB of WAL): queue rows added and deleted in between
         // never reach the database file; the WAL is cut back to 64 MB at most afterwards.
