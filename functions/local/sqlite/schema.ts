@@ -30,9 +30,11 @@ const MIGRATIONS: string[] = [
 
   CREATE TABLE queue (
     id INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT NOT NULL, body TEXT NOT NULL,
-    visible_at INTEGER NOT NULL, receive_count INTEGER NOT NULL DEFAULT 0, receipt INTEGER NOT NULL DEFAULT 0, sent_at INTEGER NOT NULL
+    visible_at INTEGER NOT NULL, receive_count INTEGER NOT NULL DEFAULT 0, receipt INTEGER NOT NULL DEFAULT 0, sent_at INTEGER NOT NULL,
+    event_key TEXT
   );
   CREATE INDEX queue_by_visibility ON queue (visible_at, id);
+  CREATE INDEX queue_by_event ON queue (event_key) WHERE event_key IS NOT NULL;
   CREATE TABLE dead_letters (
     id INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT NOT NULL, body TEXT NOT NULL,
     receive_count INTEGER NOT NULL, reason TEXT, dead_at INTEGER NOT NULL
