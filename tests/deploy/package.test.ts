@@ -189,7 +189,7 @@ test('IAM: one role per function, each with only the actions its code calls', ()
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:PutObject', 'sqs:SendMessage', 'ssm:GetParameter',
   ]);
   expect(roleActions('WorkerRole')).toEqual([
-    'bedrock:InvokeModel', 'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem',
+    'bedrock:InvokeModel', 'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:UpdateItem',
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:GetObject',
     'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage', 'ssm:GetParameter',
   ]);
