@@ -132,6 +132,32 @@ describe('DynamoEventLog', () => {
     expect(await log.get('evt_1', 'a')).toBeUndefined();
   });
 
+  test('update writes only the changed attributes (UpdateItem, nothing returned): removes undefined ones, keeps the message, ignores absent records', async () => {
+    const log = new DynamoEventLog(dynamo.client, dynamo.tables.events);
+    await log.putAll([{ ...record('evt_upd', 'a', 'queued', '2026-11-22T12:00:00.000Z'), error: { code: 'x', message: 'y' } }]);
+    const sent: Array<{ name: string; input: Record<string, unknown> }> = [];
+    const original = dynamo.client.send.bind(dynamo.client) as (command: unknown) => Promise<unknown>;
+    const spy = jest.spyOn(dynamo.client, 'send').mockImplementation(((command: { constructor: { name: string }; input: Record<string, unknown> }) => {
+      sent.push({ name: command.constructor.name, input: command.input });
+      return original(command);
+    }) as never);
+    try {
+      await log.update('evt_upd', 'a', { status: 'delivered', reply: 'hi', error: undefined, targets: { log: { status: 'delivered' } } as unknown as EventRecord['targets'] });
+      await log.update('evt_absent', 'a', { status: 'failed' });
+    } finally {
+      spy.mockRestore();
+    }
+    expect(sent.map((c) => c.name)).toEqual(['UpdateItemCommand', 'UpdateItemCommand']);
+    expect(sent[0]!.input).toMatchObject({ ReturnValues: 'NONE', ConditionExpression: 'attribute_exists(#pk)' });
+    expect(JSON.stringify(sent[0]!.input)).not.toContain('deep');
+    const got = await log.get('evt_upd', 'a');
+    expect(got).toMatchObject({ status: 'delivered', reply: 'hi', targets: { log: { status: 'delivered' } } });
+    expect(got).not.toHaveProperty('error');
+    expect(got?.message.payload).toEqual({ deep: { a: [1, { b: null }] } });
+    expect((await log.listByStatus('a', 'delivered')).map((r) => r.event_id)).toContain('evt_upd');
+    expect(await log.get('evt_absent', 'a')).toBeUndefined();
+  });
+
   test('more than 25 records are written in several batches', async () => {
     const log = new DynamoEventLog(dynamo.client, dynamo.tables.events);
     const many = Array.from({ length: 60 }, (_, i) => record(`evt_many_${String(i).padStart(2, '0')}`, 'many', 'queued', `2026-11-22T11:00:${String(i).padStart(2, '0')}.000Z`));

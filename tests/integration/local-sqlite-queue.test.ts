@@ -131,3 +131,18 @@ test('malformed receipts are refused; a closed store is unavailable', async () =
   t.store.close();
   await expect(queue.sendBodies(['x'])).rejects.toMatchObject({ code: 'unavailable' });
 });
+
+test('a second message for an (event, subscription) still in the queue is not added (a resumed claim re-sends it); once deleted it may be sent again', async () => {
+  const clock = new ManualClock();
+  const { queue } = newQueue(clock);
+  const message = { v: 1 as const, event_id: 'evt_r', subscription: 's', source: 'custom' as const, event: 'e', delivery_id: 'd', received_at: 'now', payload: {} };
+  await queue.send([message, { ...message, subscription: 'other' }]);
+  await queue.send([message]);
+  expect(await queue.size()).toBe(2);
+  const received = await queue.receive(10);
+  await queue.send([message]);
+  expect(await queue.size()).toBe(2);
+  for (const m of received) await queue.delete(m.receiptHandle);
+  await queue.send([message]);
+  expect(await queue.size()).toBe(1);
+});

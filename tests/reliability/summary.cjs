@@ -3,7 +3,7 @@ const { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } = require('n
 const { tmpdir } = require('node:os');
 const { join } = require('node:path');
 
-const CATEGORIES = ['fuzz', 'faults', 'load', 'security', 'copies', 'resume_races', 'oversized'];
+const CATEGORIES = ['fuzz', 'faults', 'load', 'security', 'copies', 'resume_races', 'oversized', 'kill-9', 'disk-full'];
 
 module.exports.setup = async () => {
   const dir = mkdtempSync(join(tmpdir(), 'hookagent-tally-'));
@@ -17,8 +17,7 @@ module.exports.teardown = async () => {
   for (const file of readdirSync(dir)) {
     for (const line of readFileSync(join(dir, file), 'utf8').split('\n').filter(Boolean)) {
       const { category, tried, failed } = JSON.parse(line);
-      totals[category] ??= { tried: 0, failed: 0 };
-      totals[category].tried += tried;
+      (totals[category] ??= { tried: 0, failed: 0 }).tried += tried;
       totals[category].failed += failed;
     }
   }

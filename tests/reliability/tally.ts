@@ -8,7 +8,9 @@ import { join } from 'node:path';
 
 export type Category = 'fuzz' | 'faults' | 'load' | 'security'
   /** Issue 14: copies of one message, resume racing ingest, records over the item limit. */
-  | 'copies' | 'resume_races' | 'oversized';
+  | 'copies' | 'resume_races' | 'oversized'
+  /** Issue 14 on the SQLite store: repeated kill -9, a full disk. */
+  | 'kill-9' | 'disk-full';
 
 export class Tally {
   tried = 0;

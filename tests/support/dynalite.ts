@@ -15,8 +15,9 @@ export interface TestDynamo {
   close(): Promise<void>;
 }
 
-export async function startDynalite(stage = 'test'): Promise<TestDynamo> {
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+/** `path`: keep the tables on disk (LevelDB) there instead of in memory. */
+export async function startDynalite(stage = 'test', path?: string): Promise<TestDynamo> {
+  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(path ? { path } : {}) });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const endpoint = `http://127.0.0.1:${port}`;

@@ -42,14 +42,15 @@ export class SqliteDedupStore implements DedupStore {
       if (held.claimed_at >= options.staleBefore) return { kind: 'in_progress' };
       this.upsert.run(key, held.event_id, now, expires);
       return { kind: 'resumed', eventId: held.event_id };
-    });
+    }, { durable: false });
   }
 
   async commit(key: string): Promise<void> {
-    await this.store.write(() => this.commitStmt.run(key));
+    // Ingest answers 202 once the event is queued (durably); the commit rides on the next WAL fsync.
+    await this.store.write(() => this.commitStmt.run(key), { durable: false });
   }
 
   async release(key: string): Promise<void> {
-    await this.store.write(() => this.releaseStmt.run(key));
+    await this.store.write(() => this.releaseStmt.run(key), { durable: false });
   }
 }

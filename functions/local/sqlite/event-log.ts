@@ -33,19 +33,23 @@ export class SqliteEventLog implements EventLog {
   private readonly bySubscriptionBefore;
   private readonly byStatus;
   private readonly remove;
+  private readonly upsertMessage;
+  private readonly removeMessage;
 
   constructor(private readonly store: StoreDb) {
     const db = store.db;
-    this.upsert = db.prepare(`INSERT OR REPLACE INTO events (event_id, subscription, received_at, status, data, message, expires_at)
-      VALUES (?, ?, ?, ?, ?, ?, ?)`);
-    this.selectOne = db.prepare('SELECT data, message FROM events WHERE event_id = ? AND subscription = ?');
+    this.upsert = db.prepare(`INSERT OR REPLACE INTO events (event_id, subscription, received_at, status, data, expires_at) VALUES (?, ?, ?, ?, ?, ?)`);
+    this.upsertMessage = db.prepare('INSERT OR REPLACE INTO event_messages (event_id, subscription, message) VALUES (?, ?, ?)');
+    const columns = 'SELECT e.data AS data, m.message AS message FROM events e JOIN event_messages m ON m.event_id = e.event_id AND m.subscription = e.subscription';
+    this.selectOne = db.prepare(`${columns} WHERE e.event_id = ? AND e.subscription = ?`);
     this.selectData = db.prepare('SELECT data FROM events WHERE event_id = ? AND subscription = ?').pluck();
     this.setData = db.prepare('UPDATE events SET data = ?, status = ? WHERE event_id = ? AND subscription = ?');
-    this.selectEvent = db.prepare('SELECT data, message FROM events WHERE event_id = ? ORDER BY subscription');
-    this.bySubscription = db.prepare('SELECT data, message FROM events WHERE subscription = ? ORDER BY received_at DESC, event_id DESC LIMIT ?');
-    this.bySubscriptionBefore = db.prepare('SELECT data, message FROM events WHERE subscription = ? AND (received_at, event_id) < (?, ?) ORDER BY received_at DESC, event_id DESC LIMIT ?');
-    this.byStatus = db.prepare('SELECT data, message FROM events WHERE subscription = ? AND status = ? ORDER BY received_at, event_id');
+    this.selectEvent = db.prepare(`${columns} WHERE e.event_id = ? ORDER BY e.subscription`);
+    this.bySubscription = db.prepare(`${columns} WHERE e.subscription = ? ORDER BY e.received_at DESC, e.event_id DESC LIMIT ?`);
+    this.bySubscriptionBefore = db.prepare(`${columns} WHERE e.subscription = ? AND (e.received_at, e.event_id) < (?, ?) ORDER BY e.received_at DESC, e.event_id DESC LIMIT ?`);
+    this.byStatus = db.prepare(`${columns} WHERE e.subscription = ? AND e.status = ? ORDER BY e.received_at, e.event_id`);
     this.remove = db.prepare('DELETE FROM events WHERE event_id = ? AND subscription = ?');
+    this.removeMessage = db.prepare('DELETE FROM event_messages WHERE event_id = ? AND subscription = ?');
   }
 
   async putAll(records: EventRecord[]): Promise<void> {
@@ -53,9 +57,11 @@ export class SqliteEventLog implements EventLog {
     await this.store.write(() => {
       for (const record of records) {
         const expires = (Date.parse(record.received_at) || Date.now()) + EVENT_RETENTION_MS;
-        this.upsert.run(record.event_id, record.subscription, record.received_at, record.status, dataOf(record), JSON.stringify(record.message), expires);
+        this.upsert.run(record.event_id, record.subscription, record.received_at, record.status, dataOf(record), expires);
+        this.upsertMessage.run(record.event_id, record.subscription, JSON.stringify(record.message));
       }
-    });
+      // Queued records are made durable by the queue send that follows them (ingest answers after it); held ones are not followed by one.
+    }, { durable: records.some((r) => r.status !== 'queued') });
   }
 
   /** Changes some fields of a record (a field set to undefined is removed); the message is left alone. Absent records are ignored. */
@@ -67,7 +73,8 @@ export class SqliteEventLog implements EventLog {
       const next: Record<string, unknown> = { ...(JSON.parse(data) as Record<string, unknown>), ...rest };
       for (const key of Object.keys(next)) if (next[key] === undefined) delete next[key];
       this.setData.run(JSON.stringify(next), next.status as string, eventId, subscription);
-    });
+      // The worker's progress: a crash before the next fsync only repeats work the queue gives back.
+    }, { durable: false });
   }
 
   async get(eventId: string, subscription: string): Promise<EventRecord | undefined> {
@@ -92,7 +99,10 @@ export class SqliteEventLog implements EventLog {
   async deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void> {
     if (keys.length === 0) return;
     await this.store.write(() => {
-      for (const key of keys) this.remove.run(key.event_id, key.subscription);
+      for (const key of keys) {
+        this.remove.run(key.event_id, key.subscription);
+        this.removeMessage.run(key.event_id, key.subscription);
+      }
     });
   }
 }

@@ -81,11 +81,13 @@ export async function migrateDynalite(dataDir: string, logger?: Logger): Promise
       db.transaction(() => {
         const sub = db.prepare('INSERT OR REPLACE INTO subscriptions (name, body) VALUES (?, ?)');
         for (const s of subscriptions) sub.run(String(s.name), JSON.stringify(s));
-        const ev = db.prepare('INSERT OR REPLACE INTO events (event_id, subscription, received_at, status, data, message, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+        const ev = db.prepare('INSERT OR REPLACE INTO events (event_id, subscription, received_at, status, data, expires_at) VALUES (?, ?, ?, ?, ?, ?)');
+        const evm = db.prepare('INSERT OR REPLACE INTO event_messages (event_id, subscription, message) VALUES (?, ?, ?)');
         for (const { message, arrival: _arrival, expires_at, ...rest } of events) {
           const received = String(rest.received_at);
-          ev.run(String(rest.event_id), String(rest.subscription), received, String(rest.status), JSON.stringify(rest), String(message),
+          ev.run(String(rest.event_id), String(rest.subscription), received, String(rest.status), JSON.stringify(rest),
             typeof expires_at === 'number' ? expires_at * 1000 : (Date.parse(received) || now) + EVENT_RETENTION_MS);
+          evm.run(String(rest.event_id), String(rest.subscription), String(message));
         }
         const claim = db.prepare('INSERT OR REPLACE INTO dedup (key, event_id, claimed_at, committed, expires_at) VALUES (?, ?, ?, ?, ?)');
         for (const d of dedup) {
@@ -93,9 +95,17 @@ export async function migrateDynalite(dataDir: string, logger?: Logger): Promise
           claim.run(String(d.key), String(d.event_id ?? ''), Number(d.claimed_at ?? 0), d.committed === true || d.claimed_at === undefined ? 1 : 0, expires);
         }
         // Everything queued becomes visible now: nothing of the old store is in flight any more.
-        const q = db.prepare('INSERT INTO queue (message_id, body, visible_at, receive_count, receipt, sent_at) VALUES (?, ?, ?, ?, 0, ?)');
+        const q = db.prepare('INSERT INTO queue (message_id, body, visible_at, receive_count, receipt, sent_at, event_key) VALUES (?, ?, ?, ?, 0, ?, ?)');
+        const keyOf = (body: string): string | null => {
+          try {
+            const m = JSON.parse(body) as { event_id?: unknown; subscription?: unknown };
+            return typeof m.event_id === 'string' && typeof m.subscription === 'string' ? `${m.event_id}\u0000${m.subscription}` : null;
+          } catch {
+            return null;
+          }
+        };
         for (const m of queue.sort((a, b) => String(a.sent_at).localeCompare(String(b.sent_at)))) {
-          q.run(String(m.id ?? randomUUID()), String(m.body), now, Number(m.receive_count ?? 0), Math.floor(Number(m.sent_at ?? now * 1000) / 1000));
+          q.run(String(m.id ?? randomUUID()), String(m.body), now, Number(m.receive_count ?? 0), Math.floor(Number(m.sent_at ?? now * 1000) / 1000), keyOf(String(m.body)));
         }
         const dl = db.prepare('INSERT INTO dead_letters (message_id, body, receive_count, reason, dead_at) VALUES (?, ?, ?, ?, ?)');
         for (const m of dead) dl.run(String(m.id ?? randomUUID()), String(m.body), Number(m.receive_count ?? 0), 'migrated from the dynalite store', Number(m.dead_at ?? now));

@@ -24,7 +24,8 @@ export class SqlitePayloadStore implements PayloadStore {
 
   async put(key: string, body: string): Promise<string> {
     if (!/^[A-Za-z0-9_-]+$/.test(key)) throw new HookError('payload_key_invalid', `Invalid payload key: ${key}`);
-    await this.store.write(() => this.insert.run(key, body, Date.now()));
+    // Followed by the event's durable writes, whose fsync covers it.
+    await this.store.write(() => this.insert.run(key, body, Date.now()), { durable: false });
     return `${PREFIX}${key}`;
   }
 

@@ -62,7 +62,8 @@ export class SqliteQueue implements EventQueue {
   constructor(private readonly store: StoreDb, private readonly options: SqliteQueueOptions) {
     const db = store.db;
     this.stmts = {
-      insert: db.prepare('INSERT INTO queue (message_id, body, visible_at, receive_count, receipt, sent_at) VALUES (?, ?, ?, 0, 0, ?)'),
+      insert: db.prepare('INSERT INTO queue (message_id, body, visible_at, receive_count, receipt, sent_at, event_key) VALUES (?, ?, ?, 0, 0, ?, ?)'),
+      queued: db.prepare('SELECT 1 FROM queue WHERE event_key = ?').pluck(),
       visible: db.prepare('SELECT id, message_id, body, receive_count, receipt, sent_at FROM queue WHERE visible_at <= ? ORDER BY visible_at, id LIMIT ?'),
       take: db.prepare('UPDATE queue SET visible_at = ?, receive_count = receive_count + 1, receipt = receipt + 1 WHERE id = ?'),
       remove: db.prepare('DELETE FROM queue WHERE id = ? AND receipt = ?'),
@@ -76,16 +77,26 @@ export class SqliteQueue implements EventQueue {
     };
   }
 
+  /**
+   * Sends event messages. A message for an (event, subscription) that still has one in the
+   * queue (waiting or in flight) is not added again: ingest re-sends the message of a
+   * resumed claim (its first request died after queueing it), and two copies of one event
+   * would otherwise be processed side by side.
+   */
   async send(messages: QueueMessage[], options: SendOptions = {}): Promise<void> {
-    await this.sendBodies(messages.map((m) => JSON.stringify(m)), options);
+    await this.sendBodies(messages.map((m) => JSON.stringify(m)), options, messages.map((m) => `${m.event_id}\u0000${m.subscription}`));
   }
 
-  async sendBodies(bodies: string[], options: SendOptions = {}): Promise<void> {
+  async sendBodies(bodies: string[], options: SendOptions = {}, eventKeys: string[] = []): Promise<void> {
     if (bodies.length === 0) return;
     const delay = Math.min(Math.max(0, options.delaySeconds ?? 0), MAX_DELAY_SECONDS) * 1000;
     await this.store.write(() => {
       const now = this.options.clock.now();
-      for (const body of bodies) this.stmts.insert.run(randomUUID(), body, now + delay, now);
+      bodies.forEach((body, i) => {
+        const key = eventKeys[i] ?? null;
+        if (key !== null && this.stmts.queued.get(key) !== undefined) return;
+        this.stmts.insert.run(randomUUID(), body, now + delay, now, key);
+      });
     }).catch((error: unknown) => {
       throw new HookError('unavailable', `The local queue is unavailable (${error instanceof Error ? error.message : String(error)})`, { retryable: true, cause: error });
     });
@@ -117,13 +128,15 @@ export class SqliteQueue implements EventQueue {
         });
       }
       return received;
-    });
+      // A receive lost in a crash only means the message was not received: it is visible at once.
+    }, { durable: false });
   }
 
   /** Deletes a received message; a stale receipt (the message was received again since) is ignored. */
   async delete(receiptHandle: string): Promise<void> {
     const [id, receipt] = parseReceipt(receiptHandle);
-    await this.store.write(() => this.stmts.remove.run(id, receipt));
+    // Deleting a handled message: lost in a crash, the worker sees the finished record and acknowledges it.
+    await this.store.write(() => this.stmts.remove.run(id, receipt), { durable: false });
   }
 
   /** ChangeMessageVisibility: the message becomes visible again `seconds` from now (0 = at once). */

@@ -14,7 +14,7 @@ export class SqliteRequestLog implements RequestLog {
 
   async record(entry: RequestRecord): Promise<void> {
     const at = Date.parse(entry.received_at);
-    await this.store.write(() => this.insert.run(Number.isFinite(at) ? at : Date.now(), entry.endpoint, entry.outcome, JSON.stringify(entry)));
+    await this.store.write(() => this.insert.run(Number.isFinite(at) ? at : Date.now(), entry.endpoint, entry.outcome, JSON.stringify(entry)), { durable: false });
   }
 
   async list(query: RequestQuery): Promise<RequestRecord[]> {

@@ -18,19 +18,23 @@ const MIGRATIONS: string[] = [
 
   CREATE TABLE dedup (key TEXT PRIMARY KEY, event_id TEXT NOT NULL, claimed_at INTEGER NOT NULL, committed INTEGER NOT NULL DEFAULT 0, expires_at INTEGER NOT NULL);
 
-  -- One row per (event, subscription): the queue message is written once; status changes update \`data\` only.
+  -- One row per (event, subscription); its queue message (which may carry the payload) is
+  -- in event_messages, written once: status changes rewrite the small events row only.
   CREATE TABLE events (
     event_id TEXT NOT NULL, subscription TEXT NOT NULL, received_at TEXT NOT NULL, status TEXT NOT NULL,
-    data TEXT NOT NULL, message TEXT NOT NULL, expires_at INTEGER NOT NULL,
+    data TEXT NOT NULL, expires_at INTEGER NOT NULL,
     PRIMARY KEY (event_id, subscription)
   ) WITHOUT ROWID;
+  CREATE TABLE event_messages (event_id TEXT NOT NULL, subscription TEXT NOT NULL, message TEXT NOT NULL, UNIQUE (event_id, subscription));
   CREATE INDEX events_by_subscription ON events (subscription, received_at, event_id);
 
   CREATE TABLE queue (
     id INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT NOT NULL, body TEXT NOT NULL,
-    visible_at INTEGER NOT NULL, receive_count INTEGER NOT NULL DEFAULT 0, receipt INTEGER NOT NULL DEFAULT 0, sent_at INTEGER NOT NULL
+    visible_at INTEGER NOT NULL, receive_count INTEGER NOT NULL DEFAULT 0, receipt INTEGER NOT NULL DEFAULT 0, sent_at INTEGER NOT NULL,
+    event_key TEXT
   );
   CREATE INDEX queue_by_visibility ON queue (visible_at, id);
+  CREATE INDEX queue_by_event ON queue (event_key) WHERE event_key IS NOT NULL;
   CREATE TABLE dead_letters (
     id INTEGER PRIMARY KEY AUTOINCREMENT, message_id TEXT NOT NULL, body TEXT NOT NULL,
     receive_count INTEGER NOT NULL, reason TEXT, dead_at INTEGER NOT NULL
