@@ -27,7 +27,8 @@ export interface EventQueue {
 
 /** Where a message that failed for good goes at once (the DLQ on AWS, the dead-letter table locally). */
 export interface DeadLetterSink {
-  send(body: string, reason: string): Promise<void>;
+  /** `receiveCount`: how many times the queue had delivered the message when it failed for good. */
+  send(body: string, reason: string, receiveCount?: number): Promise<void>;
 }
 
 /**

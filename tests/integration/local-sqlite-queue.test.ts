@@ -146,3 +146,11 @@ test('a second message for an (event, subscription) still in the queue is not ad
   await queue.send([message]);
   expect(await queue.size()).toBe(1);
 });
+
+test('the worker\'s dead-letter sink records the message\'s actual receive count and reason, not the maximum', async () => {
+  const { queue } = newQueue(new ManualClock(), 5);
+  await queue.deadLetterSink().send('{"event_id":"e1"}', 'provider_auth: bad key', 1);
+  await queue.deadLetterSink().send('{"event_id":"e2"}', 'malformed queue message');
+  const dead = await queue.deadLetters();
+  expect(dead.map((d) => [d.receiveCount, d.reason])).toEqual([[1, 'provider_auth: bad key'], [5, 'malformed queue message']]);
+});

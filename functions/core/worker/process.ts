@@ -72,7 +72,7 @@ export async function processMessage(body: string, receiveCount: number, deps: W
   if (!message) {
     deps.logger.error('malformed queue message', { bytes: body.length });
     if (deps.deadLetters) {
-      await deps.deadLetters.send(body, 'malformed queue message');
+      await deps.deadLetters.send(body, 'malformed queue message', receiveCount);
       return { kind: 'ack', status: 'malformed' };
     }
     return { kind: 'retry', reason: 'malformed queue message' };
@@ -102,7 +102,7 @@ async function processLeased(message: QueueMessage, body: string, receiveCount: 
 
   const deadLetter = async (reason: string): Promise<MessageOutcome> => {
     if (!deps.deadLetters) return { kind: 'retry', reason };
-    await deps.deadLetters.send(body, reason);
+    await deps.deadLetters.send(body, reason, receiveCount);
     await writer.save({ dead_lettered_at: now() });
     logger.warn('dead-lettered', { reason });
     return { kind: 'ack', status: 'failed' };

@@ -189,7 +189,8 @@ export class SqliteQueue implements EventQueue {
 
   /** The DeadLetterSink of the local runtime: a message that failed for good goes to the dead-letter table at once. */
   deadLetterSink(): DeadLetterSink {
-    return { send: (body, reason) => this.sendToDeadLetters(body, this.options.maxReceiveCount, reason) };
+    // The message's own receive count when the worker knows it (not the maximum).
+    return { send: (body, reason, receiveCount) => this.sendToDeadLetters(body, receiveCount ?? this.options.maxReceiveCount, reason) };
   }
 
   async sendToDeadLetters(body: string, receiveCount: number, reason?: string): Promise<void> {
