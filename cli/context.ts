@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { configDir as resolveConfigDir, readConfigFile } from '../functions/core/config/file';
 import type { Config } from '../functions/core/config/types';
 import { HookError } from '../functions/core/errors';
+import type { DeadLetterQueue } from '../functions/core/operations/dead-letters';
 import type { EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog, SubscriptionStore } from '../functions/core/ports';
 import { systemClock } from '../functions/core/ports';
 import { SkillLibrary } from '../functions/core/skills/library';
@@ -39,6 +40,8 @@ export interface Stores {
   leases?: LeaseStore;
   /** The request log (issue 17). */
   requests?: RequestLog;
+  /** Dead letters to list and redrive (issue 20); the AWS ones are reached through SQS. */
+  deadLetters?: DeadLetterQueue;
   where: string;
   close(): Promise<void>;
 }
@@ -135,6 +138,7 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
     payloads: runtime.payloads,
     leases: runtime.leases,
     requests: runtime.requests,
+    deadLetters: runtime.deadLetters,
     where: `the local store in ${dataDir(dir)}`,
     close: async () => runtime.close(),
   };

@@ -69,7 +69,7 @@ export async function redrive(ctx: CliContext, options: GlobalOptions, eventIds:
     const dead = await openDeadLetters(ctx, options, stores);
     try {
       if (!dead.queue) {
-        throw new HookError('unsupported', "The local store's dead letters can be listed but not yet redriven; 'hookagent webhook replay <event-id>' queues an event again.");
+        throw new HookError('unsupported', "This store's dead letters can be listed but not redriven; 'hookagent webhook replay <event-id>' queues an event again.");
       }
       const result = await redriveDeadLetters(dead.queue, stores.events, eventIds);
       for (const l of result.moved) ctx.out(`Redrove ${l.event_id} for '${l.subscription}'.`);

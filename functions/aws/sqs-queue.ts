@@ -28,7 +28,8 @@ export class SqsEventQueue implements EventQueue {
         failed = (result.Failed ?? []).map((f) => f.Id ?? '');
         if (failed.length > 0 && (result.Failed ?? []).some((f) => f.SenderFault)) {
           const first = (result.Failed ?? []).find((f) => f.SenderFault);
-          throw new HookError('unavailable', `The queue refused a message (${first?.Code ?? 'unknown'}: ${first?.Message ?? ''})`, { retryable: false });
+          // A message SQS refuses by itself (not a service outage): its own, permanent code.
+          throw new HookError('queue_rejected', `The queue refused a message (${first?.Code ?? 'unknown'}: ${first?.Message ?? ''})`);
         }
       } catch (error) {
         if (error instanceof HookError) throw error;

@@ -16,6 +16,7 @@ import type { Clock } from '../core/ports';
 import type { WorkerDeps } from '../core/worker/process';
 import { StoreDb } from './sqlite/db';
 import { SqliteCounterStore } from './sqlite/counters';
+import { SqliteDeadLetterQueue } from './sqlite/dead-letter-queue';
 import { SqliteDebounceStore } from './sqlite/debounce';
 import { SqliteDedupStore } from './sqlite/dedup';
 import { SqliteEventLog } from './sqlite/event-log';
@@ -56,6 +57,8 @@ export interface LocalRuntime {
   counters: SqliteCounterStore;
   debounce: SqliteDebounceStore;
   requests: SqliteRequestLog;
+  /** The dead-letter table as `webhook dead-letters` / `redrive` see it. */
+  deadLetters: SqliteDeadLetterQueue;
   /** Messages found in flight at start (serve only): they belonged to a process that is gone. */
   recovered: number;
   /** Epoch ms when this runtime opened (claims made before it by a dead serve are abandoned). */
@@ -100,6 +103,7 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
       counters: new SqliteCounterStore(opened, options.clock),
       debounce: new SqliteDebounceStore(opened, options.clock),
       requests: new SqliteRequestLog(opened),
+      deadLetters: new SqliteDeadLetterQueue(opened, queue),
       ingestDeps: (config, logger) => ({
         config, queue, logger, clock: options.clock,
         events: runtime.events, payloads: runtime.payloads, dedup: runtime.dedup, leases,

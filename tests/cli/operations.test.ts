@@ -8,6 +8,8 @@ import { createHash } from 'node:crypto';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { systemClock } from '../../functions/core/ports';
+import { openLocalRuntime } from '../../functions/local/compose';
 import { DynamoEventLog } from '../../functions/aws/event-log';
 import type { EventRecord, QueueMessage } from '../../functions/core/types';
 import { startAwsRecorder, type AwsRecorder, type RecordedMessage, type RecorderOptions } from '../support/aws-recorder';
@@ -227,11 +229,32 @@ describe('help and usage of the operations commands', () => {
   }, 30_000);
 });
 
-test('local mode: dead-letters lists the local dead-letter table; redrive says what to use instead', async () => {
+test('local mode: dead-letters lists the local dead-letter table; redrive reopens the record and queues the message again', async () => {
   const local = mkdtempSync(join(tmpdir(), 'hookagent-ops-local-'));
-  const listed = await runCli(['--config-dir', local, 'webhook', 'dead-letters', '--json'], {});
-  expect(listed).toMatchObject({ code: 0, stdout: '[]\n' });
-  const redriven = await runCli(['--config-dir', local, 'webhook', 'redrive'], {});
-  expect(redriven.code).toBe(1);
-  expect(redriven.stderr).toContain("'hookagent webhook replay <event-id>' queues an event again");
+  const empty = await runCli(['--config-dir', local, 'webhook', 'dead-letters', '--json'], {});
+  expect(empty).toMatchObject({ code: 0, stdout: '[]\n' });
+  expect(await runCli(['--config-dir', local, 'webhook', 'redrive'], {})).toMatchObject({ code: 0, stdout: 'No dead letters to redrive.\n' });
+
+  // A failed event as the worker leaves it: its record failed, its message in the dead-letter table.
+  const runtime = await openLocalRuntime(join(local, 'data'), { role: 'cli', clock: systemClock });
+  const at = new Date().toISOString();
+  const message = { v: 1 as const, event_id: 'evt_0mwlocaldead00000000000001', subscription: 'alerts', source: 'custom' as const, event: 'alert', delivery_id: 'd1', received_at: at, payload: { x: 1 } };
+  await runtime.events.putAll([{ event_id: message.event_id, subscription: 'alerts', status: 'failed', source: 'custom', event: 'alert', delivery_id: 'd1', received_at: at, updated_at: at, message, attempts: 1, error: { code: 'provider_auth', message: 'bad key' } }]);
+  await runtime.queue.deadLetterSink().send(JSON.stringify(message), 'provider_auth: bad key', 1);
+  runtime.close();
+
+  const listed = JSON.parse((await runCli(['--config-dir', local, 'webhook', 'dead-letters', '--json'], {})).stdout) as Array<Record<string, unknown>>;
+  expect(listed).toEqual([expect.objectContaining({ event_id: message.event_id, subscription: 'alerts', reason: 'provider_auth: bad key', receive_count: 1 })]);
+  const redriven = await runCli(['--config-dir', local, 'webhook', 'redrive', message.event_id], {});
+  expect(redriven).toMatchObject({ code: 0, stdout: `Redrove ${message.event_id} for 'alerts'.\n` });
+
+  const after = await openLocalRuntime(join(local, 'data'), { role: 'cli', clock: systemClock });
+  try {
+    expect(await after.deadLetters.list()).toEqual([]);
+    const [queued] = await after.queue.receive(10);
+    expect(JSON.parse(queued!.body)).toMatchObject({ event_id: message.event_id });
+    expect(await after.events.get(message.event_id, 'alerts')).toMatchObject({ status: 'queued' });
+  } finally {
+    after.close();
+  }
 }, 60_000);
