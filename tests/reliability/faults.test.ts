@@ -52,7 +52,8 @@ let slack: LocalServer;
 let config: Config;
 const deadLetters: Array<{ body: string; reason: string }> = [];
 
-const seqOf = (text: string) => /seq=(\d+)/.exec(text)?.[1] ?? '?';
+// The prompt's payload value arrives fenced (`seq=<untrusted-data-TOKEN>3</…>`); replies carry it bare.
+const seqOf = (text: string) => /seq=(?:<untrusted-data-[0-9a-f]+>)?(\d+)/.exec(text)?.[1] ?? '?';
 const next = <T>(plan: Map<string, T[]>, seq: string, fallback: T): T => {
   const steps = plan.get(seq);
   return steps && steps.length > 1 ? (steps.shift() as T) : steps?.[0] ?? fallback;
