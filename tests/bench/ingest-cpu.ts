@@ -12,7 +12,7 @@ import { createIngest } from '../../functions/core/ingest/service';
 import { silentLogger } from '../../functions/core/log';
 import { systemClock } from '../../functions/core/ports';
 import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
-import { MemoryDedupStore, MemoryEventLog, MemoryPayloadStore, MemoryQueue, MemorySubscriptionStore } from '../../functions/local/memory';
+import { MemoryDedupStore, MemoryEventLog, MemoryPayloadStore, MemoryQueue, MemorySubscriptionStore } from '../support/memory';
 import { median, type Measurement } from './stats';
 import { MemoryRequestLog } from '../support/memory-request-log';
 import { apiEvent } from '../support/requests';

@@ -27,7 +27,7 @@ import type { EventRecord, QueueMessage } from '../../functions/core/types';
 import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
 import { toSqsRecord } from '../../functions/local/consumer';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
-import { MemoryPayloadStore } from '../../functions/local/memory';
+import { MemoryPayloadStore } from '../support/memory';
 import { createAgent } from '../../functions/worker/agent-factory';
 import { createWorkerHandler } from '../../functions/worker/batch';
 import { startDynalite, type TestDynamo } from '../support/dynalite';

@@ -13,7 +13,7 @@ import { createIngest } from '../../functions/core/ingest/service';
 import { silentLogger } from '../../functions/core/log';
 import { systemClock } from '../../functions/core/ports';
 import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
-import { MemoryDedupStore, MemoryEventLog, MemoryPayloadStore, MemoryQueue, MemorySubscriptionStore } from '../../functions/local/memory';
+import { MemoryDedupStore, MemoryEventLog, MemoryPayloadStore, MemoryQueue, MemorySubscriptionStore } from '../support/memory';
 import { apiEvent } from '../support/requests';
 import { Tally } from './tally';
 import type { EventQueue } from '../../functions/core/ports';

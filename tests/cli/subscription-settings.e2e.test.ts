@@ -16,7 +16,7 @@ import { silentLogger } from '../../functions/core/log';
 import { systemClock } from '../../functions/core/ports';
 import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
-import { MemoryDedupStore } from '../../functions/local/memory';
+import { MemoryDedupStore } from '../support/memory';
 import { openLocalRuntime, type LocalRuntime } from '../../functions/local/compose';
 import { buildCli, runCli } from '../support/cli';
 import { apiEvent } from '../support/requests';

@@ -14,7 +14,7 @@ import { SsmSecretSource } from '../../functions/aws/ssm-secrets';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { HookError } from '../../functions/core/errors';
 import type { DedupStore } from '../../functions/core/ports';
-import { MemoryDedupStore } from '../../functions/local/memory';
+import { MemoryDedupStore } from '../support/memory';
 import type { EventRecord, QueueMessage, Subscription } from '../../functions/core/types';
 import { startDynalite, type TestDynamo } from '../support/dynalite';
 import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';

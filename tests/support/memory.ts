@@ -2,9 +2,9 @@
  * In-memory adapters of every port: for benchmarks that measure ingest's own CPU cost and
  * for fuzzing at volume. Not durable; `serve` uses the on-disk store.
  */
-import { HookError } from '../core/errors';
-import type { Claim, ClaimOptions, Clock, DedupStore, EventLog, EventQueue, PayloadStore, SubscriptionStore } from '../core/ports';
-import type { EventRecord, EventStatus, QueueMessage, Subscription } from '../core/types';
+import { HookError } from '../../functions/core/errors';
+import type { Claim, ClaimOptions, Clock, DedupStore, EventLog, EventQueue, PayloadStore, SubscriptionStore } from '../../functions/core/ports';
+import type { EventRecord, EventStatus, QueueMessage, Subscription } from '../../functions/core/types';
 
 export class MemorySubscriptionStore implements SubscriptionStore {
   private readonly items = new Map<string, Subscription>();
