@@ -10,10 +10,11 @@ import { configDir as resolveConfigDir, readConfigFile } from '../functions/core
 import type { Config } from '../functions/core/config/types';
 import { HookError } from '../functions/core/errors';
 import type { DeadLetterQueue } from '../functions/core/operations/dead-letters';
-import type { EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog, SubscriptionStore } from '../functions/core/ports';
+import type { DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog, SubscriptionStore } from '../functions/core/ports';
 import { systemClock } from '../functions/core/ports';
 import { SkillLibrary } from '../functions/core/skills/library';
 import { createDynamoClient } from '../functions/aws/dynamo';
+import { DynamoDedupStore } from '../functions/aws/dedup-store';
 import { DynamoEventLog } from '../functions/aws/event-log';
 import { DynamoLeaseStore } from '../functions/aws/lease-store';
 import { DynamoRequestLog } from '../functions/aws/request-log';
@@ -40,6 +41,8 @@ export interface Stores {
   leases?: LeaseStore;
   /** The request log (issue 17). */
   requests?: RequestLog;
+  /** AWS only: dedup claims, read to find records of requests never accepted. */
+  dedup?: DedupStore;
   /** Dead letters to list and redrive (issue 20); the AWS ones are reached through SQS. */
   deadLetters?: DeadLetterQueue;
   where: string;
@@ -122,6 +125,8 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
       // Reading only: the pointer names its bucket.
       payloads: new S3PayloadStore(new S3Client(region ? { region } : {}), ''),
       leases: new DynamoLeaseStore(dynamo, tables.dedup, systemClock),
+      // SQS cannot be looked into: the dedup claims tell which records were never accepted.
+      dedup: new DynamoDedupStore(dynamo, tables.dedup, systemClock),
       where: `the AWS deployment '${stage}'${region ? ` in ${region}` : ''}`,
       close: async () => {
         dynamo.destroy();

@@ -36,6 +36,17 @@ export class DynamoDedupStore implements DedupStore {
     }
   }
 
+  async inspect(key: string): Promise<{ eventId: string; committed: boolean; claimedAt: number } | undefined> {
+    try {
+      const held = await this.client.send(new GetItemCommand({ TableName: this.table, Key: { key: { S: key } }, ConsistentRead: true }));
+      const item = held.Item;
+      if (!item || Number(item.expires_at?.N ?? 0) <= Math.floor(this.clock.now() / 1000)) return undefined;
+      return { eventId: item.event_id?.S ?? '', committed: item.committed?.BOOL === true, claimedAt: Number(item.claimed_at?.N ?? 0) };
+    } catch (error) {
+      throw storeUnavailable('The dedup table', error);
+    }
+  }
+
   async commit(key: string): Promise<void> {
     await this.update(key, 'SET committed = :true', { ':true': { BOOL: true } });
   }

@@ -103,6 +103,8 @@ export interface DedupStore {
   commit(key: string): Promise<void>;
   /** Gives a pending claim up after a failure: the sender's retry takes it over at once. */
   release(key: string): Promise<void>;
+  /** What a key's claim says now, without changing it (finding events never accepted); undefined: no claim. */
+  inspect?(key: string): Promise<{ eventId: string; committed: boolean; claimedAt: number } | undefined>;
 }
 
 export interface EventLog {

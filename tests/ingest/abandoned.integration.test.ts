@@ -73,3 +73,21 @@ test('the local queue names the events it holds, visible or in flight (what the 
     t.close();
   }
 });
+
+test('on AWS the dedup claims tell: a pending claim past the lease, or a released one, means never accepted; a committed one was queued', async () => {
+  const { abandonUncommitted } = await import('../../functions/core/ingest/abandoned');
+  await h.addSubscription({ name: 'aws-review', events: ['pull_request'] });
+  const dead = await deadRequest('evt_aws_dead', 'd-aws-dead', 'aws-review');
+  const answered503 = await deadRequest('evt_aws_503', 'd-aws-503', 'aws-review');
+  await h.dedup.release('github#d-aws-503');
+  const committed = await deadRequest('evt_aws_ok', 'd-aws-ok', 'aws-review');
+  await h.dedup.commit('github#d-aws-ok');
+  const options = () => ({ receivedBefore: h.clock.now() - DEFAULT_CLAIM_LEASE_MS, leaseMs: DEFAULT_CLAIM_LEASE_MS, now: h.clock.now() });
+  expect(await abandonUncommitted(h.events, h.dedup, 'aws-review', options())).toEqual([]); // all within the lease
+
+  h.clock.advance(DEFAULT_CLAIM_LEASE_MS + 1);
+  const found = await abandonUncommitted(h.events, h.dedup, 'aws-review', options());
+  expect(found.map((r) => r.event_id).sort()).toEqual([answered503.event_id, dead.event_id].sort());
+  expect((await h.events.get(dead.event_id, 'aws-review'))?.status).toBe('abandoned');
+  expect((await h.events.get(committed.event_id, 'aws-review'))?.status).toBe('queued');
+});

@@ -6,7 +6,7 @@
  * as `abandoned`, with the reason, so `webhook events` never shows it waiting forever. A
  * later retry of the same delivery id still resumes and queues it.
  */
-import type { EventLog, SubscriptionStore } from '../ports';
+import type { DedupStore, EventLog, SubscriptionStore } from '../ports';
 import type { EventRecord } from '../types';
 
 export const ABANDONED_REASON =
@@ -29,6 +29,33 @@ export async function abandonStranded(events: EventLog, subscriptions: Subscript
       if (options.queued(record.event_id, record.subscription)) continue;
       abandoned.push({ ...record, status: 'abandoned', updated_at: options.now, error: { code: 'abandoned', message: ABANDONED_REASON } });
     }
+  }
+  if (abandoned.length > 0) await events.putAll(abandoned);
+  return abandoned;
+}
+
+/** The dedup key ingest claimed for a record's delivery id (see service.ts). */
+export function dedupKeyOf(record: Pick<EventRecord, 'source' | 'subscription' | 'delivery_id'>): string {
+  return `${record.source === 'custom' ? `custom/${record.subscription}` : record.source}#${record.delivery_id}`;
+}
+
+/**
+ * Where the queue cannot be looked into (SQS), the dedup claim tells: ingest commits a
+ * claim right after it queued the event, so a record still `queued` whose claim was
+ * released (a 503) or is still pending past the lease was never accepted. Records of
+ * requests without a delivery id had no claim and are left as they are.
+ */
+export async function abandonUncommitted(
+  events: EventLog, dedup: Required<Pick<DedupStore, 'inspect'>>, subscription: string,
+  options: { receivedBefore: number; leaseMs: number; now: number },
+): Promise<EventRecord[]> {
+  const abandoned: EventRecord[] = [];
+  for (const record of await events.listByStatus(subscription, 'queued')) {
+    if ((record.attempts ?? 0) > 0 || Date.parse(record.received_at) >= options.receivedBefore || record.delivery_id === record.event_id) continue;
+    const claim = await dedup.inspect(dedupKeyOf(record));
+    if (!claim || claim.committed || claim.eventId !== record.event_id) continue;
+    if (claim.claimedAt !== 0 && claim.claimedAt > options.now - options.leaseMs) continue;
+    abandoned.push({ ...record, status: 'abandoned', updated_at: new Date(options.now).toISOString(), error: { code: 'abandoned', message: ABANDONED_REASON } });
   }
   if (abandoned.length > 0) await events.putAll(abandoned);
   return abandoned;
