@@ -5,9 +5,10 @@ export type Source = 'github' | 'gitlab' | 'custom';
 
 export type SubscriptionState = 'active' | 'paused';
 
-/** Delivery targets of DESIGN §2.4. */
-export const TARGET_KINDS = ['codehost_comment', 'teamchat', 'messenger', 'log'] as const;
-export type TargetKind = (typeof TARGET_KINDS)[number];
+/** Delivery targets of DESIGN §2.4: registered in delivery/targets.ts, their kinds named there. */
+import type { TargetKind } from './delivery/targets';
+
+export type { TargetKind };
 
 export const SUBSCRIPTION_NAME_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 

@@ -5,7 +5,7 @@
  */
 import type { Config } from '../config/types';
 import type { Logger } from '../log';
-import type { QueueMessage, Subscription, TargetKind } from '../types';
+import type { QueueMessage, Subscription } from '../types';
 
 export interface DeliveryRequest {
   subscription: Subscription;
@@ -25,6 +25,27 @@ export type DeliveryOutcome =
   | { status: 'failed'; retryable: boolean; code: string; message: string; retryAfterMs?: number };
 
 export interface DeliveryTarget {
-  readonly kind: TargetKind;
+  /** One of TargetKind (delivery/targets.ts), which is derived from the registered modules. */
+  readonly kind: string;
   deliver(request: DeliveryRequest): Promise<DeliveryOutcome>;
+}
+
+/**
+ * A delivery target as the service registers it (delivery/targets.ts lists them): its
+ * kind, the config section it needs (`subscribe` names it when missing), and how to build
+ * it over the resolved `delivery` settings. Adding a target is a module exporting one of
+ * these and one line in that list.
+ */
+export interface TargetModule<K extends string = string> {
+  readonly kind: K;
+  /** The config key to add when this target cannot work with `config` (and the subscription's events), else undefined. */
+  missingConfig(config: Config, events: readonly string[]): string | undefined;
+  create(settings: Config['delivery'], http: TargetHttp): DeliveryTarget;
+}
+
+/** What targets share for their HTTP calls (timeouts, and a sleep and bounded waits for tests). */
+export interface TargetHttp {
+  timeoutMs: number;
+  sleep?: (ms: number) => Promise<void>;
+  maxWaitMs?: number;
 }

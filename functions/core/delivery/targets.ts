@@ -1,36 +1,71 @@
-/** The delivery targets by kind, over the resolved `delivery` configuration. */
+/**
+ * The delivery targets: each module describes itself (delivery/target.ts `TargetModule`);
+ * this list is the one place they are registered. `TARGET_KINDS`, `subscribe`'s config
+ * check and the worker's targets all come from it.
+ */
 import type { Config } from '../config/types';
-import type { TargetKind } from '../types';
+import { eventOrigin } from '../events/known';
 import { postCodehostComment } from './codehost-comment';
 import { flattenFindings } from './findings';
-import type { HttpOptions } from './http';
 import { logTarget } from './log-target';
 import { postSlack } from './slack';
-import type { DeliveryOutcome, DeliveryRequest, DeliveryTarget } from './target';
+import type { DeliveryOutcome, DeliveryTarget, TargetHttp, TargetModule } from './target';
 import { sendTelegram } from './telegram';
 
 const unconfigured = (key: string): DeliveryOutcome => ({ status: 'failed', retryable: false, code: 'target_unconfigured', message: `${key} is not configured in config.yaml` });
+
+const logModule = {
+  kind: 'log',
+  missingConfig: (): string | undefined => undefined,
+  create: (): DeliveryTarget => ({ kind: 'log', deliver: async (request) => logTarget.deliver({ ...request, reply: flattenFindings(request.reply) }) }),
+} as const satisfies TargetModule<'log'>;
+
+const codehostModule = {
+  kind: 'codehost_comment',
+  missingConfig: (config: Config, events: readonly string[]) => {
+    const hosts = config.delivery.codehost;
+    if (hosts.github || hosts.gitlab) return undefined;
+    const origins = new Set(events.map(eventOrigin));
+    return origins.has('gitlab') && !origins.has('github') ? 'delivery.codehost.gitlab' : 'delivery.codehost.github (or delivery.codehost.gitlab)';
+  },
+  // The host, repository/project and number come from the validated subject (events/subject.ts).
+  create: (settings: Config['delivery'], http: TargetHttp): DeliveryTarget => ({ kind: 'codehost_comment', deliver: async (request) => postCodehostComment(request, settings.codehost, http) }),
+} as const satisfies TargetModule<'codehost_comment'>;
+
+const teamchatModule = {
+  kind: 'teamchat',
+  missingConfig: (config: Config) => (config.delivery.teamchat ? undefined : 'delivery.teamchat'),
+  create: (settings: Config['delivery'], http: TargetHttp): DeliveryTarget => ({
+    kind: 'teamchat',
+    deliver: async (request) => (settings.teamchat ? postSlack({ ...request, reply: flattenFindings(request.reply) }, settings.teamchat, http) : unconfigured('delivery.teamchat')),
+  }),
+} as const satisfies TargetModule<'teamchat'>;
+
+const messengerModule = {
+  kind: 'messenger',
+  missingConfig: (config: Config) => (config.delivery.messenger ? undefined : 'delivery.messenger'),
+  create: (settings: Config['delivery'], http: TargetHttp): DeliveryTarget => ({
+    kind: 'messenger',
+    deliver: async (request) => (settings.messenger ? sendTelegram({ ...request, reply: flattenFindings(request.reply) }, settings.messenger, http) : unconfigured('delivery.messenger')),
+  }),
+} as const satisfies TargetModule<'messenger'>;
+
+/** Every delivery target, in the order `--help` lists them: register a new one here. */
+export const TARGET_MODULES = [codehostModule, teamchatModule, messengerModule, logModule] as const;
+
+export type TargetKind = (typeof TARGET_MODULES)[number]['kind'];
+export const TARGET_KINDS: readonly TargetKind[] = TARGET_MODULES.map((m) => m.kind);
+
+/** The config key a target needs, when it is missing. */
+export function missingTargetConfig(kind: TargetKind, config: Config, events: readonly string[]): string | undefined {
+  return TARGET_MODULES.find((m) => m.kind === kind)?.missingConfig(config, events);
+}
 
 /**
  * `sleep` and `maxWaitMs` (the longest rate-limit wait honoured in-process; longer waits
  * go back to the queue as retryable failures with `retryAfterMs`) are for tests.
  */
 export function createDeliveryTargets(settings: Config['delivery'], sleep?: (ms: number) => Promise<void>, maxWaitMs?: number): Record<TargetKind, DeliveryTarget> {
-  const http: Omit<HttpOptions, 'api'> = { timeoutMs: settings.timeout_ms, ...(sleep ? { sleep } : {}), ...(maxWaitMs === undefined ? {} : { maxWaitMs }) };
-  return {
-    log: { kind: 'log', deliver: async (request) => logTarget.deliver({ ...request, reply: flattenFindings(request.reply) }) },
-    codehost_comment: {
-      kind: 'codehost_comment',
-      // The host, repository/project and number come from the validated subject (events/subject.ts).
-      deliver: async (request) => postCodehostComment(request, settings.codehost, http),
-    },
-    teamchat: {
-      kind: 'teamchat',
-      deliver: async (request) => (settings.teamchat ? postSlack({ ...request, reply: flattenFindings(request.reply) }, settings.teamchat, http) : unconfigured('delivery.teamchat')),
-    },
-    messenger: {
-      kind: 'messenger',
-      deliver: async (request) => (settings.messenger ? sendTelegram({ ...request, reply: flattenFindings(request.reply) }, settings.messenger, http) : unconfigured('delivery.messenger')),
-    },
-  };
+  const http: TargetHttp = { timeoutMs: settings.timeout_ms, ...(sleep ? { sleep } : {}), ...(maxWaitMs === undefined ? {} : { maxWaitMs }) };
+  return Object.fromEntries(TARGET_MODULES.map((m) => [m.kind, m.create(settings, http)])) as Record<TargetKind, DeliveryTarget>;
 }

@@ -11,7 +11,8 @@ import { closest } from '../suggest';
 import { HookError } from '../errors';
 import type { SkillLibrary } from '../skills/library';
 import { checkTemplate } from '../templates/template';
-import { SUBSCRIPTION_NAME_PATTERN, TARGET_KINDS, type TargetKind } from '../types';
+import { TARGET_KINDS, missingTargetConfig } from '../delivery/targets';
+import { SUBSCRIPTION_NAME_PATTERN, type TargetKind } from '../types';
 
 const EVENT_FILTER = /^(?:\*|[A-Za-z0-9][A-Za-z0-9_:/-]{0,99}(\.[A-Za-z0-9_:/-]{1,100})?)$/;
 
@@ -77,24 +78,6 @@ export function validateSkills(skills: string[], library: SkillLibrary): Result<
   return ok([...new Set(skills)]);
 }
 
-/** The config key a target needs, when it is missing. */
-function missingConfig(target: TargetKind, config: Config, events: string[]): string | undefined {
-  switch (target) {
-    case 'codehost_comment': {
-      const hosts = config.delivery.codehost;
-      if (hosts.github || hosts.gitlab) return undefined;
-      const origins = new Set(events.map(eventOrigin));
-      return origins.has('gitlab') && !origins.has('github') ? 'delivery.codehost.gitlab' : 'delivery.codehost.github (or delivery.codehost.gitlab)';
-    }
-    case 'teamchat':
-      return config.delivery.teamchat ? undefined : 'delivery.teamchat';
-    case 'messenger':
-      return config.delivery.messenger ? undefined : 'delivery.messenger';
-    case 'log':
-      return undefined;
-  }
-}
-
 export function validateTargets(targets: string[], events: string[], config: Config): Result<TargetKind[]> {
   const known = new Set<string>(TARGET_KINDS);
   for (const target of targets) {
@@ -102,7 +85,7 @@ export function validateTargets(targets: string[], events: string[], config: Con
       const hint = TARGET_HINTS[target.toLowerCase()] ?? closest(target, TARGET_KINDS, 4);
       return fail({ code: 'target_invalid', message: `Unknown delivery target '${target}'${hint ? ` (did you mean '${hint}'?)` : ''}; known targets: ${TARGET_KINDS.join(', ')}` });
     }
-    const key = missingConfig(target as TargetKind, config, events);
+    const key = missingTargetConfig(target as TargetKind, config, events);
     if (key) return fail({ code: 'target_unconfigured', message: `Delivery target '${target}' needs the config section ${key} in config.yaml` });
   }
   if (targets.includes('codehost_comment')) {
