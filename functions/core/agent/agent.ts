@@ -2,7 +2,6 @@
  * The agent port and its errors. Providers (echo, openai, bedrock) implement `Agent`;
  * the worker only sees a reply or a classified failure.
  */
-import { HookError } from '../errors';
 import type { QueueMessage } from '../types';
 import type { AgentRun } from './run-record';
 
@@ -34,11 +33,6 @@ export interface AgentReply {
 
 export interface Agent {
   run(request: AgentRequest): Promise<AgentReply>;
-}
-
-/** A provider failure: retryable ones (timeouts, 429, 5xx) are retried by the queue. */
-export function agentError(code: string, message: string, retryable: boolean): HookError {
-  return new HookError(code, message, { retryable });
 }
 
 /** `echo`, the default provider: the reply is the rendered prompt, unchanged. */

@@ -4,7 +4,7 @@
  */
 import type { Config } from '../config/types';
 import { isCommentable } from '../delivery/commentable';
-import { fail, ok, type Failure, type Result } from '../errors';
+import { fail, ok, type Result } from '../errors';
 import { splitSource } from '../events/filters';
 import { GITHUB_EVENTS, GITLAB_EVENTS, eventOrigin as originOf } from '../events/known';
 import { closest } from '../suggest';
@@ -104,9 +104,4 @@ export function validateTargets(targets: string[], events: string[], config: Con
 export function validateCommentMode(mode: string): Result<'sticky' | 'new'> {
   if (mode === 'sticky' || mode === 'new') return ok(mode);
   return fail({ code: 'comment_mode_invalid', message: `--comment-mode must be sticky or new, not '${mode.replace(/[^\x20-\x7e]/g, '?').slice(0, 40)}'` });
-}
-
-export function firstFailure(results: Array<Result<unknown>>): Failure | undefined {
-  for (const result of results) if (!result.ok) return result.error;
-  return undefined;
 }
