@@ -6,6 +6,7 @@
  */
 import { isHttpUrl, parseDuration, parseSize } from './formats';
 import { referencedNames } from './references';
+import type { RawAgent } from './raw';
 import type { Config } from './types';
 
 type Raw = Record<string, unknown>;
@@ -14,7 +15,7 @@ interface Issue { path: string; message: string }
 export const HTTP_GET_DEFAULTS = { timeout_ms: 10_000, max_bytes: 256 * 1024 } as const;
 const CREDENTIAL_HEADER = /authorization|cookie|token|key|secret|password/i;
 
-export function normaliseAgentExtras(agent: Raw, config: Config, issues: Issue[]): void {
+export function normaliseAgentExtras(agent: RawAgent, config: Config, issues: Issue[]): void {
   if (typeof agent.max_tokens === 'number') config.agent.max_tokens = agent.max_tokens;
   const budget = agent.budget as Raw | undefined;
   if (budget && typeof budget.daily_tokens === 'number') config.agent.budget = { daily_tokens: budget.daily_tokens };

@@ -9,6 +9,7 @@ import { fail, ok, type Result } from '../errors';
 import { validateConfig as validate } from './config-validator.generated';
 import { configError, literalSecretIssues, schemaIssues, type ConfigError } from './issues';
 import { normalise } from './normalise';
+import type { RawConfig } from './raw';
 import { protectReferences, restoreReferences } from './references';
 import { MAX_CONFIG_VALUES, oversizedKey } from './size';
 import type { Config } from './types';
@@ -46,6 +47,7 @@ export function parseConfig(text: string): Result<Config, ConfigError> {
   const secretIssues = literalSecretIssues(raw, '');
   if (!validate(raw)) return fail(configError([...schemaIssues(validate.errors ?? []), ...secretIssues]));
   const issues = [...secretIssues];
-  const config = normalise(raw, issues);
+  // The schema held: the document has the type the schema describes (raw.ts).
+  const config = normalise(raw as RawConfig, issues);
   return issues.length > 0 ? fail(configError(issues)) : ok(config);
 }

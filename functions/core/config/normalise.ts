@@ -6,6 +6,7 @@ import { normaliseAgentExtras } from './agent-extras';
 import { isHttpUrl, parseCidr, parseDuration, parseSize } from './formats';
 import type { ConfigIssue } from './issues';
 import { referencedNames } from './references';
+import type { RawConfig } from './raw';
 import type { Config } from './types';
 
 export const MAX_PAYLOAD_LIMIT = 10 * 1024 * 1024;
@@ -23,9 +24,7 @@ export const DEFAULTS = {
 
 /** The reference names DESIGN §2.3 uses, suggested when a literal secret is found. */
 
-type Raw = Record<string, unknown>;
-const section = (raw: Raw, key: string): Raw => (raw[key] as Raw | undefined) ?? {};
-const secretList = (value: unknown): string[] => ([] as string[]).concat(value as string | string[]);
+const secretList = (value: string | readonly string[]): string[] => ([] as string[]).concat(value);
 
 function checkUrl(issues: ConfigIssue[], path: string, value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
@@ -35,15 +34,15 @@ function checkUrl(issues: ConfigIssue[], path: string, value: unknown): string |
   return value.replace(/\/+$/, '');
 }
 
-export function normalise(raw: Raw, issues: ConfigIssue[]): Config {
-  const webhooks = section(raw, 'webhooks');
-  const agent = section(raw, 'agent');
-  const delivery = section(raw, 'delivery');
-  const codehost = section(delivery, 'codehost');
+export function normalise(raw: RawConfig, issues: ConfigIssue[]): Config {
+  const webhooks = raw.webhooks ?? {};
+  const agent = raw.agent ?? {};
+  const delivery = raw.delivery ?? {};
+  const codehost = delivery.codehost ?? {};
 
   let maxPayloadSize: number = DEFAULTS.max_payload_size;
   if (webhooks.max_payload_size !== undefined) {
-    const parsed = parseSize(webhooks.max_payload_size as string | number);
+    const parsed = parseSize(webhooks.max_payload_size);
     if (parsed === undefined) {
       issues.push({ path: 'webhooks.max_payload_size', message: 'must be a size such as 1MB, 512KB, 2MiB or a number of bytes' });
     } else if (parsed > MAX_PAYLOAD_LIMIT) {
@@ -54,18 +53,18 @@ export function normalise(raw: Raw, issues: ConfigIssue[]): Config {
   }
 
   let allowedIps: string[] | undefined;
-  if (Array.isArray(webhooks.allowed_ips)) {
+  if (webhooks.allowed_ips) {
     allowedIps = [];
-    (webhooks.allowed_ips as string[]).forEach((entry, index) => {
+    webhooks.allowed_ips.forEach((entry, index) => {
       const cidr = parseCidr(entry);
       if (cidr) allowedIps?.push(cidr);
       else issues.push({ path: `webhooks.allowed_ips[${index}]`, message: `'${entry}' is not an IPv4 or IPv6 address or CIDR range, e.g. 140.82.112.0/20 or 2a0a:a440::/29` });
     });
   }
 
-  const duration = (path: string, value: unknown, fallback: number): number => {
+  const duration = (path: string, value: string | number | undefined, fallback: number): number => {
     if (value === undefined) return fallback;
-    const parsed = parseDuration(value as string | number);
+    const parsed = parseDuration(value);
     if (parsed === undefined) {
       issues.push({ path, message: 'must be a duration such as 10s, 2m, 500ms or a number of seconds' });
       return fallback;
@@ -76,16 +75,16 @@ export function normalise(raw: Raw, issues: ConfigIssue[]): Config {
   const config: Config = {
     webhooks: { max_payload_size: maxPayloadSize },
     agent: {
-      provider: (agent.provider as Config['agent']['provider'] | undefined) ?? 'echo',
+      provider: agent.provider ?? 'echo',
       timeout_ms: duration('agent.timeout', agent.timeout, DEFAULTS.agent_timeout_ms),
-      max_steps: (agent.max_steps as number | undefined) ?? DEFAULTS.max_steps,
-      ...(agent.concurrency !== undefined ? { concurrency: agent.concurrency as number } : {}),
+      max_steps: agent.max_steps ?? DEFAULTS.max_steps,
+      ...(agent.concurrency !== undefined ? { concurrency: agent.concurrency } : {}),
     },
     delivery: { timeout_ms: duration('delivery.timeout', delivery.timeout, DEFAULTS.delivery_timeout_ms), codehost: {} },
   };
   if (allowedIps) config.webhooks.allowed_ips = allowedIps;
   for (const host of ['github', 'gitlab'] as const) {
-    const settings = webhooks[host] as Raw | undefined;
+    const settings = webhooks[host];
     if (settings) config.webhooks[host] = { secret: secretList(settings.secret) };
   }
   const publicUrl = checkUrl(issues, 'webhooks.public_url', webhooks.public_url);
@@ -106,17 +105,17 @@ export function normalise(raw: Raw, issues: ConfigIssue[]): Config {
 
   const hostDefaults = { github: DEFAULTS.github_api_url, gitlab: DEFAULTS.gitlab_api_url } as const;
   for (const host of ['github', 'gitlab'] as const) {
-    const settings = codehost[host] as Raw | undefined;
+    const settings = codehost[host];
     if (!settings) continue;
     const apiUrl = checkUrl(issues, `delivery.codehost.${host}.api_url`, settings.api_url) ?? hostDefaults[host];
-    config.delivery.codehost[host] = { token: (settings.token as string | undefined) ?? '', api_url: apiUrl };
-    const app = settings.app as { app_id: string | number; private_key: string } | undefined;
+    config.delivery.codehost[host] = { token: settings.token ?? '', api_url: apiUrl };
+    const app = 'app' in settings ? settings.app : undefined;
     if (app) config.delivery.codehost[host]!.app = { app_id: String(app.app_id), private_key: app.private_key };
     if (settings.token === undefined && !app) issues.push({ path: `delivery.codehost.${host}`, message: host === 'github' ? 'needs token (${GITHUB_TOKEN}) or app: { app_id, private_key }' : 'needs token (${GITLAB_TOKEN})' });
   }
   if (codehost.allow_mentions === true) config.delivery.codehost.allow_mentions = true;
 
-  const teamchat = delivery.teamchat as Raw | undefined;
+  const teamchat = delivery.teamchat;
   if (teamchat) {
     if (teamchat.webhook_url === undefined && teamchat.bot_token === undefined) {
       issues.push({ path: 'delivery.teamchat', message: 'needs webhook_url (an incoming webhook) or bot_token and channel' });
@@ -130,21 +129,21 @@ export function normalise(raw: Raw, issues: ConfigIssue[]): Config {
     };
   }
 
-  const messenger = delivery.messenger as Raw | undefined;
+  const messenger = delivery.messenger;
   if (messenger) {
     config.delivery.messenger = {
       provider: 'telegram',
-      bot_token: messenger.bot_token as string,
+      bot_token: messenger.bot_token,
       api_url: checkUrl(issues, 'delivery.messenger.api_url', messenger.api_url) ?? DEFAULTS.telegram_api_url,
       ...(messenger.chat_id !== undefined ? { chat_id: String(messenger.chat_id) } : {}),
     };
   }
 
-  const aws = raw.aws as Raw | undefined;
+  const aws = raw.aws;
   if (aws) {
-    config.aws = { stage: aws.stage as string };
+    config.aws = { stage: aws.stage };
     if (typeof aws.region === 'string') config.aws.region = aws.region;
-    if (aws.tables) config.aws.tables = aws.tables as NonNullable<Config['aws']>['tables'];
+    if (aws.tables) config.aws.tables = { ...aws.tables };
   }
   return config;
 }
