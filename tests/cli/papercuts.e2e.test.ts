@@ -5,16 +5,12 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildCli, runCli } from '../support/cli';
+import { buildCli, hkIn, runCli, tempConfigDir } from '../support/cli';
 
 beforeAll(() => buildCli(), 60_000);
 
-function configDir(yaml = ''): string {
-  const dir = mkdtempSync(join(tmpdir(), 'hookagent-papercuts-'));
-  writeFileSync(join(dir, 'config.yaml'), yaml);
-  return dir;
-}
-const hk = (dir: string, ...args: string[]) => runCli(['--config-dir', dir, ...args]);
+const configDir = (yaml = '') => tempConfigDir(yaml, 'hookagent-papercuts-');
+const hk = hkIn;
 
 describe('usage errors in plain words (exit 2)', () => {
   const dir = configDir();

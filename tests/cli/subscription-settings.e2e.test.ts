@@ -3,8 +3,7 @@
  * filters with their grammar errors, per-subscription settings in subscribe/update/show/
  * list, `webhook test` filter results, `webhook requests` and filtered events in `events`.
  */
-import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoEventLog } from '../../functions/aws/event-log';
 import { DynamoRequestLog } from '../../functions/aws/request-log';
@@ -18,17 +17,13 @@ import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
 import { MemoryDedupStore } from '../support/memory';
 import { openLocalRuntime, type LocalRuntime } from '../../functions/local/compose';
-import { buildCli, runCli } from '../support/cli';
+import { buildCli, hkIn, runCli, tempConfigDir } from '../support/cli';
 import { apiEvent } from '../support/requests';
 
 beforeAll(() => buildCli(), 60_000);
 
-function configDir(yaml = 'webhooks: { github: { secret: ${GH} } }'): string {
-  const dir = mkdtempSync(join(tmpdir(), 'hookagent-cli17-'));
-  writeFileSync(join(dir, 'config.yaml'), yaml);
-  return dir;
-}
-const hk = (dir: string, ...args: string[]) => runCli(['--config-dir', dir, ...args]);
+const configDir = (yaml = 'webhooks: { github: { secret: ${GH} } }') => tempConfigDir(yaml, 'hookagent-cli17-');
+const hk = hkIn;
 
 describe('filters and settings in subscribe / update / show / list / test', () => {
   const dir = configDir();

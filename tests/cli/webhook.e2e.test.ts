@@ -2,8 +2,7 @@
  * The `hookagent webhook` commands run as child processes against a temporary config
  * dir and the local store: every command, error path and exit code.
  */
-import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createIngest } from '../../functions/core/ingest/service';
 import { silentLogger } from '../../functions/core/log';
@@ -12,18 +11,14 @@ import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
 import { openLocalRuntime, type LocalRuntime } from '../../functions/local/compose';
 import type { SqliteEventLog } from '../../functions/local/sqlite/event-log';
 import type { SqliteQueue } from '../../functions/local/sqlite/queue';
-import { buildCli, runCli } from '../support/cli';
+import { buildCli, hkIn, runCli, tempConfigDir } from '../support/cli';
 import { apiEvent } from '../support/requests';
 
 beforeAll(() => buildCli(), 60_000);
 
-function configDir(yaml = ''): string {
-  const dir = mkdtempSync(join(tmpdir(), 'hookagent-cli-'));
-  writeFileSync(join(dir, 'config.yaml'), yaml);
-  return dir;
-}
+const configDir = (yaml = '') => tempConfigDir(yaml, 'hookagent-cli-');
 
-const hk = (dir: string, ...args: string[]) => runCli(['--config-dir', dir, ...args]);
+const hk = hkIn;
 
 describe('subscribe, list, show', () => {
   const dir = configDir('webhooks: { public_url: "https://hooks.example.com" }\ndelivery: { messenger: { provider: telegram, bot_token: ${TG}, chat_id: "-1" } }\n');

@@ -1,5 +1,7 @@
 /** Runs the built `hookagent` command as a child process, as users do. */
 import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
@@ -28,3 +30,13 @@ export function runCli(args: string[], env: NodeJS.ProcessEnv = {}, input?: stri
     child.on('close', (code) => resolve({ code, stdout, stderr }));
   });
 }
+
+/** A fresh config dir holding `yaml` as its config.yaml. */
+export function tempConfigDir(yaml = '', prefix = 'hookagent-cli-'): string {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  writeFileSync(join(dir, 'config.yaml'), yaml);
+  return dir;
+}
+
+/** `hookagent --config-dir <dir> …`. */
+export const hkIn = (dir: string, ...args: string[]): Promise<CliResult> => runCli(['--config-dir', dir, ...args]);
