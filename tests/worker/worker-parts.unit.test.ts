@@ -2,7 +2,7 @@
 import { childLogger, jsonLogger, textLogger } from '../../functions/core/log';
 import { cutToBytes } from '../../functions/core/worker/record';
 import { RETRY_CAP_SECONDS, retryDelaySeconds } from '../../functions/core/worker/retry-schedule';
-import { jsonDepth } from '../../functions/core/ingest/raw-payload';
+import { inlineSafe, jsonDepth } from '../../functions/core/ingest/raw-payload';
 
 test('retry schedule: 30 s × 2^(receive−1) ±20 %, capped at 15 min; a longer Retry-After wins', () => {
   expect([1, 2, 3, 4, 5].map((n) => retryDelaySeconds(n, undefined, () => 0.5))).toEqual([30, 60, 120, 240, 480]);
@@ -41,4 +41,18 @@ test('JSON depth is measured on the raw text, strings skipped', () => {
   expect(jsonDepth('{"a":[1,{"b":"[[[{{{"}]}')).toBe(3);
   expect(jsonDepth(Buffer.from('{"s":"\\"{"}'))).toBe(1);
   expect(jsonDepth(`${'['.repeat(500)}${']'.repeat(500)}`)).toBe(500);
+});
+
+describe('inlineSafe: which payloads may travel re-serialised', () => {
+  const check = (body: string) => inlineSafe(JSON.parse(body), body) && inlineSafe(JSON.parse(body), Buffer.from(body));
+  test('ordinary payloads, exponents inside strings, and numbers that shrink are safe', () => {
+    expect(check('{"a":1,"b":[1.5,-0.25],"c":"x"}')).toBe(true);
+    expect(check('{"text":"1e20 in a string, \\"escaped\\" 2E9","n":12}')).toBe(true);
+    expect(check('{"small":1e2}')).toBe(true); // 100: no longer than the source
+  });
+  test('numbers that grow when printed again and payloads nested too deep are not', () => {
+    expect(check('{"big":1e20}')).toBe(false);
+    expect(check('{"big":1.5E300}')).toBe(false); // printed as 1.5e+300
+    expect(check(`${'['.repeat(200)}${']'.repeat(200)}`)).toBe(false);
+  });
 });

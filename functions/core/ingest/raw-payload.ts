@@ -14,30 +14,89 @@ export const MAX_INLINE_DEPTH = 128;
 
 const QUOTE = 0x22;
 const BACKSLASH = 0x5c;
-const OPEN = new Set([0x7b, 0x5b]);
-const CLOSE = new Set([0x7d, 0x5d]);
 
-/** The deepest nesting of objects and arrays in JSON text (bytes or string), strings skipped. */
-export function jsonDepth(body: RawBody): number {
-  const at = typeof body === 'string' ? (i: number) => body.charCodeAt(i) : (i: number) => body[i] as number;
+/**
+ * One pass over JSON text (bytes or string), strings skipped: the deepest nesting of
+ * objects and arrays, and whether any number is written with an exponent (`1e20`, the only
+ * way a number's printed form can be longer than its source). Specialised per input type
+ * and free of closures and sets: it runs on every accepted request.
+ */
+function scan(body: RawBody): { depth: number; exponent: boolean } {
+  return typeof body === 'string' ? scanText(body) : scanBytes(body);
+}
+
+function scanText(body: string): { depth: number; exponent: boolean } {
+  let depth = 0;
+  let deepest = 0;
+  let exponent = false;
+  let previous = 0;
+  const length = body.length;
+  for (let i = 0; i < length; i++) {
+    const c = body.charCodeAt(i);
+    if (c === QUOTE) {
+      // Skip the string at once: find its closing quote, stepping over escapes.
+      let end = body.indexOf('"', i + 1);
+      while (end > 0 && isEscaped(body, end)) end = body.indexOf('"', end + 1);
+      if (end < 0) break;
+      i = end;
+      previous = QUOTE;
+      continue;
+    }
+    if (c === 0x7b || c === 0x5b) {
+      depth += 1;
+      if (depth > deepest) deepest = depth;
+    } else if (c === 0x7d || c === 0x5d) depth -= 1;
+    else if ((c === 0x65 || c === 0x45) && previous >= 0x30 && previous <= 0x39) exponent = true;
+    previous = c;
+  }
+  return { depth: deepest, exponent };
+}
+
+/** Whether the quote at `at` is escaped: an odd number of backslashes before it. */
+function isEscaped(text: string, at: number): boolean {
+  let slashes = 0;
+  for (let i = at - 1; i >= 0 && text.charCodeAt(i) === BACKSLASH; i--) slashes += 1;
+  return slashes % 2 === 1;
+}
+
+function scanBytes(body: Uint8Array): { depth: number; exponent: boolean } {
   let depth = 0;
   let deepest = 0;
   let inString = false;
+  let exponent = false;
+  let previous = 0;
   for (let i = 0; i < body.length; i++) {
-    const c = at(i);
+    const c = body[i] as number;
     if (inString) {
       if (c === BACKSLASH) i += 1;
       else if (c === QUOTE) inString = false;
-    } else if (c === QUOTE) inString = true;
-    else if (OPEN.has(c)) deepest = Math.max(deepest, ++depth);
-    else if (CLOSE.has(c)) depth -= 1;
+      continue;
+    }
+    if (c === QUOTE) inString = true;
+    else if (c === 0x7b || c === 0x5b) {
+      depth += 1;
+      if (depth > deepest) deepest = depth;
+    } else if (c === 0x7d || c === 0x5d) depth -= 1;
+    else if ((c === 0x65 || c === 0x45) && previous >= 0x30 && previous <= 0x39) exponent = true;
+    previous = c;
   }
-  return deepest;
+  return { depth: deepest, exponent };
 }
 
-/** True when `payload` is shallow enough and re-serialises to no more bytes than the body it came from. */
+/** The deepest nesting of objects and arrays in JSON text (bytes or string), strings skipped. */
+export function jsonDepth(body: RawBody): number {
+  return scan(body).depth;
+}
+
+/**
+ * True when `payload` is shallow enough and re-serialises to no more bytes than the body it
+ * came from. Re-serialising can only grow a body through numbers written with an exponent,
+ * so JSON.stringify runs only for those.
+ */
 export function inlineSafe(payload: unknown, body: RawBody): boolean {
-  if (jsonDepth(body) > MAX_INLINE_DEPTH) return false;
+  const { depth, exponent } = scan(body);
+  if (depth > MAX_INLINE_DEPTH) return false;
+  if (!exponent) return true;
   let text: string;
   try {
     text = JSON.stringify(payload);
