@@ -22,7 +22,8 @@ const BACKSLASH = 0x5c;
  * and free of closures and sets: it runs on every accepted request.
  */
 function scan(body: RawBody): { depth: number; exponent: boolean } {
-  return typeof body === 'string' ? scanText(body) : scanBytes(body);
+  // Bytes read as latin1 keep every ASCII structural character where it was (UTF-8 never uses them inside a character).
+  return scanText(typeof body === 'string' ? body : Buffer.from(body.buffer, body.byteOffset, body.byteLength).toString('latin1'));
 }
 
 function scanText(body: string): { depth: number; exponent: boolean } {
@@ -57,30 +58,6 @@ function isEscaped(text: string, at: number): boolean {
   let slashes = 0;
   for (let i = at - 1; i >= 0 && text.charCodeAt(i) === BACKSLASH; i--) slashes += 1;
   return slashes % 2 === 1;
-}
-
-function scanBytes(body: Uint8Array): { depth: number; exponent: boolean } {
-  let depth = 0;
-  let deepest = 0;
-  let inString = false;
-  let exponent = false;
-  let previous = 0;
-  for (let i = 0; i < body.length; i++) {
-    const c = body[i] as number;
-    if (inString) {
-      if (c === BACKSLASH) i += 1;
-      else if (c === QUOTE) inString = false;
-      continue;
-    }
-    if (c === QUOTE) inString = true;
-    else if (c === 0x7b || c === 0x5b) {
-      depth += 1;
-      if (depth > deepest) deepest = depth;
-    } else if (c === 0x7d || c === 0x5d) depth -= 1;
-    else if ((c === 0x65 || c === 0x45) && previous >= 0x30 && previous <= 0x39) exponent = true;
-    previous = c;
-  }
-  return { depth: deepest, exponent };
 }
 
 /** The deepest nesting of objects and arrays in JSON text (bytes or string), strings skipped. */
