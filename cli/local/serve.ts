@@ -27,6 +27,7 @@ import { ensureConfig, loadDotEnv } from './first-run';
 import { commandName } from '../invocation';
 import { secretWarnings } from '../setup-hints';
 import { createLocalHttpServer } from './http-server';
+import { turnBufferedWriter } from './log-writer';
 import { createConsoleHandler } from '../console/handler';
 import { secretValuesOf } from '../console/redact';
 
@@ -42,7 +43,8 @@ export interface ServeOptions {
 
 export async function serve(options: ServeOptions): Promise<void> {
   const out = (text: string) => process.stdout.write(`${text}\n`);
-  const logger: Logger = options.logFormat === 'json' ? jsonLogger() : textLogger();
+  const writeLog = turnBufferedWriter();
+  const logger: Logger = options.logFormat === 'json' ? jsonLogger(writeLog) : textLogger(writeLog);
   if (ensureConfig(options.configDir)) {
     out(`Wrote a starter configuration to ${join(options.configDir, 'config.yaml')} (echo agent, log delivery).`);
     out(`Next: ${commandName()} webhook subscribe <name> --events <type>, then point a sender at the URLs below.`);

@@ -107,10 +107,29 @@ export interface DedupStore {
   inspect?(key: string): Promise<{ eventId: string; committed: boolean; claimedAt: number } | undefined>;
 }
 
+/**
+ * A store that can accept a new event in ONE atomic, durable write (the local SQLite
+ * store): the delivery id's claim, already committed, with the event's records and queue
+ * messages. There is no pending claim to commit afterwards and no partial state to undo.
+ */
+export interface AtomicAccept {
+  /**
+   * With no claim on `dedupKey` (or none given), writes the claim (committed), `records`
+   * and `messages`, and answers `new` once that is on disk. Any other claim is answered as
+   * `DedupStore.claim` would (a stale pending claim is taken over: `resumed`) and nothing
+   * else is written.
+   */
+  acceptNew(input: { dedupKey?: string; claim: ClaimOptions; records: EventRecord[]; messages: QueueMessage[] }): Promise<Claim>;
+}
+
 export interface EventLog {
   /** Writes new records (replacing any with the same event id and subscription). */
   putAll(records: EventRecord[]): Promise<void>;
-  get(eventId: string, subscription: string): Promise<EventRecord | undefined>;
+  /**
+   * `known`: the caller's copy of the record's message (the worker has just read it from the
+   * queue); an adapter may return the record with it instead of reading the stored one.
+   */
+  get(eventId: string, subscription: string, known?: QueueMessage): Promise<EventRecord | undefined>;
   /**
    * Changes only the given fields of an existing record (a field given as undefined is
    * removed); the stored message is not rewritten. An absent record is left absent.

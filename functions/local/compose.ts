@@ -15,6 +15,7 @@ import type { Logger } from '../core/log';
 import type { Clock } from '../core/ports';
 import type { WorkerDeps } from '../core/worker/process';
 import { StoreDb } from './sqlite/db';
+import { SqliteAtomicAccept } from './sqlite/accept';
 import { SqliteCounterStore } from './sqlite/counters';
 import { SqliteDeadLetterQueue } from './sqlite/dead-letter-queue';
 import { SqliteDebounceStore } from './sqlite/debounce';
@@ -108,6 +109,7 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
         config, queue, logger, clock: options.clock,
         events: runtime.events, payloads: runtime.payloads, dedup: runtime.dedup, leases,
         requests: runtime.requests, debounce: runtime.debounce,
+        atomic: new SqliteAtomicAccept(opened, runtime.dedup, runtime.events, queue),
         // The store's change counter keeps this cheap; a CLI change applies to the next request.
         subscriptions: new SubscriptionCache(runtime.subscriptions, 0, options.clock),
         // serve is the data dir's only ingest: a claim made before it opened belongs to a request that died with its process.

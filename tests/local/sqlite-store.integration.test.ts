@@ -1,5 +1,9 @@
 /** The SQLite adapters of every port, against a real database file (and a second connection, as the CLI opens it). */
+import Database from 'better-sqlite3';
+import { join } from 'node:path';
+import { SqliteAtomicAccept } from '../../functions/local/sqlite/accept';
 import { SqliteCounterStore } from '../../functions/local/sqlite/counters';
+import { SqliteQueue } from '../../functions/local/sqlite/queue';
 import { SqliteDebounceStore } from '../../functions/local/sqlite/debounce';
 import { SqliteDedupStore } from '../../functions/local/sqlite/dedup';
 import { SqliteEventLog } from '../../functions/local/sqlite/event-log';
@@ -119,6 +123,114 @@ describe('SqliteEventLog', () => {
     expect((await log.listByStatus('s', 'delivered')).map((r) => r.event_id)).toEqual(['e1']);
     await log.update('missing', 's', { status: 'failed' });
     expect(await log.get('missing', 's')).toBeUndefined();
+  });
+});
+
+describe('SqliteEventLog: prompt and reply apart from the record', () => {
+  test('texts are stored, replaced and removed on their own; a status change leaves them', async () => {
+    const log = new SqliteEventLog(t.store);
+    await log.putAll([record('e1', 's', '2026-01-01T00:00:01Z', { prompt: 'P'.repeat(5000) })]);
+    await log.update('e1', 's', { status: 'processing' });
+    expect(await log.get('e1', 's')).toMatchObject({ status: 'processing', prompt: 'P'.repeat(5000) });
+    await log.update('e1', 's', { reply: 'R1' });
+    await log.update('e1', 's', { reply: 'R2', status: 'delivered' });
+    expect(await log.get('e1', 's')).toMatchObject({ status: 'delivered', prompt: 'P'.repeat(5000), reply: 'R2' });
+    await log.update('e1', 's', { prompt: undefined });
+    const got = await log.get('e1', 's');
+    expect(got).not.toHaveProperty('prompt');
+    expect(got?.reply).toBe('R2');
+    // The small row holds neither text.
+    const data = t.store.db.prepare('SELECT data FROM events WHERE event_id = ?').pluck().get('e1') as string;
+    expect(data).not.toContain('R2');
+    // A whole record written again replaces its texts too.
+    await log.putAll([record('e1', 's', '2026-01-01T00:00:01Z')]);
+    expect(await log.get('e1', 's')).not.toHaveProperty('reply');
+    await log.deleteAll([{ event_id: 'e1', subscription: 's' }]);
+    expect(t.store.db.prepare('SELECT COUNT(*) FROM event_texts').pluck().get()).toBe(0);
+  });
+
+  test('get with the caller\'s message returns the record with that message, without reading the stored one', async () => {
+    const log = new SqliteEventLog(t.store);
+    const stored = record('e1', 's', '2026-01-01T00:00:01Z', { reply: 'r' });
+    await log.putAll([stored]);
+    const known = { ...stored.message };
+    const got = await log.get('e1', 's', known);
+    expect(got?.message).toBe(known);
+    expect(got).toMatchObject({ status: 'queued', reply: 'r' });
+    expect(await log.get('absent', 's', known)).toBeUndefined();
+  });
+
+  test('a record written before event_texts existed (texts inside data) still reads, and a text update moves it out', async () => {
+    const log = new SqliteEventLog(t.store);
+    await log.putAll([record('old', 's', '2026-01-01T00:00:01Z')]);
+    const { message: _m, ...rest } = record('old', 's', '2026-01-01T00:00:01Z', { prompt: 'old prompt', reply: 'old reply' });
+    t.store.db.prepare('UPDATE events SET data = ? WHERE event_id = ?').run(JSON.stringify(rest), 'old');
+    expect(await log.get('old', 's')).toMatchObject({ prompt: 'old prompt', reply: 'old reply' });
+    await log.update('old', 's', { reply: 'new reply' });
+    expect(await log.get('old', 's')).toMatchObject({ prompt: 'old prompt', reply: 'new reply' });
+    await log.update('old', 's', { reply: undefined });
+    expect(await log.get('old', 's')).not.toHaveProperty('reply');
+  });
+});
+
+describe('SqliteAtomicAccept', () => {
+  const parts = (clock: ManualClock) => {
+    const dedup = new SqliteDedupStore(t.store, clock);
+    const events = new SqliteEventLog(t.store);
+    const queue = new SqliteQueue(t.store, { visibilityTimeoutMs: 60_000, maxReceiveCount: 5, clock });
+    return { dedup, events, queue, atomic: new SqliteAtomicAccept(t.store, dedup, events, queue) };
+  };
+  const claimRow = (key: string) => t.store.db.prepare('SELECT event_id, committed FROM dedup WHERE key = ?').get(key);
+
+  test('a new delivery id: claim (committed at once), records and messages in one transaction', async () => {
+    const clock = new ManualClock();
+    const { events, queue, atomic } = parts(clock);
+    const r = record('e1', 's', '2026-01-01T00:00:01Z');
+    const commits = t.store.commits;
+    const claim = await atomic.acceptNew({ dedupKey: 'github#d1', claim: { eventId: 'e1', ttlSeconds: 60, staleBefore: 0 }, records: [r], messages: [r.message] });
+    expect(claim).toEqual({ kind: 'new' });
+    expect(t.store.commits - commits).toBe(1);
+    expect(claimRow('github#d1')).toEqual({ event_id: 'e1', committed: 1 });
+    expect((await events.get('e1', 's'))?.status).toBe('queued');
+    const [received] = await queue.receive(10);
+    expect(JSON.parse(received!.body)).toEqual(r.message);
+    // Seen by another connection (the CLI) as soon as it resolved.
+    const other = new Database(join(t.dir, 'hookagent.db'), { readonly: true });
+    expect(other.prepare('SELECT committed FROM dedup WHERE key = ?').pluck().get('github#d1')).toBe(1);
+    other.close();
+  });
+
+  test('a known delivery id writes nothing and answers as a claim would: duplicate, in progress, resumed', async () => {
+    const clock = new ManualClock();
+    const { dedup, events, queue, atomic } = parts(clock);
+    const r = record('e2', 's', '2026-01-01T00:00:01Z');
+    const input = (key: string, staleBefore: number) => ({ dedupKey: key, claim: { eventId: 'e2', ttlSeconds: 60, staleBefore }, records: [r], messages: [r.message] });
+    await atomic.acceptNew({ ...input('k-dup', 0), records: [], messages: [] });
+    expect(await atomic.acceptNew(input('k-dup', 0))).toEqual({ kind: 'duplicate' });
+    await dedup.claim('k-pending', { eventId: 'e-first', ttlSeconds: 60, staleBefore: 0 });
+    expect(await atomic.acceptNew(input('k-pending', clock.now() - 1000))).toEqual({ kind: 'in_progress' });
+    clock.advance(2000);
+    expect(await atomic.acceptNew(input('k-pending', clock.now() - 1000))).toEqual({ kind: 'resumed', eventId: 'e-first' });
+    // Taken over, still pending: the resumed request commits it once it has queued the event.
+    expect(claimRow('k-pending')).toEqual({ event_id: 'e-first', committed: 0 });
+    expect(await events.get('e2', 's')).toBeUndefined();
+    expect(await queue.size()).toBe(0);
+  });
+
+  test('a write that fails (the disk is full) leaves nothing behind: the retry is new', async () => {
+    t.close();
+    t = tempStore({ maxPageCount: 40 });
+    const clock = new ManualClock();
+    const { events, queue, atomic } = parts(clock);
+    const big = (id: string) => record(id, 's', '2026-01-01T00:00:01Z', { message: { ...record(id, 's', '2026-01-01T00:00:01Z').message, payload: { big: 'y'.repeat(400_000) } } });
+    const r = big('e3');
+    await expect(atomic.acceptNew({ dedupKey: 'k-full', claim: { eventId: 'e3', ttlSeconds: 60, staleBefore: 0 }, records: [r], messages: [r.message] }))
+      .rejects.toMatchObject({ code: 'unavailable' });
+    expect(claimRow('k-full')).toBeUndefined();
+    expect(await events.get('e3', 's')).toBeUndefined();
+    expect(await queue.size()).toBe(0);
+    const small = record('e3', 's', '2026-01-01T00:00:01Z');
+    expect(await atomic.acceptNew({ dedupKey: 'k-full', claim: { eventId: 'e3', ttlSeconds: 60, staleBefore: 0 }, records: [small], messages: [small.message] })).toEqual({ kind: 'new' });
   });
 });
 

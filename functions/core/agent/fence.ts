@@ -40,11 +40,14 @@ function tokenPattern(token: string): RegExp {
 
 /** Wraps outside text in the fence of `token`; any occurrence of the token inside is replaced first. */
 export function fenceText(text: string, token: string): string {
-  return `${fenceOpen(token)}${text.replace(tokenPattern(token), '[fence token removed]')}${fenceClose(token)}`;
+  // The pattern is slow on long text; the squeezed text tells first whether it can match at all.
+  const clean = !squeeze(text).includes(token);
+  return `${fenceOpen(token)}${clean ? text : text.replace(tokenPattern(token), '[fence token removed]')}${fenceClose(token)}`;
 }
 
 /** Trusted parts as they are, untrusted ones fenced with one token drawn for this prompt. */
 export function fenceParts(parts: readonly Part[]): string {
   const token = newFenceToken(parts.filter((p) => !p.trusted).map((p) => p.text));
-  return parts.map((p) => (p.trusted ? p.text : fenceText(p.text, token))).join('');
+  // The token was drawn to occur in none of these texts: they are wrapped as they are.
+  return parts.map((p) => (p.trusted ? p.text : `${fenceOpen(token)}${p.text}${fenceClose(token)}`)).join('');
 }

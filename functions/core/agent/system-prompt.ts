@@ -3,7 +3,7 @@
  * (fence.ts), the [SILENT] rule, and the instructions of each attached skill.
  */
 import type { Skill } from '../skills/skill';
-import { FENCE_TAG, fenceParts, fenceText, newFenceToken } from './fence';
+import { FENCE_TAG, fenceParts } from './fence';
 
 export function systemPrompt(skills: Skill[]): string {
   const parts = [
@@ -32,5 +32,5 @@ export function systemPrompt(skills: Skill[]): string {
 export function fencePrompt(rendered: string | { text: string; parts?: ReadonlyArray<{ trusted: boolean; text: string }> }): string {
   if (typeof rendered !== 'string' && rendered.parts) return fenceParts(rendered.parts);
   const text = typeof rendered === 'string' ? rendered : rendered.text;
-  return fenceText(text, newFenceToken([text]));
+  return fenceParts([{ trusted: false, text }]);
 }

@@ -83,3 +83,11 @@ export function inlineSafe(payload: unknown, body: RawBody): boolean {
   const bodyBytes = typeof body === 'string' ? Buffer.byteLength(body, 'utf8') : body.length;
   return Buffer.byteLength(text, 'utf8') <= bodyBytes;
 }
+
+/** Whether the body is at most `limit` bytes; text is only measured when its length leaves doubt. */
+export function fitsIn(body: RawBody, limit: number): boolean {
+  if (typeof body !== 'string') return body.length <= limit;
+  // A UTF-16 code unit takes 1 to 3 bytes in UTF-8.
+  if (body.length > limit) return false;
+  return body.length * 3 <= limit || Buffer.byteLength(body, 'utf8') <= limit;
+}

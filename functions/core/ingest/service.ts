@@ -9,20 +9,18 @@ import type { RawBody } from '../auth/signatures';
 import { describeError, isHookError } from '../errors';
 import { classifyEvent, missingEventMessage, type Payload } from '../events/classify';
 import { causedByHookagent } from '../events/loop-guard';
-import { newEventId } from '../ids';
 import type { Logger } from '../log';
-import type { Clock, DebounceStore, DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog } from '../ports';
-import { releaseIfResumed } from '../subscriptions/lifecycle';
-import { SUBSCRIPTION_NAME_PATTERN, type EventRecord, type QueueMessage, type Source, type Subscription } from '../types';
+import type { AtomicAccept, Clock, DebounceStore, DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog } from '../ports';
+import { SUBSCRIPTION_NAME_PATTERN, type Subscription } from '../types';
+import { accept } from './accept';
 import { compileAllowList, isAllowed } from './ip-allowlist';
-import { debouncePlan, sendDebounced } from './debounce';
 import { withRequestLog, type RequestTrace } from './request-log';
 import { MESSAGES, errors, reply, type Reply } from './responses';
 import { allowedMethod, parseRoute } from './routes';
 import { selectSubscriptions } from './select';
 import type { SubscriptionCache } from './subscription-cache';
-import { inlineSafe } from './raw-payload';
-import { eventRecord } from '../worker/record';
+import { fitsIn } from './raw-payload';
+import { rememberPayloadText } from '../worker/message';
 
 export interface InboundRequest {
   method: string;
@@ -55,14 +53,11 @@ export interface IngestDeps {
   requests?: RequestLog;
   /** Debounce per subject (issue 17); absent = subscriptions' debounce is not applied. */
   debounce?: DebounceStore;
+  /** A store that accepts a new event in one atomic write (the local store); absent = claim, write, commit. */
+  atomic?: AtomicAccept;
 }
 
-/** Delivery ids are remembered this long (DESIGN §2.1). */
-export const DEDUP_TTL_SECONDS = 24 * 3600;
-/** See IngestDeps.claimLeaseMs. */
-export const DEFAULT_CLAIM_LEASE_MS = 60_000;
-/** Payloads above this travel through the PayloadStore, not inside the SQS message. */
-export const INLINE_PAYLOAD_LIMIT = 200 * 1024;
+export { DEDUP_TTL_SECONDS, DEFAULT_CLAIM_LEASE_MS, INLINE_PAYLOAD_LIMIT } from './accept';
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
@@ -154,14 +149,6 @@ export function createIngest(deps: IngestDeps): Ingest {
   return deps.requests ? withRequestLog(ingest, deps.requests, deps.clock, logger) : (request: InboundRequest) => ingest(request);
 }
 
-/** Whether the body is at most `limit` bytes; text is only measured when its length leaves doubt. */
-function fitsIn(body: RawBody, limit: number): boolean {
-  if (typeof body !== 'string') return body.length <= limit;
-  // A UTF-16 code unit takes 1 to 3 bytes in UTF-8.
-  if (body.length > limit) return false;
-  return body.length * 3 <= limit || Buffer.byteLength(body, 'utf8') <= limit;
-}
-
 function parsePayload(body: RawBody): { payload: Payload } | { error: string } {
   let text: string;
   try {
@@ -178,140 +165,6 @@ function parsePayload(body: RawBody): { payload: Payload } | { error: string } {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return { error: `a JSON ${Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value}, not an object` };
   }
+  rememberPayloadText(value, text);
   return { payload: value as Payload };
-}
-
-interface Accepted {
-  source: Source;
-  name: string | undefined;
-  event: string;
-  action: string | undefined;
-  deliveryId: string | undefined;
-  payload: Payload;
-  body: RawBody;
-}
-
-async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]): Promise<Reply> {
-  const { logger } = deps;
-  const now = deps.clock.now();
-  let eventId = newEventId(now);
-  const deliveryId = input.deliveryId ?? eventId;
-  const dedupKey = input.deliveryId === undefined ? undefined : `${input.source === 'custom' ? `custom/${input.name}` : input.source}#${input.deliveryId}`;
-
-  // Records an earlier request for this delivery id made before it died, by subscription.
-  let earlier = new Map<string, EventRecord>();
-  if (dedupKey) {
-    const staleBefore = Math.max(now - (deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS), deps.claimsAbandonedBefore ?? 0);
-    const claim = await deps.dedup.claim(dedupKey, { eventId, ttlSeconds: DEDUP_TTL_SECONDS, staleBefore });
-    if (claim.kind === 'duplicate') {
-      logger.info('duplicate delivery', { source: input.source, event: input.event, delivery_id: deliveryId });
-      return reply(200, { status: 'duplicate', delivery_id: deliveryId });
-    }
-    if (claim.kind === 'in_progress') {
-      logger.info('delivery id in progress in another request', { source: input.source, event: input.event, delivery_id: deliveryId });
-      return errors.inProgress();
-    }
-    if (claim.kind === 'resumed') {
-      eventId = claim.eventId;
-      earlier = new Map((await deps.events.getEvent(eventId)).map((r) => [r.subscription, r]));
-      logger.warn('resuming an event whose first request died before it was queued', { event_id: eventId, delivery_id: deliveryId });
-    }
-  }
-
-  const receivedAt = new Date(now).toISOString();
-  const records: EventRecord[] = [];
-  const queued: string[] = [];
-  const held: string[] = [];
-  try {
-    // Bodies that cannot be re-serialised safely travel as the sender's raw bytes (raw-payload.ts).
-    const payloadRef = fitsIn(input.body, INLINE_PAYLOAD_LIMIT) && inlineSafe(input.payload, input.body)
-      ? undefined
-      : await deps.payloads.put(eventId, typeof input.body === 'string' ? input.body : input.body.toString('utf8'));
-    const messages: QueueMessage[] = [];
-    const delayed: Array<{ message: QueueMessage; delaySeconds: number }> = [];
-    for (const subscription of matched) {
-      const prior = earlier.get(subscription.name);
-      if (prior) {
-        // Recorded by the dead request: queue it again only while it may never have been
-        // queued. The worker is idempotent, so a second copy of a message that did go out
-        // is harmless.
-        (prior.status === 'held' ? held : queued).push(subscription.name);
-        if (prior.status === 'queued' || prior.status === 'abandoned') messages.push(prior.message);
-        if (prior.status === 'abandoned') {
-          // Marked abandoned while its sender waited longer than the lease: it is accepted now.
-          const { error: _abandonedBecause, ...rest } = prior;
-          records.push({ ...rest, status: 'queued', updated_at: receivedAt });
-        }
-        continue;
-      }
-      const message: QueueMessage = {
-        v: 1, event_id: eventId, subscription: subscription.name, source: input.source, event: input.event,
-        delivery_id: deliveryId, received_at: receivedAt,
-      };
-      if (input.action) message.action = input.action;
-      if (payloadRef) message.payload_ref = payloadRef;
-      else message.payload = input.payload;
-      const paused = subscription.state === 'paused';
-      const plan = deps.debounce && !paused ? debouncePlan(subscription, input.source, input.event, input.payload, eventId) : undefined;
-      if (plan) message.subject_key = plan.subjectKey;
-      const record = eventRecord(message, paused ? 'held' : 'queued', receivedAt);
-      records.push(record);
-      if (paused) held.push(subscription.name);
-      else {
-        if (plan) delayed.push({ message, delaySeconds: plan.delaySeconds });
-        else messages.push(message);
-        queued.push(subscription.name);
-      }
-    }
-    if (records.length > 0) await deps.events.putAll(records);
-    if (messages.length > 0) await deps.queue.send(messages);
-    if (delayed.length > 0 && deps.debounce) await sendDebounced(deps.debounce, deps.queue, delayed);
-  } catch (error) {
-    // Nothing was accepted: forget what this request wrote and give the delivery id up,
-    // so the sender's retry is processed.
-    await Promise.allSettled([
-      records.length > 0 ? deps.events.deleteAll(records) : Promise.resolve(),
-      dedupKey ? deps.dedup.release(dedupKey) : Promise.resolve(),
-    ]);
-    throw error;
-  }
-  if (dedupKey) await commitClaim(deps, dedupKey, eventId, deliveryId);
-  if (held.length > 0 && deps.leases) await releaseHeldIfResumed(deps, records, held, queued);
-
-  for (const record of records) {
-    logger.info(record.status === 'held' ? 'held for a paused subscription' : 'queued', {
-      event_id: eventId, subscription: record.subscription, source: input.source, event: input.event,
-      action: input.action, delivery_id: deliveryId,
-    });
-  }
-  const base = { event: input.event, delivery_id: deliveryId, event_id: eventId };
-  if (queued.length === 0) return reply(202, { status: 'held', ...base, subscriptions: held });
-  return reply(202, { status: 'accepted', ...base, subscriptions: queued, ...(held.length > 0 ? { held } : {}) });
-}
-
-/**
- * The event is stored and queued, so the answer is 202 even if the commit fails: a retry
- * after the lease then queues it again at worst, which the worker's idempotence absorbs.
- */
-async function commitClaim(deps: IngestDeps, key: string, eventId: string, deliveryId: string): Promise<void> {
-  try {
-    await deps.dedup.commit(key);
-  } catch (error) {
-    deps.logger.warn('the delivery id could not be marked done', { event_id: eventId, delivery_id: deliveryId, error: describeError(error) });
-  }
-}
-
-/** The subscription may have been resumed since it was read as paused: then its records are released now, not stranded. */
-async function releaseHeldIfResumed(deps: IngestDeps, records: EventRecord[], held: string[], queued: string[]): Promise<void> {
-  try {
-    const lifecycle = { subscriptions: deps.subscriptions.store, events: deps.events, queue: deps.queue, clock: deps.clock, ...(deps.leases ? { leases: deps.leases } : {}) };
-    for (const name of await releaseIfResumed(lifecycle, records.filter((r) => r.status === 'held'))) {
-      held.splice(held.indexOf(name), 1);
-      queued.push(name);
-      deps.logger.info('released at once: the subscription was resumed meanwhile', { event_id: records[0]?.event_id, subscription: name });
-    }
-  } catch (error) {
-    // Stored as held: the next resume (or `webhook resume` again) releases it.
-    deps.logger.warn('could not check for a resume after holding', { event_id: records[0]?.event_id, error: describeError(error) });
-  }
 }

@@ -77,8 +77,8 @@ export function observedEventLog(inner: EventLog, metrics: Metrics, clock: Clock
     remember(merged);
     observe(merged);
   };
-  const get: EventLog['get'] = async (eventId, subscription) => {
-    const record = await inner.get(eventId, subscription);
+  const get: EventLog['get'] = async (eventId, subscription, known) => {
+    const record = await inner.get(eventId, subscription, known);
     if (record) remember(record);
     // What the record already said before this container touched it is not news.
     if (record && !seen.has(keyOf(record))) {

@@ -97,7 +97,7 @@ export async function processMessage(body: string, receiveCount: number, deps: W
 /** One message under its lease: the record's transitions, the agent run, the fan-out. */
 async function processLeased(message: QueueMessage, body: string, receiveCount: number, deps: WorkerDeps, logger: Logger): Promise<MessageOutcome> {
   const now = () => new Date(deps.clock.now()).toISOString();
-  const found = await deps.events.get(message.event_id, message.subscription);
+  const found = await deps.events.get(message.event_id, message.subscription, message);
   const writer = new RecordWriter(found ?? eventRecord(message, 'queued', now()), deps.events, deps.payloads, now, found !== undefined);
 
   const deadLetter = async (reason: string): Promise<MessageOutcome> => {
@@ -227,11 +227,12 @@ async function processLeased(message: QueueMessage, body: string, receiveCount: 
   const { targets, failures } = await fanOut({
     subscription, message, payload, reply, previous: writer.current.targets, targets: deps.targets, settings: deps.config.delivery, logger, now,
   });
-  await writer.save({ targets, timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } });
+  const delivered = { targets, timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } };
   if (failures.length === 0) {
-    await writer.save({ status: 'delivered', error: undefined });
+    await writer.save({ ...delivered, status: 'delivered', error: undefined });
     return { kind: 'ack', status: 'delivered' };
   }
+  await writer.save(delivered);
   const summary = failures.map((f) => `${f.kind}: ${f.message}`).join('; ');
   const code = failures[0]?.code ?? 'delivery_failed';
   const waits = failures.flatMap((f) => (f.retryable && f.retryAfterMs !== undefined ? [f.retryAfterMs] : []));

@@ -42,17 +42,53 @@ function capChars(text: string): string {
   return text.length > STORED_TEXT_CAP ? `${text.slice(0, STORED_TEXT_CAP)}…[truncated]` : text;
 }
 
+/** UTF-8 bytes of each message's JSON, measured once: a message (with its payload) never changes. */
+const messageBytes = new WeakMap<QueueMessage, number>();
+
+/** Records the size of a message read from a queue body (the body is its JSON). */
+export function noteMessageBytes(message: QueueMessage, body: string): void {
+  messageBytes.set(message, bytes(body));
+}
+
+function sizeOfMessage(message: QueueMessage): number {
+  let size = messageBytes.get(message);
+  if (size === undefined) {
+    size = bytes(JSON.stringify(message));
+    messageBytes.set(message, size);
+  }
+  return size;
+}
+
 /** The stored size of a record, in UTF-8 bytes of its JSON (close to DynamoDB's own count). */
 export function recordBytes(record: EventRecord): number {
-  return bytes(JSON.stringify(record));
+  const { message, ...rest } = record;
+  return bytes(JSON.stringify(rest)) + sizeOfMessage(message) + ',"message":'.length;
 }
+
+/**
+ * Whether the record surely fits `RECORD_BYTE_LIMIT` without serialising it: its strings
+ * counted at 6 bytes a character (the most JSON escaping takes), the rest measured. The
+ * worker saves a record several times per event; its prompt and reply are large strings.
+ */
+function surelyFits(record: EventRecord): boolean {
+  let bound = sizeOfMessage(record.message) + 16;
+  for (const key in record) {
+    if (key === 'message') continue;
+    const value = (record as unknown as Record<string, unknown>)[key];
+    bound += key.length + 4 + (typeof value === 'string' ? value.length * 6 : bytes(JSON.stringify(value) ?? ''));
+    if (bound > RECORD_BYTE_LIMIT) return false;
+  }
+  return true;
+}
+
+const fits = (record: EventRecord) => surelyFits(record) || recordBytes(record) <= RECORD_BYTE_LIMIT;
 
 /** Cuts prompt and reply so the record fits `RECORD_BYTE_LIMIT` (half the text budget each, the reply first kept). */
 export function boundTexts(record: EventRecord): EventRecord {
   let next = record;
-  if (next.prompt !== undefined) next = { ...next, prompt: capChars(next.prompt) };
-  if (next.reply !== undefined) next = { ...next, reply: capChars(next.reply) };
-  if (recordBytes(next) <= RECORD_BYTE_LIMIT) return next;
+  if (next.prompt !== undefined && next.prompt.length > STORED_TEXT_CAP) next = { ...next, prompt: capChars(next.prompt) };
+  if (next.reply !== undefined && next.reply.length > STORED_TEXT_CAP) next = { ...next, reply: capChars(next.reply) };
+  if (fits(next)) return next;
   const half = TEXT_BYTE_BUDGET / 2;
   if (next.prompt !== undefined) next = { ...next, prompt: cutToBytes(next.prompt, half) };
   if (next.reply !== undefined) next = { ...next, reply: cutToBytes(next.reply, half) };
@@ -74,13 +110,13 @@ export class RecordWriter {
 
   async save(changes: Partial<EventRecord>): Promise<EventRecord> {
     let next = boundTexts({ ...this.current, ...changes, updated_at: this.now() });
-    if (recordBytes(next) > RECORD_BYTE_LIMIT && next.message.payload !== undefined) {
+    if (!fits(next) && next.message.payload !== undefined) {
       // The inline payload alone is too large for the record: keep it in the PayloadStore instead.
       const { payload, ...message } = next.message;
       const pointer = await this.payloads.put(`${next.event_id}-${next.subscription}`, JSON.stringify(payload));
       next = { ...next, message: { ...message, payload_ref: pointer } };
     }
-    if (recordBytes(next) > RECORD_BYTE_LIMIT) {
+    if (!fits(next)) {
       // Whatever is left over (e.g. a huge warning list): keep the essentials and say why.
       next = { ...next, warnings: [...(next.warnings ?? []).slice(0, 20), 'record cut to fit the event log'].map((w) => cutToBytes(w, 2048)) };
     }

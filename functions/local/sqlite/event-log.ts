@@ -1,25 +1,29 @@
 /**
  * EventLog over SQLite: one row per (event, subscription). The queue message (which may
- * carry the whole payload) is written once, with the record; status changes rewrite only
- * the small `data` column. Records are kept 14 days, like the DynamoDB table's TTL.
+ * carry the whole payload) is written once, with the record, in event_messages; the
+ * prompt and reply have columns of their own; status changes rewrite only the small
+ * `data` column (and a text column when it changes). Records are kept 14 days, like the
+ * DynamoDB table's TTL.
  */
 import type { EventLog } from '../../core/ports';
 import type { EventRecord, EventStatus, QueueMessage } from '../../core/types';
+import { messageJson } from '../../core/worker/message';
 import type { StoreDb } from './db';
 
 export const EVENT_RETENTION_MS = 14 * 24 * 3600 * 1000;
 
 interface Row {
+  event_id: string;
+  subscription: string;
   data: string;
   message: string;
 }
 
-function fromRow(row: Row): EventRecord {
-  return { ...(JSON.parse(row.data) as Omit<EventRecord, 'message'>), message: JSON.parse(row.message) as QueueMessage } as EventRecord;
-}
+/** The two large text fields, kept in event_texts. */
+const TEXTS = ['prompt', 'reply'] as const;
 
 function dataOf(record: EventRecord): string {
-  const { message: _message, ...rest } = record;
+  const { message: _message, prompt: _prompt, reply: _reply, ...rest } = record;
   return JSON.stringify(rest);
 }
 
@@ -28,6 +32,9 @@ export class SqliteEventLog implements EventLog {
   private readonly selectOne;
   private readonly selectData;
   private readonly setData;
+  private readonly putText;
+  private readonly dropText;
+  private readonly selectTexts;
   private readonly selectEvent;
   private readonly bySubscription;
   private readonly bySubscriptionBefore;
@@ -35,12 +42,16 @@ export class SqliteEventLog implements EventLog {
   private readonly remove;
   private readonly upsertMessage;
   private readonly removeMessage;
+  private readonly removeTexts;
 
   constructor(private readonly store: StoreDb) {
     const db = store.db;
     this.upsert = db.prepare(`INSERT OR REPLACE INTO events (event_id, subscription, received_at, status, data, expires_at) VALUES (?, ?, ?, ?, ?, ?)`);
     this.upsertMessage = db.prepare('INSERT OR REPLACE INTO event_messages (event_id, subscription, message) VALUES (?, ?, ?)');
-    const columns = 'SELECT e.data AS data, m.message AS message FROM events e JOIN event_messages m ON m.event_id = e.event_id AND m.subscription = e.subscription';
+    this.putText = db.prepare('INSERT OR REPLACE INTO event_texts (event_id, subscription, name, text) VALUES (?, ?, ?, ?)');
+    this.dropText = db.prepare('DELETE FROM event_texts WHERE event_id = ? AND subscription = ? AND name = ?');
+    this.selectTexts = db.prepare('SELECT name, text FROM event_texts WHERE event_id = ? AND subscription = ?');
+    const columns = 'SELECT e.event_id AS event_id, e.subscription AS subscription, e.data AS data, m.message AS message FROM events e JOIN event_messages m ON m.event_id = e.event_id AND m.subscription = e.subscription';
     this.selectOne = db.prepare(`${columns} WHERE e.event_id = ? AND e.subscription = ?`);
     this.selectData = db.prepare('SELECT data FROM events WHERE event_id = ? AND subscription = ?').pluck();
     this.setData = db.prepare('UPDATE events SET data = ?, status = ? WHERE event_id = ? AND subscription = ?');
@@ -50,18 +61,39 @@ export class SqliteEventLog implements EventLog {
     this.byStatus = db.prepare(`${columns} WHERE e.subscription = ? AND e.status = ? ORDER BY e.received_at, e.event_id`);
     this.remove = db.prepare('DELETE FROM events WHERE event_id = ? AND subscription = ?');
     this.removeMessage = db.prepare('DELETE FROM event_messages WHERE event_id = ? AND subscription = ?');
+    this.removeTexts = db.prepare('DELETE FROM event_texts WHERE event_id = ? AND subscription = ?');
+  }
+
+  /** A stored record; `message` is the caller's copy when it has one (its payload is neither read nor parsed again). */
+  private fromRow(eventId: string, subscription: string, data: string, message: QueueMessage | string): EventRecord {
+    const record = JSON.parse(data) as EventRecord;
+    for (const { name, text } of this.selectTexts.all(eventId, subscription) as Array<{ name: 'prompt' | 'reply'; text: string }>) record[name] = text;
+    record.message = typeof message === 'string' ? (JSON.parse(message) as QueueMessage) : message;
+    return record;
+  }
+
+  private readonly parsed = (row: Row) => this.fromRow(row.event_id, row.subscription, row.data, row.message);
+
+  /** Sets (or, given undefined, removes) the stored prompt or reply. */
+  private setText(eventId: string, subscription: string, name: (typeof TEXTS)[number], text: string | undefined): void {
+    if (text === undefined) this.dropText.run(eventId, subscription, name);
+    else this.putText.run(eventId, subscription, name, text);
   }
 
   async putAll(records: EventRecord[]): Promise<void> {
     if (records.length === 0) return;
-    await this.store.write(() => {
-      for (const record of records) {
-        const expires = (Date.parse(record.received_at) || Date.now()) + EVENT_RETENTION_MS;
-        this.upsert.run(record.event_id, record.subscription, record.received_at, record.status, dataOf(record), expires);
-        this.upsertMessage.run(record.event_id, record.subscription, JSON.stringify(record.message));
-      }
-      // Queued records are made durable by the queue send that follows them (ingest answers after it); held ones are not followed by one.
-    }, { durable: records.some((r) => r.status !== 'queued') });
+    // Queued records are made durable by the queue send that follows them (ingest answers after it); held ones are not followed by one.
+    await this.store.write(() => this.putNow(records), { durable: records.some((r) => r.status !== 'queued') });
+  }
+
+  /** Writes whole records inside the caller's write transaction. */
+  putNow(records: EventRecord[]): void {
+    for (const record of records) {
+      const expires = (Date.parse(record.received_at) || Date.now()) + EVENT_RETENTION_MS;
+      this.upsert.run(record.event_id, record.subscription, record.received_at, record.status, dataOf(record), expires);
+      this.upsertMessage.run(record.event_id, record.subscription, messageJson(record.message));
+      for (const name of TEXTS) this.setText(record.event_id, record.subscription, name, record[name]);
+    }
   }
 
   /** Changes some fields of a record (a field set to undefined is removed); the message is left alone. Absent records are ignored. */
@@ -71,29 +103,41 @@ export class SqliteEventLog implements EventLog {
       if (data === undefined) return;
       const { message: _message, event_id: _id, subscription: _sub, ...rest } = changes;
       const next: Record<string, unknown> = { ...(JSON.parse(data) as Record<string, unknown>), ...rest };
+      for (const name of TEXTS) {
+        if (!(name in rest)) continue;
+        this.setText(eventId, subscription, name, rest[name]);
+        delete next[name]; // a record stored before event_texts existed kept it in data
+
+      }
       for (const key of Object.keys(next)) if (next[key] === undefined) delete next[key];
       this.setData.run(JSON.stringify(next), next.status as string, eventId, subscription);
       // The worker's progress: a crash before the next fsync only repeats work the queue gives back.
     }, { durable: false });
   }
 
-  async get(eventId: string, subscription: string): Promise<EventRecord | undefined> {
-    const row = this.store.read('The event log', () => this.selectOne.get(eventId, subscription) as Row | undefined);
-    return row && fromRow(row);
+  async get(eventId: string, subscription: string, known?: QueueMessage): Promise<EventRecord | undefined> {
+    return this.store.read('The event log', () => {
+      if (!known) {
+        const row = this.selectOne.get(eventId, subscription) as Row | undefined;
+        return row && this.parsed(row);
+      }
+      const data = this.selectData.get(eventId, subscription) as string | undefined;
+      return data === undefined ? undefined : this.fromRow(eventId, subscription, data, known);
+    });
   }
 
   async getEvent(eventId: string): Promise<EventRecord[]> {
-    return this.store.read('The event log', () => (this.selectEvent.all(eventId) as Row[]).map(fromRow));
+    return this.store.read('The event log', () => (this.selectEvent.all(eventId) as Row[]).map(this.parsed));
   }
 
   async listBySubscription(subscription: string, limit: number, before?: Pick<EventRecord, 'event_id' | 'received_at'>): Promise<EventRecord[]> {
     return this.store.read('The event log', () => ((before
       ? this.bySubscriptionBefore.all(subscription, before.received_at, before.event_id, limit)
-      : this.bySubscription.all(subscription, limit)) as Row[]).map(fromRow));
+      : this.bySubscription.all(subscription, limit)) as Row[]).map(this.parsed));
   }
 
   async listByStatus(subscription: string, status: EventStatus): Promise<EventRecord[]> {
-    return this.store.read('The event log', () => (this.byStatus.all(subscription, status) as Row[]).map(fromRow));
+    return this.store.read('The event log', () => (this.byStatus.all(subscription, status) as Row[]).map(this.parsed));
   }
 
   async deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void> {
@@ -102,6 +146,7 @@ export class SqliteEventLog implements EventLog {
       for (const key of keys) {
         this.remove.run(key.event_id, key.subscription);
         this.removeMessage.run(key.event_id, key.subscription);
+        this.removeTexts.run(key.event_id, key.subscription);
       }
     });
   }

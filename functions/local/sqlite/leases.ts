@@ -14,11 +14,16 @@ export class SqliteLeaseStore implements LeaseStore {
     this.drop = store.db.prepare('DELETE FROM leases WHERE event_id = ? AND subscription = ? AND holder = ?');
   }
 
+  /**
+   * Committed, not fsync'd: a lease guards work inside this process (serve drops worker
+   * leases left by a dead one at start), and a release claim is followed by the durable
+   * queue send it guards, whose WAL fsync covers it (the WAL is appended in order).
+   */
   acquire(eventId: string, subscription: string, holder: string, leaseMs: number): Promise<boolean> {
     return this.store.write(() => {
       const now = this.clock.now();
       return this.take.run(eventId, subscription, holder, now + leaseMs, now).changes > 0;
-    });
+    }, { durable: false });
   }
 
   /**
@@ -31,6 +36,6 @@ export class SqliteLeaseStore implements LeaseStore {
   }
 
   async release(eventId: string, subscription: string, holder: string): Promise<void> {
-    await this.store.write(() => this.drop.run(eventId, subscription, holder));
+    await this.store.write(() => this.drop.run(eventId, subscription, holder), { durable: false });
   }
 }

@@ -11,6 +11,7 @@ import { randomUUID } from 'node:crypto';
 import { HookError } from '../../core/errors';
 import type { Clock, DeadLetterSink, EventQueue, SendOptions } from '../../core/ports';
 import type { QueueMessage } from '../../core/types';
+import { messageJson } from '../../core/worker/message';
 import type { StoreDb } from './db';
 
 export interface SqliteQueueOptions {
@@ -84,24 +85,38 @@ export class SqliteQueue implements EventQueue {
    * would otherwise be processed side by side.
    */
   async send(messages: QueueMessage[], options: SendOptions = {}): Promise<void> {
-    await this.sendBodies(messages.map((m) => JSON.stringify(m)), options, messages.map((m) => `${m.event_id}\u0000${m.subscription}`));
+    const [bodies, keys] = SqliteQueue.bodiesOf(messages);
+    await this.sendBodies(bodies, options, keys);
   }
 
   async sendBodies(bodies: string[], options: SendOptions = {}, eventKeys: string[] = []): Promise<void> {
     if (bodies.length === 0) return;
     const delay = Math.min(Math.max(0, options.delaySeconds ?? 0), MAX_DELAY_SECONDS) * 1000;
-    await this.store.write(() => {
-      const now = this.options.clock.now();
-      bodies.forEach((body, i) => {
-        const key = eventKeys[i] ?? null;
-        if (key !== null && this.stmts.queued.get(key) !== undefined) return;
-        this.stmts.insert.run(randomUUID(), body, now + delay, now, key);
-      });
-    }).catch((error: unknown) => {
+    await this.store.write(() => this.sendNow(bodies, eventKeys, delay)).catch((error: unknown) => {
       throw new HookError('unavailable', `The local queue is unavailable (${error instanceof Error ? error.message : String(error)})`, { retryable: true, cause: error });
     });
+    this.sent();
+  }
+
+  /** Inserts messages inside the caller's write transaction; call `sent()` once it is committed. */
+  sendNow(bodies: string[], eventKeys: string[] = [], delayMs = 0): void {
+    const now = this.options.clock.now();
+    bodies.forEach((body, i) => {
+      const key = eventKeys[i] ?? null;
+      if (key !== null && this.stmts.queued.get(key) !== undefined) return;
+      this.stmts.insert.run(randomUUID(), body, now + delayMs, now, key);
+    });
+  }
+
+  /** Wakes consumers after a committed send. */
+  sent(): void {
     this.wake();
     this.options.onSend?.();
+  }
+
+  /** The bodies and (event, subscription) keys of event messages. */
+  static bodiesOf(messages: QueueMessage[]): [string[], string[]] {
+    return [messages.map(messageJson), messages.map((m) => `${m.event_id}\u0000${m.subscription}`)];
   }
 
   /**

@@ -49,6 +49,14 @@ const MIGRATIONS: string[] = [
   );
   CREATE INDEX requests_by_time ON requests (received_at);
   `,
+  // The prompt and reply (kilobytes each) move to a table of their own: SQLite rewrites a
+  // whole row on any change, so the worker's status changes now rewrite a small row only.
+  `
+  CREATE TABLE event_texts (
+    event_id TEXT NOT NULL, subscription TEXT NOT NULL, name TEXT NOT NULL, text TEXT NOT NULL,
+    UNIQUE (event_id, subscription, name)
+  );
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;

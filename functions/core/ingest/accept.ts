@@ -1,0 +1,194 @@
+/**
+ * Accepting a request that passed every check (DESIGN §2.1 steps 7–9): claim its delivery
+ * id, record the event once per matched subscription (held for paused ones), queue it,
+ * answer 202. A store that can do all of that in one atomic write (`AtomicAccept`, the
+ * local store) takes a new delivery id that way: one durable write, no pending claim.
+ * Otherwise the claim is pending while the records and messages are written and committed
+ * after; a request that dies in between is resumed by the sender's retry after the lease.
+ */
+import type { RawBody } from '../auth/signatures';
+import { describeError } from '../errors';
+import type { Payload } from '../events/classify';
+import { newEventId } from '../ids';
+import type { Claim } from '../ports';
+import { releaseIfResumed } from '../subscriptions/lifecycle';
+import type { EventRecord, QueueMessage, Source, Subscription } from '../types';
+import { eventRecord } from '../worker/record';
+import { debouncePlan, sendDebounced } from './debounce';
+import { fitsIn, inlineSafe } from './raw-payload';
+import { errors, reply, type Reply } from './responses';
+import type { IngestDeps } from './service';
+
+/** Delivery ids are remembered this long (DESIGN §2.1). */
+export const DEDUP_TTL_SECONDS = 24 * 3600;
+/** See IngestDeps.claimLeaseMs. */
+export const DEFAULT_CLAIM_LEASE_MS = 60_000;
+/** Payloads above this travel through the PayloadStore, not inside the SQS message. */
+export const INLINE_PAYLOAD_LIMIT = 200 * 1024;
+
+export interface Accepted {
+  source: Source;
+  name: string | undefined;
+  event: string;
+  action: string | undefined;
+  deliveryId: string | undefined;
+  payload: Payload;
+  body: RawBody;
+}
+
+/** What one request writes: records, messages to queue now or with a debounce delay, and the answer's lists. */
+interface Plan {
+  records: EventRecord[];
+  messages: QueueMessage[];
+  delayed: Array<{ message: QueueMessage; delaySeconds: number }>;
+  queued: string[];
+  held: string[];
+}
+
+interface Ids {
+  eventId: string;
+  deliveryId: string;
+  receivedAt: string;
+}
+
+export async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]): Promise<Reply> {
+  const { logger } = deps;
+  const now = deps.clock.now();
+  const fresh = newEventId(now);
+  const deliveryId = input.deliveryId ?? fresh;
+  const receivedAt = new Date(now).toISOString();
+  const dedupKey = input.deliveryId === undefined ? undefined : `${input.source === 'custom' ? `custom/${input.name}` : input.source}#${input.deliveryId}`;
+  const staleBefore = Math.max(now - (deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS), deps.claimsAbandonedBefore ?? 0);
+  const claimOptions = { eventId: fresh, ttlSeconds: DEDUP_TTL_SECONDS, staleBefore };
+  // Bodies that cannot be re-serialised safely travel as the sender's raw bytes (raw-payload.ts).
+  const inline = fitsIn(input.body, INLINE_PAYLOAD_LIMIT) && inlineSafe(input.payload, input.body);
+
+  let claim: Claim | undefined;
+  if (deps.atomic && inline) {
+    const ids = { eventId: fresh, deliveryId, receivedAt };
+    const plan = planFor(deps, input, matched, ids, new Map(), undefined);
+    // Debounced messages also record their subject's latest event: they take the general path.
+    if (plan.delayed.length === 0) {
+      claim = await deps.atomic.acceptNew({ ...(dedupKey ? { dedupKey } : {}), claim: claimOptions, records: plan.records, messages: plan.messages });
+      if (claim.kind === 'new') return finish(deps, input, plan, ids);
+    }
+  }
+  if (dedupKey && !claim) claim = await deps.dedup.claim(dedupKey, claimOptions);
+  if (claim?.kind === 'duplicate') {
+    logger.info('duplicate delivery', { source: input.source, event: input.event, delivery_id: deliveryId });
+    return reply(200, { status: 'duplicate', delivery_id: deliveryId });
+  }
+  if (claim?.kind === 'in_progress') {
+    logger.info('delivery id in progress in another request', { source: input.source, event: input.event, delivery_id: deliveryId });
+    return errors.inProgress();
+  }
+  const ids = { eventId: fresh, deliveryId, receivedAt };
+  // Records an earlier request for this delivery id made before it died, by subscription.
+  let earlier = new Map<string, EventRecord>();
+  if (claim?.kind === 'resumed') {
+    ids.eventId = claim.eventId;
+    earlier = new Map((await deps.events.getEvent(ids.eventId)).map((r) => [r.subscription, r]));
+    logger.warn('resuming an event whose first request died before it was queued', { event_id: ids.eventId, delivery_id: deliveryId });
+  }
+
+  let plan: Plan | undefined;
+  try {
+    const payloadRef = inline ? undefined : await deps.payloads.put(ids.eventId, typeof input.body === 'string' ? input.body : input.body.toString('utf8'));
+    plan = planFor(deps, input, matched, ids, earlier, payloadRef);
+    if (plan.records.length > 0) await deps.events.putAll(plan.records);
+    if (plan.messages.length > 0) await deps.queue.send(plan.messages);
+    if (plan.delayed.length > 0 && deps.debounce) await sendDebounced(deps.debounce, deps.queue, plan.delayed);
+  } catch (error) {
+    // Nothing was accepted: forget what this request wrote and give the delivery id up,
+    // so the sender's retry is processed.
+    const records = plan?.records ?? [];
+    await Promise.allSettled([
+      records.length > 0 ? deps.events.deleteAll(records) : Promise.resolve(),
+      dedupKey ? deps.dedup.release(dedupKey) : Promise.resolve(),
+    ]);
+    throw error;
+  }
+  if (dedupKey) await commitClaim(deps, dedupKey, ids);
+  return finish(deps, input, plan, ids);
+}
+
+/** The records and messages of this request; `earlier`: records of a resumed claim's dead request. */
+function planFor(deps: IngestDeps, input: Accepted, matched: Subscription[], ids: Ids, earlier: Map<string, EventRecord>, payloadRef: string | undefined): Plan {
+  const plan: Plan = { records: [], messages: [], delayed: [], queued: [], held: [] };
+  for (const subscription of matched) {
+    const prior = earlier.get(subscription.name);
+    if (prior) {
+      // Recorded by the dead request: queue it again only while it may never have been
+      // queued. The worker is idempotent, so a second copy of a message that did go out
+      // is harmless.
+      (prior.status === 'held' ? plan.held : plan.queued).push(subscription.name);
+      if (prior.status === 'queued' || prior.status === 'abandoned') plan.messages.push(prior.message);
+      if (prior.status === 'abandoned') {
+        // Marked abandoned while its sender waited longer than the lease: it is accepted now.
+        const { error: _abandonedBecause, ...rest } = prior;
+        plan.records.push({ ...rest, status: 'queued', updated_at: ids.receivedAt });
+      }
+      continue;
+    }
+    const message: QueueMessage = {
+      v: 1, event_id: ids.eventId, subscription: subscription.name, source: input.source, event: input.event,
+      delivery_id: ids.deliveryId, received_at: ids.receivedAt,
+    };
+    if (input.action) message.action = input.action;
+    if (payloadRef) message.payload_ref = payloadRef;
+    else message.payload = input.payload;
+    const paused = subscription.state === 'paused';
+    const debounce = deps.debounce && !paused ? debouncePlan(subscription, input.source, input.event, input.payload, ids.eventId) : undefined;
+    if (debounce) message.subject_key = debounce.subjectKey;
+    plan.records.push(eventRecord(message, paused ? 'held' : 'queued', ids.receivedAt));
+    if (paused) plan.held.push(subscription.name);
+    else {
+      if (debounce) plan.delayed.push({ message, delaySeconds: debounce.delaySeconds });
+      else plan.messages.push(message);
+      plan.queued.push(subscription.name);
+    }
+  }
+  return plan;
+}
+
+/** After the event is stored: held records released if their subscription was resumed meanwhile, the log lines, the 202. */
+async function finish(deps: IngestDeps, input: Accepted, plan: Plan, ids: Ids): Promise<Reply> {
+  const { records, held, queued } = plan;
+  if (held.length > 0 && deps.leases) await releaseHeldIfResumed(deps, records, held, queued);
+  for (const record of records) {
+    deps.logger.info(record.status === 'held' ? 'held for a paused subscription' : 'queued', {
+      event_id: ids.eventId, subscription: record.subscription, source: input.source, event: input.event,
+      action: input.action, delivery_id: ids.deliveryId,
+    });
+  }
+  const base = { event: input.event, delivery_id: ids.deliveryId, event_id: ids.eventId };
+  if (queued.length === 0) return reply(202, { status: 'held', ...base, subscriptions: held });
+  return reply(202, { status: 'accepted', ...base, subscriptions: queued, ...(held.length > 0 ? { held } : {}) });
+}
+
+/**
+ * The event is stored and queued, so the answer is 202 even if the commit fails: a retry
+ * after the lease then queues it again at worst, which the worker's idempotence absorbs.
+ */
+async function commitClaim(deps: IngestDeps, key: string, ids: Ids): Promise<void> {
+  try {
+    await deps.dedup.commit(key);
+  } catch (error) {
+    deps.logger.warn('the delivery id could not be marked done', { event_id: ids.eventId, delivery_id: ids.deliveryId, error: describeError(error) });
+  }
+}
+
+/** The subscription may have been resumed since it was read as paused: then its records are released now, not stranded. */
+async function releaseHeldIfResumed(deps: IngestDeps, records: EventRecord[], held: string[], queued: string[]): Promise<void> {
+  try {
+    const lifecycle = { subscriptions: deps.subscriptions.store, events: deps.events, queue: deps.queue, clock: deps.clock, ...(deps.leases ? { leases: deps.leases } : {}) };
+    for (const name of await releaseIfResumed(lifecycle, records.filter((r) => r.status === 'held'))) {
+      held.splice(held.indexOf(name), 1);
+      queued.push(name);
+      deps.logger.info('released at once: the subscription was resumed meanwhile', { event_id: records[0]?.event_id, subscription: name });
+    }
+  } catch (error) {
+    // Stored as held: the next resume (or `webhook resume` again) releases it.
+    deps.logger.warn('could not check for a resume after holding', { event_id: records[0]?.event_id, error: describeError(error) });
+  }
+}
