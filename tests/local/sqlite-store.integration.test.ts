@@ -192,12 +192,27 @@ describe('SqliteAtomicAccept', () => {
     expect(t.store.commits - commits).toBe(1);
     expect(claimRow('github#d1')).toEqual({ event_id: 'e1', committed: 1 });
     expect((await events.get('e1', 's'))?.status).toBe('queued');
+    // Queued by reference to the record's message: the payload is stored once.
+    expect(t.store.db.prepare('SELECT body FROM queue').pluck().all()).toEqual(['']);
     const [received] = await queue.receive(10);
     expect(JSON.parse(received!.body)).toEqual(r.message);
+    expect(await queue.heldEvents()).toEqual(new Set(['e1\u0000s']));
     // Seen by another connection (the CLI) as soon as it resolved.
     const other = new Database(join(t.dir, 'hookagent.db'), { readonly: true });
     expect(other.prepare('SELECT committed FROM dedup WHERE key = ?').pluck().get('github#d1')).toBe(1);
     other.close();
+  });
+
+  test('a message queued by reference whose event record was deleted goes to the dead letters, named', async () => {
+    const clock = new ManualClock();
+    const { events, queue, atomic } = parts(clock);
+    const r = record('e9', 's', '2026-01-01T00:00:01Z');
+    await atomic.acceptNew({ claim: { eventId: 'e9', ttlSeconds: 60, staleBefore: 0 }, records: [r], messages: [r.message] });
+    await events.deleteAll([r]);
+    expect(await queue.receive(10)).toEqual([]);
+    const [dead] = await queue.deadLetters();
+    expect(dead).toMatchObject({ reason: 'the event record of this message was deleted' });
+    expect(JSON.parse(dead!.body)).toEqual({ event_id: 'e9', subscription: 's' });
   });
 
   test('a known delivery id writes nothing and answers as a claim would: duplicate, in progress, resumed', async () => {

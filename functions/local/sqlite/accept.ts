@@ -19,7 +19,8 @@ export class SqliteAtomicAccept implements AtomicAccept {
   ) {}
 
   async acceptNew(input: { dedupKey?: string; claim: ClaimOptions; records: EventRecord[]; messages: QueueMessage[] }): Promise<Claim> {
-    const [bodies, keys] = SqliteQueue.bodiesOf(input.messages);
+    // The messages are the records' own, written in this same transaction: queued by reference.
+    const [bodies, keys] = SqliteQueue.bodiesOf(input.messages, true);
     const claim = await this.store.write((): Claim => {
       const found: Claim = input.dedupKey ? this.dedup.claimNow(input.dedupKey, input.claim, true) : { kind: 'new' };
       if (found.kind !== 'new') return found;

@@ -24,6 +24,8 @@ import { migrate } from './schema';
 
 export const DB_FILE = 'hookagent.db';
 const BUSY_TIMEOUT_MS = 5_000;
+/** Writes held back while an fsync runs before they are committed anyway (bounds latency and memory). */
+const MAX_HELD_WRITES = 1_000;
 
 interface Pending {
   run: () => unknown;
@@ -135,10 +137,14 @@ export class StoreDb {
     if (this.closed) return Promise.reject(new HookError('unavailable', 'The local store is closed (hookagent is stopping)', { retryable: true }));
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ run, durable: options.durable ?? true, resolve: resolve as (value: unknown) => void, reject });
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
+      if (this.scheduled) {
+        if (this.syncing && this.pending.length >= MAX_HELD_WRITES) setImmediate(() => this.flush());
+        return;
       }
+      this.scheduled = true;
+      // While a WAL fsync runs, writes wait for it and go in together: one transaction
+      // (and one fsync) per sync period under load, not one per event-loop turn.
+      if (!this.syncing) setImmediate(() => this.flush());
     });
   }
 
@@ -217,6 +223,7 @@ export class StoreDb {
       this.syncing = false;
       if (error) failed.forEach((fail) => fail(error));
       else settled.forEach((settle) => settle());
+      if (this.scheduled) setImmediate(() => this.flush());
       this.sync();
     });
   }

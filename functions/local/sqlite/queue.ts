@@ -6,6 +6,10 @@
  * and `changeVisibility` re-times a received message (paced retries). Receipt handles
  * are `{id}.{receipt}`: a receipt is stale once the message was received again.
  * Any process may send; serve's consumer is woken by in-process sends and `wake()`.
+ *
+ * A message accepted together with its event record (accept.ts) is stored by reference:
+ * an empty body, read from event_messages on receive. The payload is then written once
+ * per event, not once more in the queue, nor again each time a receive re-times the row.
  */
 import { randomUUID } from 'node:crypto';
 import { HookError } from '../../core/errors';
@@ -41,7 +45,9 @@ export interface DeadLetter {
 interface Row {
   id: number;
   message_id: string;
+  /** Empty: the message is the event record's (`event_key` names it). */
   body: string;
+  event_key: string | null;
   receive_count: number;
   receipt: number;
   sent_at: number;
@@ -49,6 +55,12 @@ interface Row {
 
 /** SQS's limit for DelaySeconds and visibility changes used by the worker (15 minutes). */
 const MAX_DELAY_SECONDS = 900;
+
+/** `event_id` NUL `subscription`, as the queue keys event messages. */
+function eventOfKey(key: string | null): { event_id: string; subscription: string } {
+  const at = (key ?? '').indexOf('\u0000');
+  return { event_id: (key ?? '').slice(0, at), subscription: (key ?? '').slice(at + 1) };
+}
 
 function parseReceipt(receiptHandle: string): [number, number] {
   const match = /^(\d+)\.(\d+)$/.exec(receiptHandle);
@@ -65,7 +77,8 @@ export class SqliteQueue implements EventQueue {
     this.stmts = {
       insert: db.prepare('INSERT INTO queue (message_id, body, visible_at, receive_count, receipt, sent_at, event_key) VALUES (?, ?, ?, 0, 0, ?, ?)'),
       queued: db.prepare('SELECT 1 FROM queue WHERE event_key = ?').pluck(),
-      visible: db.prepare('SELECT id, message_id, body, receive_count, receipt, sent_at FROM queue WHERE visible_at <= ? ORDER BY visible_at, id LIMIT ?'),
+      visible: db.prepare('SELECT id, message_id, body, event_key, receive_count, receipt, sent_at FROM queue WHERE visible_at <= ? ORDER BY visible_at, id LIMIT ?'),
+      eventMessage: db.prepare('SELECT message FROM event_messages WHERE event_id = ? AND subscription = ?').pluck(),
       take: db.prepare('UPDATE queue SET visible_at = ?, receive_count = receive_count + 1, receipt = receipt + 1 WHERE id = ?'),
       remove: db.prepare('DELETE FROM queue WHERE id = ? AND receipt = ?'),
       removeAny: db.prepare('DELETE FROM queue WHERE id = ?'),
@@ -98,7 +111,11 @@ export class SqliteQueue implements EventQueue {
     this.sent();
   }
 
-  /** Inserts messages inside the caller's write transaction; call `sent()` once it is committed. */
+  /**
+   * Inserts messages inside the caller's write transaction; call `sent()` once it is
+   * committed. An empty body stores the message by reference to its event record, which
+   * the caller writes in the same transaction (its event key is required then).
+   */
   sendNow(bodies: string[], eventKeys: string[] = [], delayMs = 0): void {
     const now = this.options.clock.now();
     bodies.forEach((body, i) => {
@@ -114,9 +131,16 @@ export class SqliteQueue implements EventQueue {
     this.options.onSend?.();
   }
 
-  /** The bodies and (event, subscription) keys of event messages. */
-  static bodiesOf(messages: QueueMessage[]): [string[], string[]] {
-    return [messages.map(messageJson), messages.map((m) => `${m.event_id}\u0000${m.subscription}`)];
+  /** The bodies (empty: by reference to the event record) and (event, subscription) keys of event messages. */
+  static bodiesOf(messages: QueueMessage[], byReference = false): [string[], string[]] {
+    return [messages.map((m) => (byReference ? '' : messageJson(m))), messages.map((m) => `${m.event_id}\u0000${m.subscription}`)];
+  }
+
+  /** A row's message; undefined when it is stored by reference and its event record is gone. */
+  private bodyOf(row: Pick<Row, 'body' | 'event_key'>): string | undefined {
+    if (row.body !== '' || row.event_key === null) return row.body;
+    const { event_id, subscription } = eventOfKey(row.event_key);
+    return (this.stmts.eventMessage.get(event_id, subscription) as string | undefined) ?? undefined;
   }
 
   /**
@@ -131,14 +155,20 @@ export class SqliteQueue implements EventQueue {
       const received: ReceivedMessage[] = [];
       for (const row of this.stmts.visible.all(now, max * 2) as Row[]) {
         if (received.length >= max) break;
+        const body = this.bodyOf(row);
+        if (body === undefined) {
+          this.stmts.dead.run(row.message_id, JSON.stringify(eventOfKey(row.event_key)), row.receive_count, 'the event record of this message was deleted', now);
+          this.stmts.removeAny.run(row.id);
+          continue;
+        }
         if (row.receive_count >= this.options.maxReceiveCount) {
-          this.stmts.dead.run(row.message_id, row.body, row.receive_count, `received ${row.receive_count} times without success`, now);
+          this.stmts.dead.run(row.message_id, body, row.receive_count, `received ${row.receive_count} times without success`, now);
           this.stmts.removeAny.run(row.id);
           continue;
         }
         this.stmts.take.run(until, row.id);
         received.push({
-          messageId: row.message_id, receiptHandle: `${row.id}.${row.receipt + 1}`, body: row.body,
+          messageId: row.message_id, receiptHandle: `${row.id}.${row.receipt + 1}`, body,
           receiveCount: row.receive_count + 1, sentAt: row.sent_at,
         });
       }
@@ -186,7 +216,11 @@ export class SqliteQueue implements EventQueue {
   /** `event_id` + NUL + `subscription` of every message the queue holds, visible or in flight (the abandoned-records sweep). */
   async heldEvents(): Promise<Set<string>> {
     const held = new Set<string>();
-    for (const body of this.store.db.prepare('SELECT body FROM queue').pluck().iterate() as Iterable<string>) {
+    for (const { body, event_key } of this.store.db.prepare('SELECT body, event_key FROM queue').iterate() as Iterable<Pick<Row, 'body' | 'event_key'>>) {
+      if (event_key !== null) {
+        held.add(event_key);
+        continue;
+      }
       try {
         const message = JSON.parse(body) as { event_id?: unknown; subscription?: unknown };
         if (typeof message.event_id === 'string' && typeof message.subscription === 'string') held.add(`${message.event_id}\u0000${message.subscription}`);
