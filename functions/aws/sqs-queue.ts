@@ -4,6 +4,7 @@
  */
 import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
 import { HookError } from '../core/errors';
+import { messageJson } from '../core/message-json';
 import type { EventQueue, SendOptions } from '../core/ports';
 import type { QueueMessage } from '../core/types';
 
@@ -15,7 +16,7 @@ export class SqsEventQueue implements EventQueue {
 
   async send(messages: QueueMessage[], options: SendOptions = {}): Promise<void> {
     const delay = options.delaySeconds ? Math.min(900, Math.max(0, Math.round(options.delaySeconds))) : 0;
-    const entries = messages.map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message), ...(delay ? { DelaySeconds: delay } : {}) }));
+    const entries = messages.map((message, index) => ({ Id: String(index), MessageBody: messageJson(message), ...(delay ? { DelaySeconds: delay } : {}) }));
     for (const chunk of chunkEntries(entries)) await this.sendChunk(chunk);
   }
 

@@ -16,12 +16,14 @@
  * constant-time compare with the header, JSON.parse. Rounds alternate floor and handler;
  * the figure is the median of the per-round ratios with their [min–max].
  *
- * HOOKAGENT_BENCH_CPU_PROF=<dir> runs the child with --cpu-prof into that directory.
+ * HOOKAGENT_BENCH_BASELINE=<git ref> also builds that ref's bundle (its own build script)
+ * and measures it in the same rounds, for before/after figures from one run;
+ * HOOKAGENT_BENCH_CPU_PROF=<dir> runs the children with --cpu-prof into that directory.
  */
 import githubExamples from '@octokit/webhooks-examples';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { sendJson, startLocalServer } from '../support/local-http';
@@ -109,6 +111,7 @@ function floor(e) {
   return JSON.parse(e.body);
 }
 process.on('message', async (m) => {
+  if (m.cmd === 'exit') return process.exit(0);
   try {
     const events = Array.from({ length: m.n }, event);
     const contexts = events.map((e) => context(e.requestContext.requestId));
@@ -144,27 +147,98 @@ function request(child: ChildProcess, message: { cmd: 'floor' | 'handler'; n: nu
 
 const round2 = (n: number) => Math.round(n * 100) / 100;
 
+/** Builds the ingest bundle of the checkout at `root` with its own scripts/build-lambda.mjs; returns LAMBDA_TASK_ROOT. */
+function buildIngest(root: string, config: string, out: string): string {
+  const built = spawnSync(process.execPath, [join(root, 'scripts', 'build-lambda.mjs'), '--config-dir', config, '--out', out], { cwd: root, encoding: 'utf8' });
+  if (built.status !== 0) throw new Error(`scripts/build-lambda.mjs failed in ${root}: ${built.stderr}`);
+  // A build script from before `--out` writes dist/lambda.
+  return existsSync(join(out, 'ingest', 'index.js')) ? join(out, 'ingest') : join(root, 'dist', 'lambda', 'ingest');
+}
+
+/** The source of git ref `ref` in a directory of its own, sharing this checkout's node_modules. */
+function checkout(ref: string): string {
+  const dir = join(OUT, 'baseline-src');
+  rmSync(dir, { recursive: true, force: true });
+  mkdirSync(dir, { recursive: true });
+  const archive = spawnSync('git', ['archive', '--format=tar', ref], { cwd: ROOT, maxBuffer: 256 * 1024 * 1024 });
+  if (archive.status !== 0) throw new Error(`git archive ${ref} failed: ${archive.stderr.toString()}`);
+  const tar = spawnSync('tar', ['-x', '-C', dir], { input: archive.stdout });
+  if (tar.status !== 0) throw new Error(`could not unpack ${ref}: ${tar.stderr.toString()}`);
+  symlinkSync(join(ROOT, 'node_modules'), join(dir, 'node_modules'));
+  return dir;
+}
+
+interface Subject {
+  label: string;
+  taskRoot: string;
+  child?: ChildProcess;
+  exited?: Promise<void>;
+  stderr: string;
+  floors: number[];
+  handlers: number[];
+  ratios: number[];
+  calls: Map<string, number>;
+}
+
+function spawnChild(subject: Subject, childFile: string, bodyFile: string, stubUrl: string, profile: string | undefined): Promise<void> {
+  const child = spawn(process.execPath, [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(profile)}`] : []), childFile], {
+    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
+    env: {
+      PATH: process.env.PATH, NODE_OPTIONS: DEPLOYED_NODE_OPTIONS, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+      BENCH_BUNDLE: join(subject.taskRoot, 'index.js'), BENCH_BODY: bodyFile, LAMBDA_TASK_ROOT: subject.taskRoot, GITHUB_WEBHOOK_SECRET: SECRET,
+      HOOKAGENT_STAGE: 'bench', QUEUE_URL: `${stubUrl}${QUEUE_PATH}`, PAYLOAD_BUCKET: 'hookagent-bench-payloads',
+      AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDBENCH', AWS_SECRET_ACCESS_KEY: 'bench-secret-key', AWS_SESSION_TOKEN: 'bench-session-token',
+      AWS_ENDPOINT_URL_DYNAMODB: stubUrl, AWS_ENDPOINT_URL_SQS: stubUrl, AWS_LAMBDA_FUNCTION_NAME: 'hookagent-bench-ingest',
+      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '256',
+    },
+  });
+  subject.child = child;
+  // The function's log lines (stdout in Lambda too) are read and dropped.
+  child.stdout!.resume();
+  child.stderr!.on('data', (chunk: Buffer) => {
+    subject.stderr = (subject.stderr + chunk.toString()).slice(-4000);
+  });
+  subject.exited = new Promise<void>((done) => child.on('exit', () => done()));
+  return new Promise<void>((ready, reject) => {
+    child.once('message', () => ready());
+    void subject.exited!.then(() => reject(new Error(`the ${subject.label} child exited before it was ready: ${subject.stderr}`)));
+  });
+}
+
+async function stopChild(subject: Subject): Promise<void> {
+  const child = subject.child;
+  if (!child || !subject.exited) return;
+  // A clean exit, so that --cpu-prof writes its profile.
+  if (child.connected) child.send({ cmd: 'exit' });
+  const timer = setTimeout(() => child.kill('SIGTERM'), 10_000);
+  await subject.exited;
+  clearTimeout(timer);
+}
+
 export async function benchLambdaIngestCpu(): Promise<Measurement> {
-  // 1. The bundle, exactly as deployed (same script, same esbuild settings, config validated).
+  // 1. The bundle, exactly as deployed (same script, same esbuild settings, config validated);
+  // with HOOKAGENT_BENCH_BASELINE=<git ref>, also that ref's bundle, measured in the same rounds.
   mkdirSync(OUT, { recursive: true });
   const config = mkdtempSync(join(tmpdir(), 'hookagent-bench-lambda-'));
   writeFileSync(join(config, 'config.yaml'), 'webhooks:\n  github: { secret: ${GITHUB_WEBHOOK_SECRET} }\n');
-  const built = spawnSync(process.execPath, [join(ROOT, 'scripts', 'build-lambda.mjs'), '--config-dir', config, '--out', join(OUT, 'dist')], { cwd: ROOT, encoding: 'utf8' });
-  if (built.status !== 0) throw new Error(`scripts/build-lambda.mjs failed: ${built.stderr}`);
-  const taskRoot = join(OUT, 'dist', 'ingest');
-  const bundle = join(taskRoot, 'index.js');
+  const subjects: Subject[] = [{ label: 'this checkout', taskRoot: buildIngest(ROOT, config, join(OUT, 'dist')), stderr: '', floors: [], handlers: [], ratios: [], calls: new Map() }];
+  const baselineRef = process.env.HOOKAGENT_BENCH_BASELINE;
+  if (baselineRef) {
+    const source = checkout(baselineRef);
+    subjects.push({ label: baselineRef, taskRoot: buildIngest(source, config, join(OUT, 'baseline-dist')), stderr: '', floors: [], handlers: [], ratios: [], calls: new Map() });
+  }
   const body = pullRequestOpened();
   const bodyFile = join(OUT, 'pull_request.opened.json');
   writeFileSync(bodyFile, body);
   const childFile = join(OUT, 'child.cjs');
   writeFileSync(childFile, CHILD);
 
-  // 2. The stub endpoint: canned answers, every call counted.
-  const calls = new Map<string, number>();
+  // 2. The stub endpoint: canned answers, every call counted (to the subject running at the time).
+  let current: Subject | undefined;
   const unknown: string[] = [];
   const stub = await startLocalServer((req, res) => {
     const target = String(req.headers['x-amz-target'] ?? '');
-    calls.set(target, (calls.get(target) ?? 0) + 1);
+    if (current) current.calls.set(target, (current.calls.get(target) ?? 0) + 1);
     const reply = answer(target, req.body);
     if (reply === undefined) {
       unknown.push(target);
@@ -172,71 +246,56 @@ export async function benchLambdaIngestCpu(): Promise<Measurement> {
     }
     sendJson(res, 200, reply, { 'content-type': 'application/x-amz-json-1.0', 'x-amzn-requestid': 'bench' });
   });
-  const total = () => [...calls.values()].reduce((a, b) => a + b, 0);
 
-  // 3. The child, as Lambda runs the function (LAMBDA_TASK_ROOT, the packaged config, the deployed NODE_OPTIONS).
+  // 3. The children, as Lambda runs the function (LAMBDA_TASK_ROOT, the packaged config, the deployed NODE_OPTIONS).
   const profile = process.env.HOOKAGENT_BENCH_CPU_PROF;
-  const child = spawn(process.execPath, [...(profile ? ['--cpu-prof', `--cpu-prof-dir=${resolve(profile)}`] : []), childFile], {
-    stdio: ['ignore', 'pipe', 'pipe', 'ipc'],
-    env: {
-      PATH: process.env.PATH, NODE_OPTIONS: DEPLOYED_NODE_OPTIONS, AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
-      BENCH_BUNDLE: bundle, BENCH_BODY: bodyFile, LAMBDA_TASK_ROOT: taskRoot, GITHUB_WEBHOOK_SECRET: SECRET,
-      HOOKAGENT_STAGE: 'bench', QUEUE_URL: `${stub.url}${QUEUE_PATH}`, PAYLOAD_BUCKET: 'hookagent-bench-payloads',
-      AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKIDBENCH', AWS_SECRET_ACCESS_KEY: 'bench-secret-key', AWS_SESSION_TOKEN: 'bench-session-token',
-      AWS_ENDPOINT_URL_DYNAMODB: stub.url, AWS_ENDPOINT_URL_SQS: stub.url, AWS_LAMBDA_FUNCTION_NAME: 'hookagent-bench-ingest',
-      AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '256',
-    },
-  });
-  // The function's log lines (stdout in Lambda too) are read and dropped.
-  let stderr = '';
-  child.stdout!.resume();
-  child.stderr!.on('data', (chunk: Buffer) => {
-    stderr = (stderr + chunk.toString()).slice(-4000);
-  });
-  const exited = new Promise<void>((done) => child.on('exit', () => done()));
   try {
-    await new Promise<void>((ready, reject) => {
-      child.once('message', () => ready());
-      void exited.then(() => reject(new Error(`the child exited before it was ready: ${stderr}`)));
-    });
-    await request(child, { cmd: 'floor', n: FLOOR_EVENTS });
-    await request(child, { cmd: 'handler', n: WARMUP_EVENTS });
-
-    const floors: number[] = [];
-    const handlers: number[] = [];
-    const ratios: number[] = [];
-    const before = new Map(calls);
-    const callsBefore = total();
+    for (const subject of subjects) {
+      await spawnChild(subject, childFile, bodyFile, stub.url, profile);
+      await request(subject.child!, { cmd: 'floor', n: FLOOR_EVENTS });
+      await request(subject.child!, { cmd: 'handler', n: WARMUP_EVENTS });
+    }
     for (let round = 0; round < ROUNDS; round++) {
-      const floorUs = (await request(child, { cmd: 'floor', n: FLOOR_EVENTS })) / FLOOR_EVENTS;
-      const handlerUs = (await request(child, { cmd: 'handler', n: HANDLER_EVENTS })) / HANDLER_EVENTS;
-      floors.push(floorUs);
-      handlers.push(handlerUs);
-      ratios.push(handlerUs / floorUs);
+      for (const subject of subjects) {
+        const child = subject.child!;
+        const floorUs = (await request(child, { cmd: 'floor', n: FLOOR_EVENTS })) / FLOOR_EVENTS;
+        current = subject;
+        const handlerUs = (await request(child, { cmd: 'handler', n: HANDLER_EVENTS })) / HANDLER_EVENTS;
+        current = undefined;
+        subject.floors.push(floorUs);
+        subject.handlers.push(handlerUs);
+        subject.ratios.push(handlerUs / floorUs);
+      }
     }
     if (unknown.length > 0) throw new Error(`the handler made calls the stub does not answer: ${[...new Set(unknown)].join(', ')}`);
     const events = ROUNDS * HANDLER_EVENTS;
-    const perCall: Record<string, number> = {};
-    for (const [target, count] of calls) {
-      const delta = count - (before.get(target) ?? 0);
-      if (delta > 0) perCall[target.replace(/^DynamoDB_20120810\./, 'dynamodb:').replace(/^AmazonSQS\./, 'sqs:')] = round2(delta / events);
-    }
-    const ratio = median(ratios);
+    const figures = (subject: Subject) => {
+      const byOperation: Record<string, number> = {};
+      let calls = 0;
+      for (const [target, count] of subject.calls) {
+        calls += count;
+        byOperation[target.replace(/^DynamoDB_20120810\./, 'dynamodb:').replace(/^AmazonSQS\./, 'sqs:')] = round2(count / events);
+      }
+      return {
+        ratio_median: round2(median(subject.ratios)), ratio_min: round2(Math.min(...subject.ratios)), ratio_max: round2(Math.max(...subject.ratios)),
+        ratios: subject.ratios.map(round2), handler_us_median: round2(median(subject.handlers)), handler_us: subject.handlers.map(round2),
+        floor_us_median: round2(median(subject.floors)), floor_us: subject.floors.map(round2),
+        sdk_calls_per_event: round2(calls / events), sdk_calls_by_operation: byOperation, bundle_bytes: statSync(join(subject.taskRoot, 'index.js')).size,
+      };
+    };
+    const [main, baseline] = subjects as [Subject, Subject | undefined];
+    const ratio = median(main.ratios);
     return {
       name: 'deployed ingest bundle CPU per accepted event ÷ HMAC + JSON.parse (stub AWS endpoint)',
       value: ratio, unit: '×', target: `≤ ${TARGET}×`, met: ratio <= TARGET,
       detail: {
-        ratio_median: round2(ratio), ratio_min: round2(Math.min(...ratios)), ratio_max: round2(Math.max(...ratios)), ratios: ratios.map(round2),
-        handler_us_median: round2(median(handlers)), handler_us: handlers.map(round2),
-        floor_us_median: round2(median(floors)), floor_us: floors.map(round2),
-        sdk_calls_per_event: round2((total() - callsBefore) / events), sdk_calls_by_operation: perCall,
-        rounds: ROUNDS, events_per_round: HANDLER_EVENTS, floor_events_per_round: FLOOR_EVENTS,
-        body_bytes: Buffer.byteLength(body), bundle_bytes: statSync(bundle).size, node_options: DEPLOYED_NODE_OPTIONS,
+        ...figures(main),
+        ...(baseline ? { baseline: { ref: baseline.label, ...figures(baseline) }, handler_vs_baseline_median: round2(median(main.handlers.map((h, i) => h / (baseline.handlers[i] as number)))) } : {}),
+        rounds: ROUNDS, events_per_round: HANDLER_EVENTS, floor_events_per_round: FLOOR_EVENTS, body_bytes: Buffer.byteLength(body), node_options: DEPLOYED_NODE_OPTIONS,
       },
     };
   } finally {
-    child.kill('SIGTERM');
-    await exited;
+    for (const subject of subjects) await stopChild(subject);
     await stub.close();
     rmSync(config, { recursive: true, force: true });
   }

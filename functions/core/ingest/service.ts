@@ -23,6 +23,7 @@ import { selectSubscriptions } from './select';
 import type { SubscriptionCache } from './subscription-cache';
 import { inlineSafe } from './raw-payload';
 import { eventRecord } from '../worker/record';
+import { rememberMessageJson } from '../message-json';
 
 export interface InboundRequest {
   method: string;
@@ -143,7 +144,7 @@ export function createIngest(deps: IngestDeps): Ingest {
       }
 
       // 7. Paused subscriptions hold their events; 8. dedup; 9. enqueue.
-      return await accept(deps, { source, name, event, action, deliveryId: identity.deliveryId, payload, body }, matched);
+      return await accept(deps, { source, name, event, action, deliveryId: identity.deliveryId, payload, body, text: parsed.text }, matched, trace);
     } catch (error) {
       // Whatever failed, nothing was accepted and the sender may retry: answer 503, never 500.
       const expected = isHookError(error) && error.code === 'unavailable';
@@ -162,7 +163,7 @@ function fitsIn(body: RawBody, limit: number): boolean {
   return body.length * 3 <= limit || Buffer.byteLength(body, 'utf8') <= limit;
 }
 
-function parsePayload(body: RawBody): { payload: Payload } | { error: string } {
+function parsePayload(body: RawBody): { payload: Payload; text: string } | { error: string } {
   let text: string;
   try {
     text = typeof body === 'string' ? body : utf8.decode(body);
@@ -178,7 +179,7 @@ function parsePayload(body: RawBody): { payload: Payload } | { error: string } {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return { error: `a JSON ${Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value}, not an object` };
   }
-  return { payload: value as Payload };
+  return { payload: value as Payload, text };
 }
 
 interface Accepted {
@@ -189,20 +190,59 @@ interface Accepted {
   deliveryId: string | undefined;
   payload: Payload;
   body: RawBody;
+  /** The body as text: the JSON `payload` was parsed from. */
+  text: string;
 }
 
-async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]): Promise<Reply> {
+/** What one request writes and sends: its records, and the messages of those not held. */
+interface Outgoing {
+  records: EventRecord[];
+  messages: QueueMessage[];
+  delayed: Array<{ message: QueueMessage; delaySeconds: number }>;
+  queued: string[];
+  held: string[];
+}
+
+/**
+ * Dedup, records, queue. Where the dedup store can (`claimWithRecords`, DynamoDB's
+ * TransactWriteItems), a new claim and the event's records are one write, and where the
+ * request log can (`recordAndCommit`), the commit shares its write: an accepted event then
+ * costs three calls (claim + records, queue send, commit + request log) instead of five.
+ * What a crash leaves between any two of them (the README's "Crash windows"):
+ * - before the claim: nothing; the sender's retry is a new request;
+ * - claim and records written, not queued: the claim is pending; a retry within the lease
+ *   answers 503 `in_progress`, after it takes the claim over (`resumed`) and queues the
+ *   recorded messages; without a retry the event ends `abandoned`, never answered 2xx;
+ * - queued, not committed: the same, but the retry queues a second copy, which the worker's
+ *   lease and finished records absorb (one delivery);
+ * - committed, not answered: the retry answers 200 `duplicate`.
+ * A claim write that failed may still have happened (a timeout), so it is never released:
+ * that is the second case. A failed queue send releases the claim and deletes the records
+ * (503): if the process dies before that, the second case again.
+ */
+async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[], trace: RequestTrace): Promise<Reply> {
   const { logger } = deps;
   const now = deps.clock.now();
   let eventId = newEventId(now);
   const deliveryId = input.deliveryId ?? eventId;
   const dedupKey = input.deliveryId === undefined ? undefined : `${input.source === 'custom' ? `custom/${input.name}` : input.source}#${input.deliveryId}`;
+  const receivedAt = new Date(now).toISOString();
+  // Bodies that cannot be re-serialised safely travel as the sender's raw bytes (raw-payload.ts).
+  const inline = fitsIn(input.body, INLINE_PAYLOAD_LIMIT) && inlineSafe(input.payload, input.body);
 
   // Records an earlier request for this delivery id made before it died, by subscription.
   let earlier = new Map<string, EventRecord>();
+  let out: Outgoing | undefined;
+  let recorded = false;
   if (dedupKey) {
     const staleBefore = Math.max(now - (deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS), deps.claimsAbandonedBefore ?? 0);
-    const claim = await deps.dedup.claim(dedupKey, { eventId, ttlSeconds: DEDUP_TTL_SECONDS, staleBefore });
+    const options = { eventId, ttlSeconds: DEDUP_TTL_SECONDS, staleBefore };
+    if (inline && deps.dedup.claimWithRecords) {
+      out = outgoing(deps, input, matched, eventId, deliveryId, receivedAt, undefined, earlier);
+      recorded = await deps.dedup.claimWithRecords(dedupKey, options, out.records);
+    }
+    // Not written together: the key was claimed before (or the store cannot): ask what the claim says.
+    const claim = recorded ? { kind: 'new' as const } : await deps.dedup.claim(dedupKey, options);
     if (claim.kind === 'duplicate') {
       logger.info('duplicate delivery', { source: input.source, event: input.event, delivery_id: deliveryId });
       return reply(200, { status: 'duplicate', delivery_id: deliveryId });
@@ -213,59 +253,22 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
     }
     if (claim.kind === 'resumed') {
       eventId = claim.eventId;
+      out = undefined;
       earlier = new Map((await deps.events.getEvent(eventId)).map((r) => [r.subscription, r]));
       logger.warn('resuming an event whose first request died before it was queued', { event_id: eventId, delivery_id: deliveryId });
     }
   }
 
-  const receivedAt = new Date(now).toISOString();
-  const records: EventRecord[] = [];
-  const queued: string[] = [];
-  const held: string[] = [];
+  let records: EventRecord[] = out?.records ?? [];
   try {
-    // Bodies that cannot be re-serialised safely travel as the sender's raw bytes (raw-payload.ts).
-    const payloadRef = fitsIn(input.body, INLINE_PAYLOAD_LIMIT) && inlineSafe(input.payload, input.body)
-      ? undefined
-      : await deps.payloads.put(eventId, typeof input.body === 'string' ? input.body : input.body.toString('utf8'));
-    const messages: QueueMessage[] = [];
-    const delayed: Array<{ message: QueueMessage; delaySeconds: number }> = [];
-    for (const subscription of matched) {
-      const prior = earlier.get(subscription.name);
-      if (prior) {
-        // Recorded by the dead request: queue it again only while it may never have been
-        // queued. The worker is idempotent, so a second copy of a message that did go out
-        // is harmless.
-        (prior.status === 'held' ? held : queued).push(subscription.name);
-        if (prior.status === 'queued' || prior.status === 'abandoned') messages.push(prior.message);
-        if (prior.status === 'abandoned') {
-          // Marked abandoned while its sender waited longer than the lease: it is accepted now.
-          const { error: _abandonedBecause, ...rest } = prior;
-          records.push({ ...rest, status: 'queued', updated_at: receivedAt });
-        }
-        continue;
-      }
-      const message: QueueMessage = {
-        v: 1, event_id: eventId, subscription: subscription.name, source: input.source, event: input.event,
-        delivery_id: deliveryId, received_at: receivedAt,
-      };
-      if (input.action) message.action = input.action;
-      if (payloadRef) message.payload_ref = payloadRef;
-      else message.payload = input.payload;
-      const paused = subscription.state === 'paused';
-      const plan = deps.debounce && !paused ? debouncePlan(subscription, input.source, input.event, input.payload, eventId) : undefined;
-      if (plan) message.subject_key = plan.subjectKey;
-      const record = eventRecord(message, paused ? 'held' : 'queued', receivedAt);
-      records.push(record);
-      if (paused) held.push(subscription.name);
-      else {
-        if (plan) delayed.push({ message, delaySeconds: plan.delaySeconds });
-        else messages.push(message);
-        queued.push(subscription.name);
-      }
+    if (!out) {
+      const payloadRef = inline ? undefined : await deps.payloads.put(eventId, input.text);
+      out = outgoing(deps, input, matched, eventId, deliveryId, receivedAt, payloadRef, earlier);
+      records = out.records;
     }
-    if (records.length > 0) await deps.events.putAll(records);
-    if (messages.length > 0) await deps.queue.send(messages);
-    if (delayed.length > 0 && deps.debounce) await sendDebounced(deps.debounce, deps.queue, delayed);
+    if (!recorded && records.length > 0) await deps.events.putAll(records);
+    if (out.messages.length > 0) await deps.queue.send(out.messages);
+    if (out.delayed.length > 0 && deps.debounce) await sendDebounced(deps.debounce, deps.queue, out.delayed);
   } catch (error) {
     // Nothing was accepted: forget what this request wrote and give the delivery id up,
     // so the sender's retry is processed.
@@ -275,7 +278,12 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
     ]);
     throw error;
   }
-  if (dedupKey) await commitClaim(deps, dedupKey, eventId, deliveryId);
+  const { queued, held } = out;
+  if (dedupKey) {
+    // The request log writes the commit with its entry when it can (withRequestLog, right after this returns).
+    if (deps.requests?.recordAndCommit) trace.commit = { key: dedupKey, eventId, ttlSeconds: DEDUP_TTL_SECONDS };
+    else await commitClaim(deps, dedupKey, eventId, deliveryId);
+  }
   if (held.length > 0 && deps.leases) await releaseHeldIfResumed(deps, records, held, queued);
 
   for (const record of records) {
@@ -287,6 +295,50 @@ async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]
   const base = { event: input.event, delivery_id: deliveryId, event_id: eventId };
   if (queued.length === 0) return reply(202, { status: 'held', ...base, subscriptions: held });
   return reply(202, { status: 'accepted', ...base, subscriptions: queued, ...(held.length > 0 ? { held } : {}) });
+}
+
+/** The records and messages of one event for its matched subscriptions (`earlier`: what a dead request recorded). */
+function outgoing(
+  deps: IngestDeps, input: Accepted, matched: Subscription[], eventId: string, deliveryId: string, receivedAt: string,
+  payloadRef: string | undefined, earlier: Map<string, EventRecord>,
+): Outgoing {
+  const out: Outgoing = { records: [], messages: [], delayed: [], queued: [], held: [] };
+  for (const subscription of matched) {
+    const prior = earlier.get(subscription.name);
+    if (prior) {
+      // Recorded by the dead request: queue it again only while it may never have been
+      // queued. The worker is idempotent, so a second copy of a message that did go out
+      // is harmless.
+      (prior.status === 'held' ? out.held : out.queued).push(subscription.name);
+      if (prior.status === 'queued' || prior.status === 'abandoned') out.messages.push(prior.message);
+      if (prior.status === 'abandoned') {
+        // Marked abandoned while its sender waited longer than the lease: it is accepted now.
+        const { error: _abandonedBecause, ...rest } = prior;
+        out.records.push({ ...rest, status: 'queued', updated_at: receivedAt });
+      }
+      continue;
+    }
+    const message: QueueMessage = {
+      v: 1, event_id: eventId, subscription: subscription.name, source: input.source, event: input.event,
+      delivery_id: deliveryId, received_at: receivedAt,
+    };
+    if (input.action) message.action = input.action;
+    if (payloadRef) message.payload_ref = payloadRef;
+    else message.payload = input.payload;
+    const paused = subscription.state === 'paused';
+    const plan = deps.debounce && !paused ? debouncePlan(subscription, input.source, input.event, input.payload, eventId) : undefined;
+    if (plan) message.subject_key = plan.subjectKey;
+    // Complete now: its text embeds the body as received instead of re-serialising the payload.
+    if (!payloadRef) rememberMessageJson(message, input.text);
+    out.records.push(eventRecord(message, paused ? 'held' : 'queued', receivedAt));
+    if (paused) out.held.push(subscription.name);
+    else {
+      if (plan) out.delayed.push({ message, delaySeconds: plan.delaySeconds });
+      else out.messages.push(message);
+      out.queued.push(subscription.name);
+    }
+  }
+  return out;
 }
 
 /**
