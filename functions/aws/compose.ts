@@ -24,7 +24,7 @@ import { DynamoEventLog } from './event-log';
 import { lazyPayloadStore, lazySecretSource } from './lazy-clients';
 import { SqsEventQueue } from './sqs-queue';
 import { DynamoSubscriptionStore } from './subscription-store';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { leanSqsClient } from './sdk-clients';
 import { DynamoDebounceStore } from './debounce-store';
 import { DynamoLeaseStore } from './lease-store';
 import { DynamoRequestLog } from './request-log';
@@ -70,7 +70,7 @@ export async function composeIngest({ deployment, logger }: Runtime): Promise<In
   return createIngest({
     config: resolved.value,
     subscriptions: new SubscriptionCache(new DynamoSubscriptionStore(dynamo, deployment.tables.subscriptions), SUBSCRIPTION_CACHE_MS, systemClock),
-    queue: new SqsEventQueue(new SQSClient({}), deployment.queueUrl),
+    queue: new SqsEventQueue(leanSqsClient(), deployment.queueUrl),
     // The claim and the records in one transaction; the commit in the request log's write (issue 16).
     dedup: new DynamoDedupStore(dynamo, deployment.tables.dedup, systemClock, deployment.tables.events),
     events: new DynamoEventLog(dynamo, deployment.tables.events),

@@ -5,12 +5,11 @@
  * deletes expired items lazily (up to days later), so the conditions treat an expired item
  * as absent.
  */
-import {
-  GetItemCommand, PutItemCommand, TransactWriteItemsCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient,
-} from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, PutItemCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { messageJson } from '../core/message-json';
 import type { Claim, ClaimOptions, Clock, DedupStore } from '../core/ports';
 import type { EventRecord } from '../core/types';
+import { awsJsonBeside } from './aws-json';
 import { isConditionalFailure, storeUnavailable } from './dynamo';
 import { eventItem } from './event-log';
 
@@ -52,10 +51,11 @@ export class DynamoDedupStore implements DedupStore {
 
   /**
    * One TransactWriteItems: the claim (a put under the new-claim condition) and the
-   * records (puts of items keyed by the new event id). Cancelled for the claim: false,
-   * nothing written, and `claim` tells duplicate, in progress or resumed. The SDK sends
-   * an idempotency token, so its own retry of a transaction that did go through succeeds
-   * instead of finding the claim taken.
+   * records (puts of items keyed by the new event id), sent by the lean client (aws-json.ts:
+   * this is one of ingest's three calls per event). Cancelled for the claim: false, nothing
+   * written, and `claim` tells duplicate, in progress or resumed. The event id is the
+   * idempotency token, so a retry of a transaction that did go through succeeds instead
+   * of finding the claim taken.
    */
   async claimWithRecords(key: string, options: ClaimOptions, records: EventRecord[]): Promise<boolean> {
     if (!this.eventsTable || records.length === 0 || records.length > MAX_RECORDS_IN_CLAIM) return false;
@@ -65,7 +65,8 @@ export class DynamoDedupStore implements DedupStore {
     if (bytes * 3 > MAX_CLAIM_WRITE_BYTES && records.reduce((sum, r) => sum + Buffer.byteLength(messageJson(r.message)), 0) > MAX_CLAIM_WRITE_BYTES) return false;
     const now = this.clock.now();
     try {
-      await this.client.send(new TransactWriteItemsCommand({
+      await awsJsonBeside(this.client, 'dynamodb').call('TransactWriteItems', JSON.stringify({
+        ClientRequestToken: options.eventId,
         TransactItems: [
           {
             Put: {

@@ -4,11 +4,10 @@
  * kept 7 days by the TTL attribute `expires_at`. Listing reads the last eight days
  * newest first, filtering on endpoint and outcome.
  */
-import {
-  BatchWriteItemCommand, PutItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient, type WriteRequest,
-} from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import type { Clock, DeferredCommit, RequestLog, RequestQuery } from '../core/ports';
 import type { RequestRecord } from '../core/types';
+import { awsJsonBeside } from './aws-json';
 import { committedClaimItem } from './dedup-store';
 import { storeUnavailable } from './dynamo';
 
@@ -43,7 +42,8 @@ export class DynamoRequestLog implements RequestLog {
 
   /**
    * The entry and the delivery id's committed claim in one BatchWriteItem (two tables,
-   * plain puts, each 1 write unit; a transaction would cost two each). What DynamoDB leaves
+   * plain puts, each 1 write unit; a transaction would cost two each), sent by the lean
+   * client (aws-json.ts: one of ingest's three calls per event). What DynamoDB leaves
    * unprocessed is sent again, a few times.
    */
   recordAndCommit? = async (entry: RequestRecord, commit: DeferredCommit): Promise<void> => {
@@ -55,7 +55,7 @@ export class DynamoRequestLog implements RequestLog {
       for (let attempt = 0; Object.keys(pending).length > 0; attempt++) {
         if (attempt === 4) throw new Error('writes left unprocessed after 4 attempts');
         if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
-        const result = await this.client.send(new BatchWriteItemCommand({ RequestItems: pending }));
+        const result = await awsJsonBeside(this.client, 'dynamodb').call<{ UnprocessedItems?: Record<string, WriteRequest[]> }>('BatchWriteItem', JSON.stringify({ RequestItems: pending }));
         pending = result.UnprocessedItems ?? {};
       }
     } catch (error) {
