@@ -32,7 +32,7 @@ import { median, type Measurement } from './stats';
 const ROOT = resolve(__dirname, '..');
 const OUT = join(ROOT, '.build', 'bench', 'lambda-ingest');
 const SECRET = 'bench-github-secret';
-const ROUNDS = 5;
+const ROUNDS = 7;
 const HANDLER_EVENTS = 200;
 const FLOOR_EVENTS = 2000;
 const WARMUP_EVENTS = 100;
@@ -149,6 +149,7 @@ const round2 = (n: number) => Math.round(n * 100) / 100;
 
 /** Builds the ingest bundle of the checkout at `root` with its own scripts/build-lambda.mjs; returns LAMBDA_TASK_ROOT. */
 function buildIngest(root: string, config: string, out: string): string {
+  rmSync(out, { recursive: true, force: true });
   const built = spawnSync(process.execPath, [join(root, 'scripts', 'build-lambda.mjs'), '--config-dir', config, '--out', out], { cwd: root, encoding: 'utf8' });
   if (built.status !== 0) throw new Error(`scripts/build-lambda.mjs failed in ${root}: ${built.stderr}`);
   // A build script from before `--out` writes dist/lambda.
