@@ -15,7 +15,9 @@
  * and the answer's fields (e.g. `CancellationReasons`), as the SDK's exceptions do;
  * throttling, 5xx and network failures are retried with jittered exponential backoff.
  * The X-Ray trace header of the invocation is passed on as the SDK does in Lambda.
- * Every other call keeps using the SDK clients.
+ * Not supported (the SDK would resolve them): FIPS and dual-stack endpoints
+ * (AWS_USE_FIPS_ENDPOINT, AWS_USE_DUALSTACK_ENDPOINT); set AWS_ENDPOINT_URL_<SERVICE>
+ * to such an endpoint instead. Every other call keeps using the SDK clients.
  */
 import { createHash, createHmac } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
