@@ -1,7 +1,8 @@
 // Builds the Lambda bundles for serverless.yml: dist/lambda/<function>/index.js (minified,
 // with source maps, AWS SDK clients bundled and tree-shaken), plus config.yaml (and user
 // skills) from {config_dir}, validated for what AWS can honour.
-// Usage: node scripts/build-lambda.mjs [--config-dir DIR]
+// Usage: node scripts/build-lambda.mjs [--config-dir DIR] [--out DIR]
+// (--out: another directory than dist/lambda, e.g. for the lambda-ingest-cpu benchmark.)
 import { build } from 'esbuild';
 import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
@@ -12,6 +13,8 @@ import options from './lambda-esbuild.json' with { type: 'json' };
 const args = process.argv.slice(2);
 const flag = args.indexOf('--config-dir');
 const configDir = (flag >= 0 ? args[flag + 1] : undefined) ?? process.env.HOOKAGENT_CONFIG_DIR ?? join(homedir(), '.hookagent');
+const outFlag = args.indexOf('--out');
+const outRoot = (outFlag >= 0 ? args[outFlag + 1] : undefined) ?? join('dist', 'lambda');
 
 // Validate with the service's own loader (bundled on the fly, so no TypeScript runtime is needed).
 await build({
@@ -26,7 +29,7 @@ if (problems) {
 }
 
 for (const fn of ['ingest', 'worker']) {
-  const out = join('dist', 'lambda', fn);
+  const out = join(outRoot, fn);
   rmSync(out, { recursive: true, force: true });
   // re2js (payload filters' regexes) ships beside the bundle and loads on the first regex filter only.
   await build({ ...options, entryPoints: [`functions/${fn}/handler.ts`], outfile: join(out, 'index.js'), external: ['re2js'] });
@@ -36,4 +39,4 @@ for (const fn of ['ingest', 'worker']) {
   else writeFileSync(join(out, 'config', 'config.yaml'), '');
   if (fn === 'worker' && existsSync(join(configDir, 'skills'))) cpSync(join(configDir, 'skills'), join(out, 'config', 'skills'), { recursive: true });
 }
-process.stdout.write(`Built dist/lambda/{ingest,worker} with ${join(configDir, 'config.yaml')}\n`);
+process.stdout.write(`Built ${outRoot}/{ingest,worker} with ${join(configDir, 'config.yaml')}\n`);

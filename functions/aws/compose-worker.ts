@@ -3,7 +3,8 @@
  * ingest): a module of its own so the ingest bundle never carries the agent, the tools or
  * the delivery targets.
  */
-import { ChangeMessageVisibilityCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
+import { leanSqsClient } from './sdk-clients';
 import { resolveConfig } from '../core/config/load';
 import { createDeliveryTargets } from '../core/delivery/targets';
 import { HookError } from '../core/errors';
@@ -46,13 +47,13 @@ export async function composeWorker({ deployment, logger, metrics, clock = syste
     clock,
     logger,
     maxReceiveCount: Number(process.env.MAX_RECEIVE_COUNT) || 5,
-    ...(deployment.deadLetterQueueUrl ? { deadLetters: countedDeadLetters(new SqsDeadLetters(new SQSClient({}), deployment.deadLetterQueueUrl), metrics) } : {}),
+    ...(deployment.deadLetterQueueUrl ? { deadLetters: countedDeadLetters(new SqsDeadLetters(leanSqsClient(), deployment.deadLetterQueueUrl), metrics) } : {}),
   };
 }
 
 /** The batch handler's SQS side: paced retries come back after the retry schedule's delay, not the visibility timeout. */
 export function workerHandlerOptions(deployment: Deployment): Pick<WorkerHandlerOptions, 'changeVisibility'> {
-  const sqs = new SQSClient({});
+  const sqs = leanSqsClient();
   return {
     changeVisibility: async (record, seconds) => {
       await sqs.send(new ChangeMessageVisibilityCommand({ QueueUrl: deployment.queueUrl, ReceiptHandle: record.receiptHandle, VisibilityTimeout: seconds }));

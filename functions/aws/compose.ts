@@ -24,7 +24,7 @@ import { DynamoEventLog } from './event-log';
 import { lazyPayloadStore, lazySecretSource } from './lazy-clients';
 import { SqsEventQueue } from './sqs-queue';
 import { DynamoSubscriptionStore } from './subscription-store';
-import { SQSClient } from '@aws-sdk/client-sqs';
+import { leanSqsClient } from './sdk-clients';
 import { DynamoDebounceStore } from './debounce-store';
 import { DynamoLeaseStore } from './lease-store';
 import { DynamoRequestLog } from './request-log';
@@ -70,12 +70,13 @@ export async function composeIngest({ deployment, logger }: Runtime): Promise<In
   return createIngest({
     config: resolved.value,
     subscriptions: new SubscriptionCache(new DynamoSubscriptionStore(dynamo, deployment.tables.subscriptions), SUBSCRIPTION_CACHE_MS, systemClock),
-    queue: new SqsEventQueue(new SQSClient({}), deployment.queueUrl),
-    dedup: new DynamoDedupStore(dynamo, deployment.tables.dedup, systemClock),
+    queue: new SqsEventQueue(leanSqsClient(), deployment.queueUrl),
+    // The claim and the records in one transaction; the commit in the request log's write (issue 16).
+    dedup: new DynamoDedupStore(dynamo, deployment.tables.dedup, systemClock, deployment.tables.events),
     events: new DynamoEventLog(dynamo, deployment.tables.events),
     // Release claims for events held while a resume ran (issue 14 item 4).
     leases: new DynamoLeaseStore(dynamo, deployment.tables.dedup, systemClock),
-    requests: new DynamoRequestLog(dynamo, deployment.tables.requests, systemClock),
+    requests: new DynamoRequestLog(dynamo, deployment.tables.requests, systemClock, deployment.tables.dedup),
     debounce: new DynamoDebounceStore(dynamo, deployment.tables.dedup, systemClock),
     payloads: lazyPayloadStore(deployment.payloadBucket),
     clock: systemClock,

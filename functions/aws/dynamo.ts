@@ -1,6 +1,7 @@
 /** One DynamoDB client factory for AWS and for the local store (dynalite). */
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { HookError } from '../core/errors';
+import { leanDynamoClient } from './sdk-clients';
 
 export interface DynamoOptions {
   region?: string;
@@ -10,14 +11,14 @@ export interface DynamoOptions {
 
 export function createDynamoClient(options: DynamoOptions = {}): DynamoDBClient {
   if (options.endpoint) {
-    return new DynamoDBClient({
+    return leanDynamoClient({
       endpoint: options.endpoint,
       region: options.region ?? 'local',
       credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
       maxAttempts: 2,
     });
   }
-  return new DynamoDBClient({ ...(options.region ? { region: options.region } : {}), maxAttempts: 3 });
+  return leanDynamoClient({ ...(options.region ? { region: options.region } : {}), maxAttempts: 3 });
 }
 
 /** Wraps an SDK or network failure as `unavailable`: the caller answers 503 or retries later. */

@@ -9,6 +9,7 @@ import {
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { EventLog } from '../core/ports';
 import type { EventRecord, EventStatus, QueueMessage } from '../core/types';
+import { messageJson } from '../core/message-json';
 import { isConditionalFailure, storeUnavailable } from './dynamo';
 import { EVENTS_BY_SUBSCRIPTION_INDEX } from './tables';
 
@@ -16,11 +17,12 @@ export const EVENT_RETENTION_SECONDS = 14 * 24 * 3600;
 
 type Item = Record<string, AttributeValue>;
 
-function toItem(record: EventRecord): Item {
+/** A record as its item (also written by the dedup store's claim transaction). */
+export function eventItem(record: EventRecord): Item {
   const { message, ...rest } = record;
   const expires = Math.floor(Date.parse(record.received_at) / 1000) + EVENT_RETENTION_SECONDS;
   return marshall(
-    { ...rest, message: JSON.stringify(message), arrival: `${record.received_at}#${record.event_id}`, expires_at: expires },
+    { ...rest, message: messageJson(message), arrival: `${record.received_at}#${record.event_id}`, expires_at: expires },
     { removeUndefinedValues: true },
   );
 }
@@ -34,7 +36,7 @@ export class DynamoEventLog implements EventLog {
   constructor(private readonly client: DynamoDBClient, private readonly table: string) {}
 
   async putAll(records: EventRecord[]): Promise<void> {
-    await this.batchWrite(records.map((record) => ({ PutRequest: { Item: toItem(record) } })));
+    await this.batchWrite(records.map((record) => ({ PutRequest: { Item: eventItem(record) } })));
   }
 
   async deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void> {

@@ -4,35 +4,64 @@
  * kept 7 days by the TTL attribute `expires_at`. Listing reads the last eight days
  * newest first, filtering on endpoint and outcome.
  */
-import { PutItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import type { Clock, RequestLog, RequestQuery } from '../core/ports';
+import { PutItemCommand, QueryCommand, type AttributeValue, type DynamoDBClient, type WriteRequest } from '@aws-sdk/client-dynamodb';
+import type { Clock, DeferredCommit, RequestLog, RequestQuery } from '../core/ports';
 import type { RequestRecord } from '../core/types';
+import { awsJsonBeside } from './aws-json';
+import { committedClaimItem } from './dedup-store';
 import { storeUnavailable } from './dynamo';
 
 export const REQUEST_RETENTION_SECONDS = 7 * 24 * 3600;
 const DAY_MS = 24 * 3600 * 1000;
 
+function requestItem(entry: RequestRecord): Record<string, AttributeValue> {
+  const at = Date.parse(entry.received_at);
+  return {
+    day: { S: entry.received_at.slice(0, 10) },
+    at: { S: `${entry.received_at}#${entry.request_id}` },
+    endpoint: { S: entry.endpoint },
+    outcome: { S: entry.outcome },
+    record: { S: JSON.stringify(entry) },
+    expires_at: { N: String(Math.floor(at / 1000) + REQUEST_RETENTION_SECONDS) },
+  };
+}
+
 export class DynamoRequestLog implements RequestLog {
-  constructor(private readonly client: DynamoDBClient, private readonly table: string, private readonly clock: Clock) {}
+  /** `dedupTable`: the dedup table, for `recordAndCommit` (without it, ingest commits delivery ids itself). */
+  constructor(private readonly client: DynamoDBClient, private readonly table: string, private readonly clock: Clock, private readonly dedupTable?: string) {
+    if (!dedupTable) this.recordAndCommit = undefined;
+  }
 
   async record(entry: RequestRecord): Promise<void> {
-    const at = Date.parse(entry.received_at);
     try {
-      await this.client.send(new PutItemCommand({
-        TableName: this.table,
-        Item: {
-          day: { S: entry.received_at.slice(0, 10) },
-          at: { S: `${entry.received_at}#${entry.request_id}` },
-          endpoint: { S: entry.endpoint },
-          outcome: { S: entry.outcome },
-          record: { S: JSON.stringify(entry) },
-          expires_at: { N: String(Math.floor(at / 1000) + REQUEST_RETENTION_SECONDS) },
-        },
-      }));
+      await this.client.send(new PutItemCommand({ TableName: this.table, Item: requestItem(entry) }));
     } catch (error) {
       throw storeUnavailable('The request log', error);
     }
   }
+
+  /**
+   * The entry and the delivery id's committed claim in one BatchWriteItem (two tables,
+   * plain puts, each 1 write unit; a transaction would cost two each), sent by the lean
+   * client (aws-json.ts: one of ingest's three calls per event). What DynamoDB leaves
+   * unprocessed is sent again, a few times.
+   */
+  recordAndCommit? = async (entry: RequestRecord, commit: DeferredCommit): Promise<void> => {
+    let pending: Record<string, WriteRequest[]> = {
+      [this.table]: [{ PutRequest: { Item: requestItem(entry) } }],
+      [this.dedupTable as string]: [{ PutRequest: { Item: committedClaimItem(commit.key, commit.eventId, this.clock.now(), commit.ttlSeconds) } }],
+    };
+    try {
+      for (let attempt = 0; Object.keys(pending).length > 0; attempt++) {
+        if (attempt === 4) throw new Error('writes left unprocessed after 4 attempts');
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 25 * 2 ** attempt));
+        const result = await awsJsonBeside(this.client, 'dynamodb').call<{ UnprocessedItems?: Record<string, WriteRequest[]> }>('BatchWriteItem', JSON.stringify({ RequestItems: pending }));
+        pending = result.UnprocessedItems ?? {};
+      }
+    } catch (error) {
+      throw storeUnavailable('The request log', error);
+    }
+  };
 
   async list(query: RequestQuery): Promise<RequestRecord[]> {
     const now = this.clock.now();

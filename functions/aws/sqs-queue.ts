@@ -1,9 +1,13 @@
 /**
  * EventQueue over SQS: SendMessageBatch in chunks of at most 10 entries and at most
- * 256 KiB of bodies per request; entries SQS reports as failed are sent once more.
+ * 256 KiB of bodies per request; entries SQS reports as failed are sent once more. Sent by
+ * the lean client beside the SDK client (aws-json.ts: one of ingest's three calls per
+ * event), to the queue URL's origin as the SDK does.
  */
-import { SendMessageBatchCommand, type SendMessageBatchRequestEntry, type SQSClient } from '@aws-sdk/client-sqs';
+import type { BatchResultErrorEntry, SendMessageBatchRequestEntry, SQSClient } from '@aws-sdk/client-sqs';
+import { awsJsonBeside } from './aws-json';
 import { HookError } from '../core/errors';
+import { messageJson } from '../core/message-json';
 import type { EventQueue, SendOptions } from '../core/ports';
 import type { QueueMessage } from '../core/types';
 
@@ -11,11 +15,15 @@ const MAX_ENTRIES = 10;
 const MAX_BATCH_BYTES = 256 * 1024;
 
 export class SqsEventQueue implements EventQueue {
-  constructor(private readonly client: SQSClient, private readonly queueUrl: string) {}
+  private readonly origin: string | undefined;
+
+  constructor(private readonly client: SQSClient, private readonly queueUrl: string) {
+    this.origin = URL.canParse(queueUrl) ? new URL(queueUrl).origin : undefined;
+  }
 
   async send(messages: QueueMessage[], options: SendOptions = {}): Promise<void> {
     const delay = options.delaySeconds ? Math.min(900, Math.max(0, Math.round(options.delaySeconds))) : 0;
-    const entries = messages.map((message, index) => ({ Id: String(index), MessageBody: JSON.stringify(message), ...(delay ? { DelaySeconds: delay } : {}) }));
+    const entries = messages.map((message, index) => ({ Id: String(index), MessageBody: messageJson(message), ...(delay ? { DelaySeconds: delay } : {}) }));
     for (const chunk of chunkEntries(entries)) await this.sendChunk(chunk);
   }
 
@@ -24,7 +32,9 @@ export class SqsEventQueue implements EventQueue {
     for (let attempt = 0; attempt < 2 && pending.length > 0; attempt++) {
       let failed: string[];
       try {
-        const result = await this.client.send(new SendMessageBatchCommand({ QueueUrl: this.queueUrl, Entries: pending }));
+        const result = await awsJsonBeside(this.client, 'sqs').call<{ Failed?: BatchResultErrorEntry[] }>(
+          'SendMessageBatch', JSON.stringify({ QueueUrl: this.queueUrl, Entries: pending }), this.origin,
+        );
         failed = (result.Failed ?? []).map((f) => f.Id ?? '');
         if (failed.length > 0 && (result.Failed ?? []).some((f) => f.SenderFault)) {
           const first = (result.Failed ?? []).find((f) => f.SenderFault);

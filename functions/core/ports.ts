@@ -70,9 +70,22 @@ export interface RequestQuery {
   limit: number;
 }
 
+/** A delivery id's commit (DedupStore.commit), deferred so it can share a write with the request log (issue 16). */
+export interface DeferredCommit {
+  key: string;
+  eventId: string;
+  ttlSeconds: number;
+}
+
 /** The request log of DESIGN §2.1: every inbound request and its outcome, kept 7 days. */
 export interface RequestLog {
   record(entry: RequestRecord): Promise<void>;
+  /**
+   * Optional: writes the entry and commits the delivery id's claim (what DedupStore.commit
+   * does) in one call. Where it exists, ingest leaves the commit of an accepted request to
+   * the request log's write, which comes after the queue send and before the answer.
+   */
+  recordAndCommit?(entry: RequestRecord, commit: DeferredCommit): Promise<void>;
   /** Most recent first. */
   list(query: RequestQuery): Promise<RequestRecord[]>;
 }
@@ -99,6 +112,15 @@ export interface ClaimOptions {
 
 export interface DedupStore {
   claim(key: string, options: ClaimOptions): Promise<Claim>;
+  /**
+   * Optional (issue 16): a new claim of `key` and the event's `records` in one atomic write,
+   * both or neither. True: done (the claim is pending, as after `claim` answered `new`, and
+   * the records are stored). False: nothing was written (the key is claimed already, or the
+   * records are too many or too large for one write): the caller asks `claim` and writes
+   * the records itself. Throws (HookError `unavailable`) when the store failed; the write
+   * may then have happened or not, so the caller must not release the claim.
+   */
+  claimWithRecords?(key: string, options: ClaimOptions, records: EventRecord[]): Promise<boolean>;
   /** The event is stored and queued: from now on the key answers "duplicate". */
   commit(key: string): Promise<void>;
   /** Gives a pending claim up after a failure: the sender's retry takes it over at once. */

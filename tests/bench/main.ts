@@ -7,6 +7,7 @@ import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { benchColdStart } from './cold-start';
 import { benchIngestCpu } from './ingest-cpu';
+import { benchLambdaIngestCpu } from './lambda-ingest-cpu';
 import { benchLocalServer } from './local-server';
 import { benchWorkerConcurrency } from './worker-concurrency';
 import { benchE2eLatency } from './e2e-latency';
@@ -14,6 +15,7 @@ import type { Measurement } from './stats';
 
 const benches: Array<[string, () => Promise<Measurement | Measurement[]>]> = [
   ['ingest-cpu', benchIngestCpu],
+  ['lambda-ingest-cpu', benchLambdaIngestCpu],
   ['cold-start', benchColdStart],
   ['local-server', benchLocalServer],
   ['worker-concurrency', benchWorkerConcurrency],

@@ -192,7 +192,8 @@ test('payload bucket: private, encrypted, TLS only, objects expire', () => {
 test('IAM: one role per function, each with only the actions its code calls', () => {
   expect(resources('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['IngestRole', 'WorkerRole']);
   expect(roleActions('IngestRole')).toEqual([
-    'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem',
+    'dynamodb:BatchWriteItem', 'dynamodb:BatchWriteItem', 'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:PutItem', 'dynamodb:PutItem',
+    'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem',
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:PutObject', 'sqs:SendMessage', 'ssm:GetParameter',
     'xray:PutTelemetryRecords', 'xray:PutTraceSegments',
   ]);
@@ -451,6 +452,8 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
       'dynamodb:Scan hookagent-test-subscriptions', 'dynamodb:PutItem hookagent-test-dedup', 'dynamodb:GetItem hookagent-test-dedup', 'dynamodb:UpdateItem hookagent-test-dedup',
       'dynamodb:BatchWriteItem hookagent-test-events', 'dynamodb:Query hookagent-test-events', `sqs:SendMessage ${queueUrl('EventQueue')}`,
       'dynamodb:PutItem hookagent-test-requests',
+      // Accepted: the claim and the records in one transaction, the commit with the request log's entry.
+      'dynamodb:PutItem hookagent-test-events', 'dynamodb:BatchWriteItem hookagent-test-dedup', 'dynamodb:BatchWriteItem hookagent-test-requests',
       'ssm:GetParameter /hookagent/test/GITHUB_WEBHOOK_SECRET', expect.stringMatching(/^s3:PutObject hookagent-test-payloads\/payloads\//),
     ]));
     expect(refused('IngestRole')).toEqual([]);

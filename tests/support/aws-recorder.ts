@@ -146,8 +146,15 @@ export async function startAwsRecorder(options: RecorderOptions): Promise<AwsRec
       return sendJson(res, 200, { Parameters: Object.keys(options.parameters).filter((n) => n.startsWith(name)).map((n) => ({ Name: n, Type: 'SecureString', Version: 1 })) }, AMZ_JSON);
     }
     if (service.startsWith('DynamoDB_') && options.dynamoEndpoint) {
-      const tables = typeof input.TableName === 'string' ? [input.TableName] : Object.keys((input.RequestItems ?? {}) as object);
-      for (const table of tables) calls.push({ action: `dynamodb:${operation}`, resource: table });
+      if (operation === 'TransactWriteItems') {
+        // IAM authorises each item of a transaction as its own action (PutItem, UpdateItem, DeleteItem, ConditionCheckItem).
+        for (const item of (input.TransactItems ?? []) as Array<Record<string, { TableName: string }>>) {
+          for (const [kind, op] of Object.entries(item)) calls.push({ action: `dynamodb:${kind === 'ConditionCheck' ? 'ConditionCheckItem' : `${kind}Item`}`, resource: op.TableName });
+        }
+      } else {
+        const tables = typeof input.TableName === 'string' ? [input.TableName] : Object.keys((input.RequestItems ?? {}) as object);
+        for (const table of tables) calls.push({ action: `dynamodb:${operation}`, resource: table });
+      }
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers[name] = value;
       const answer = await fetch(options.dynamoEndpoint as string, { method: 'POST', headers, body: req.body });

@@ -1,15 +1,30 @@
 /**
  * Accepting a request that passed every check (DESIGN §2.1 steps 7–9): claim its delivery
  * id, record the event once per matched subscription (held for paused ones), queue it,
- * answer 202. A store that can do all of that in one atomic write (`AtomicAccept`, the
- * local store) takes a new delivery id that way: one durable write, no pending claim.
- * Otherwise the claim is pending while the records and messages are written and committed
- * after; a request that dies in between is resumed by the sender's retry after the lease.
+ * answer 202. Three ways, by what the stores can do:
+ * - `AtomicAccept` (the local store): a new delivery id's claim, committed, with the
+ *   records and messages in one durable write; no pending claim ever exists.
+ * - `DedupStore.claimWithRecords` (DynamoDB's TransactWriteItems): claim and records in one
+ *   write, then the queue send, then the commit, which the request log writes with its
+ *   entry where it can (`RequestLog.recordAndCommit`): three calls instead of five.
+ * - Otherwise: claim, records, queue send, commit.
+ * What a crash leaves between any two writes (the README's "Crash windows"):
+ * - before the claim: nothing; the sender's retry is a new request;
+ * - claim and records written, not queued: the claim is pending; a retry within the lease
+ *   answers 503 `in_progress`, after it takes the claim over (`resumed`) and queues the
+ *   recorded messages; without a retry the event ends `abandoned`, never answered 2xx;
+ * - queued, not committed: the same, but the retry queues a second copy, which the worker's
+ *   lease and finished records absorb (one delivery);
+ * - committed, not answered: the retry answers 200 `duplicate`.
+ * A claim write that failed may still have happened (a timeout), so it is never released:
+ * that is the second case. A failed queue send releases the claim and deletes the records
+ * (503): if the process dies before that, the second case again.
  */
 import type { RawBody } from '../auth/signatures';
 import { describeError } from '../errors';
 import type { Payload } from '../events/classify';
 import { newEventId } from '../ids';
+import { rememberMessageJson } from '../message-json';
 import type { Claim } from '../ports';
 import { releaseIfResumed } from '../subscriptions/lifecycle';
 import type { EventRecord, QueueMessage, Source, Subscription } from '../types';
@@ -17,6 +32,7 @@ import { eventRecord } from '../worker/record';
 import { debouncePlan, sendDebounced } from './debounce';
 import { fitsIn, inlineSafe } from './raw-payload';
 import { errors, reply, type Reply } from './responses';
+import type { RequestTrace } from './request-log';
 import type { IngestDeps } from './service';
 
 /** Delivery ids are remembered this long (DESIGN §2.1). */
@@ -34,6 +50,8 @@ export interface Accepted {
   deliveryId: string | undefined;
   payload: Payload;
   body: RawBody;
+  /** The body as text: the JSON `payload` was parsed from. */
+  text: string;
 }
 
 /** What one request writes: records, messages to queue now or with a debounce delay, and the answer's lists. */
@@ -51,28 +69,34 @@ interface Ids {
   receivedAt: string;
 }
 
-export async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[]): Promise<Reply> {
+export async function accept(deps: IngestDeps, input: Accepted, matched: Subscription[], trace: RequestTrace): Promise<Reply> {
   const { logger } = deps;
   const now = deps.clock.now();
   const fresh = newEventId(now);
-  const deliveryId = input.deliveryId ?? fresh;
-  const receivedAt = new Date(now).toISOString();
+  const ids: Ids = { eventId: fresh, deliveryId: input.deliveryId ?? fresh, receivedAt: new Date(now).toISOString() };
+  const { deliveryId } = ids;
   const dedupKey = input.deliveryId === undefined ? undefined : `${input.source === 'custom' ? `custom/${input.name}` : input.source}#${input.deliveryId}`;
   const staleBefore = Math.max(now - (deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS), deps.claimsAbandonedBefore ?? 0);
-  const claimOptions = { eventId: fresh, ttlSeconds: DEDUP_TTL_SECONDS, staleBefore };
+  const claimOptions = { eventId: ids.eventId, ttlSeconds: DEDUP_TTL_SECONDS, staleBefore };
   // Bodies that cannot be re-serialised safely travel as the sender's raw bytes (raw-payload.ts).
   const inline = fitsIn(input.body, INLINE_PAYLOAD_LIMIT) && inlineSafe(input.payload, input.body);
 
   let claim: Claim | undefined;
-  if (deps.atomic && inline) {
-    const ids = { eventId: fresh, deliveryId, receivedAt };
-    const plan = planFor(deps, input, matched, ids, new Map(), undefined);
+  let plan: Plan | undefined;
+  /** The records are written (with the claim). */
+  let recorded = false;
+  if (inline && (deps.atomic || (dedupKey && deps.dedup.claimWithRecords))) {
+    plan = planFor(deps, input, matched, ids, new Map(), undefined);
     // Debounced messages also record their subject's latest event: they take the general path.
-    if (plan.delayed.length === 0) {
+    if (deps.atomic && plan.delayed.length === 0) {
       claim = await deps.atomic.acceptNew({ ...(dedupKey ? { dedupKey } : {}), claim: claimOptions, records: plan.records, messages: plan.messages });
       if (claim.kind === 'new') return finish(deps, input, plan, ids);
+    } else if (dedupKey && deps.dedup.claimWithRecords) {
+      recorded = await deps.dedup.claimWithRecords(dedupKey, claimOptions, plan.records);
+      if (recorded) claim = { kind: 'new' };
     }
   }
+  // Not written together: the key was claimed before (or the store cannot): ask what the claim says.
   if (dedupKey && !claim) claim = await deps.dedup.claim(dedupKey, claimOptions);
   if (claim?.kind === 'duplicate') {
     logger.info('duplicate delivery', { source: input.source, event: input.event, delivery_id: deliveryId });
@@ -82,20 +106,21 @@ export async function accept(deps: IngestDeps, input: Accepted, matched: Subscri
     logger.info('delivery id in progress in another request', { source: input.source, event: input.event, delivery_id: deliveryId });
     return errors.inProgress();
   }
-  const ids = { eventId: fresh, deliveryId, receivedAt };
   // Records an earlier request for this delivery id made before it died, by subscription.
   let earlier = new Map<string, EventRecord>();
   if (claim?.kind === 'resumed') {
     ids.eventId = claim.eventId;
+    plan = undefined;
     earlier = new Map((await deps.events.getEvent(ids.eventId)).map((r) => [r.subscription, r]));
     logger.warn('resuming an event whose first request died before it was queued', { event_id: ids.eventId, delivery_id: deliveryId });
   }
 
-  let plan: Plan | undefined;
   try {
-    const payloadRef = inline ? undefined : await deps.payloads.put(ids.eventId, typeof input.body === 'string' ? input.body : input.body.toString('utf8'));
-    plan = planFor(deps, input, matched, ids, earlier, payloadRef);
-    if (plan.records.length > 0) await deps.events.putAll(plan.records);
+    if (!plan) {
+      const payloadRef = inline ? undefined : await deps.payloads.put(ids.eventId, input.text);
+      plan = planFor(deps, input, matched, ids, earlier, payloadRef);
+    }
+    if (!recorded && plan.records.length > 0) await deps.events.putAll(plan.records);
     if (plan.messages.length > 0) await deps.queue.send(plan.messages);
     if (plan.delayed.length > 0 && deps.debounce) await sendDebounced(deps.debounce, deps.queue, plan.delayed);
   } catch (error) {
@@ -108,7 +133,11 @@ export async function accept(deps: IngestDeps, input: Accepted, matched: Subscri
     ]);
     throw error;
   }
-  if (dedupKey) await commitClaim(deps, dedupKey, ids);
+  if (dedupKey) {
+    // The request log writes the commit with its entry when it can (withRequestLog, right after this returns).
+    if (deps.requests?.recordAndCommit) trace.commit = { key: dedupKey, eventId: ids.eventId, ttlSeconds: DEDUP_TTL_SECONDS };
+    else await commitClaim(deps, dedupKey, ids);
+  }
   return finish(deps, input, plan, ids);
 }
 
@@ -140,6 +169,8 @@ function planFor(deps: IngestDeps, input: Accepted, matched: Subscription[], ids
     const paused = subscription.state === 'paused';
     const debounce = deps.debounce && !paused ? debouncePlan(subscription, input.source, input.event, input.payload, ids.eventId) : undefined;
     if (debounce) message.subject_key = debounce.subjectKey;
+    // Complete now: its text embeds the body as received instead of re-serialising the payload.
+    if (!payloadRef) rememberMessageJson(message, input.text);
     plan.records.push(eventRecord(message, paused ? 'held' : 'queued', ids.receivedAt));
     if (paused) plan.held.push(subscription.name);
     else {

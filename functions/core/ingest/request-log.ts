@@ -13,7 +13,7 @@
 import { describeError } from '../errors';
 import { newEventId } from '../ids';
 import type { Logger } from '../log';
-import type { Clock, RequestLog } from '../ports';
+import type { Clock, DeferredCommit, RequestLog } from '../ports';
 import type { CandidateVerdict, RequestOutcome, RequestRecord } from '../types';
 import type { Reply } from './responses';
 
@@ -33,6 +33,8 @@ export interface RequestTrace {
   deliveryId?: string;
   eventId?: string;
   candidates?: CandidateVerdict[];
+  /** Set by ingest when the request log's write is to commit the delivery id too (`RequestLog.recordAndCommit`). */
+  commit?: DeferredCommit;
 }
 
 const REJECTIONS = new Set<RequestOutcome>([
@@ -141,12 +143,17 @@ export function withRequestLog<R>(ingest: TracedIngest<R>, log: RequestLog, cloc
     if (reply.status === 200 && (reply.body as { status?: string }).status === 'ok' && trace.endpoint === undefined) return reply; // /health
     const now = clock.now();
     const outcome = outcomeOf(reply);
-    const count = REJECTIONS.has(outcome) ? sampler.take(trace.endpoint ?? 'unknown', now) : 1;
+    // Only accepted and held requests carry a commit, and they are never sampled out.
+    const count = REJECTIONS.has(outcome) && !trace.commit ? sampler.take(trace.endpoint ?? 'unknown', now) : 1;
     if (count === undefined) return reply;
     try {
-      await log.record(buildRecord(request, reply, trace, now, count));
+      const entry = buildRecord(request, reply, trace, now, count);
+      if (trace.commit && log.recordAndCommit) await log.recordAndCommit(entry, trace.commit);
+      else await log.record(entry);
     } catch (error) {
-      logger.warn('the request log could not be written', { outcome, endpoint: trace.endpoint, delivery_id: trace.deliveryId, error: describeError(error) });
+      // The event is stored and queued: the answer stays 202 (see commitClaim in service.ts).
+      const message = trace.commit ? 'the request log could not be written nor the delivery id marked done' : 'the request log could not be written';
+      logger.warn(message, { outcome, endpoint: trace.endpoint, delivery_id: trace.deliveryId, error: describeError(error) });
     }
     return reply;
   };

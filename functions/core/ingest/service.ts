@@ -20,7 +20,6 @@ import { allowedMethod, parseRoute } from './routes';
 import { selectSubscriptions } from './select';
 import type { SubscriptionCache } from './subscription-cache';
 import { fitsIn } from './raw-payload';
-import { rememberPayloadText } from '../worker/message';
 
 export interface InboundRequest {
   method: string;
@@ -138,7 +137,7 @@ export function createIngest(deps: IngestDeps): Ingest {
       }
 
       // 7. Paused subscriptions hold their events; 8. dedup; 9. enqueue.
-      return await accept(deps, { source, name, event, action, deliveryId: identity.deliveryId, payload, body }, matched);
+      return await accept(deps, { source, name, event, action, deliveryId: identity.deliveryId, payload, body, text: parsed.text }, matched, trace);
     } catch (error) {
       // Whatever failed, nothing was accepted and the sender may retry: answer 503, never 500.
       const expected = isHookError(error) && error.code === 'unavailable';
@@ -149,7 +148,7 @@ export function createIngest(deps: IngestDeps): Ingest {
   return deps.requests ? withRequestLog(ingest, deps.requests, deps.clock, logger) : (request: InboundRequest) => ingest(request);
 }
 
-function parsePayload(body: RawBody): { payload: Payload } | { error: string } {
+function parsePayload(body: RawBody): { payload: Payload; text: string } | { error: string } {
   let text: string;
   try {
     text = typeof body === 'string' ? body : utf8.decode(body);
@@ -165,6 +164,5 @@ function parsePayload(body: RawBody): { payload: Payload } | { error: string } {
   if (value === null || typeof value !== 'object' || Array.isArray(value)) {
     return { error: `a JSON ${Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value}, not an object` };
   }
-  rememberPayloadText(value, text);
-  return { payload: value as Payload };
+  return { payload: value as Payload, text };
 }

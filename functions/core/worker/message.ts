@@ -1,7 +1,4 @@
-/**
- * Queue message bodies: reading one (untrusted bytes until they have the shape of a
- * QueueMessage) and writing one without printing its payload again.
- */
+/** Reading a queue message body: untrusted bytes until they have the shape of a QueueMessage. */
 import type { QueueMessage } from '../types';
 import { noteMessageBytes } from './record';
 
@@ -24,23 +21,3 @@ export function parseQueueMessage(body: string): QueueMessage | undefined {
   return value as QueueMessage;
 }
 
-/** The JSON text each payload was parsed from (ingest), so writing its message does not print it again. */
-const payloadTexts = new WeakMap<object, string>();
-
-/** Remembers that `payload` was parsed from `text` (a JSON object text); neither may change afterwards. */
-export function rememberPayloadText(payload: object, text: string): void {
-  payloadTexts.set(payload, text);
-}
-
-/**
- * `JSON.stringify(message)`, with the payload spliced in as the text it was parsed from
- * when that is known: a 20 KB payload is not printed once per store it goes to. Parsing
- * the result gives the same message (JSON.parse of that text is the payload).
- */
-export function messageJson(message: QueueMessage): string {
-  const text = message.payload === undefined ? undefined : payloadTexts.get(message.payload);
-  if (text === undefined) return JSON.stringify(message);
-  const { payload: _payload, ...rest } = message;
-  const head = JSON.stringify(rest);
-  return `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"payload":${text}}`;
-}

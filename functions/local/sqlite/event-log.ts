@@ -7,7 +7,7 @@
  */
 import type { EventLog } from '../../core/ports';
 import type { EventRecord, EventStatus, QueueMessage } from '../../core/types';
-import { messageJson } from '../../core/worker/message';
+import { messageJson } from '../../core/message-json';
 import type { StoreDb } from './db';
 
 export const EVENT_RETENTION_MS = 14 * 24 * 3600 * 1000;

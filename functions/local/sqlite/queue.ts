@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto';
 import { HookError } from '../../core/errors';
 import type { Clock, DeadLetterSink, EventQueue, SendOptions } from '../../core/ports';
 import type { QueueMessage } from '../../core/types';
-import { messageJson } from '../../core/worker/message';
+import { messageJson } from '../../core/message-json';
 import type { StoreDb } from './db';
 
 export interface SqliteQueueOptions {
