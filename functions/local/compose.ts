@@ -8,7 +8,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import type { Config } from '../core/config/types';
-import { HookError } from '../core/errors';
+import { HookError, describeError } from '../core/errors';
 import type { IngestDeps } from '../core/ingest/service';
 import { SubscriptionCache } from '../core/ingest/subscription-cache';
 import type { Logger } from '../core/log';
@@ -103,7 +103,7 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
       leases,
       counters: new SqliteCounterStore(opened, options.clock),
       debounce: new SqliteDebounceStore(opened, options.clock),
-      requests: new SqliteRequestLog(opened),
+      requests: new SqliteRequestLog(opened, (error) => options.logger?.warn('the request log could not be written', { error: describeError(error) })),
       deadLetters: new SqliteDeadLetterQueue(opened, queue),
       ingestDeps: (config, logger) => ({
         config, queue, logger, clock: options.clock,

@@ -23,7 +23,7 @@ export interface ConsumerOptions {
 
 export function toSqsRecord(message: ReceivedMessage, queueArn: string): SQSRecord {
   const now = Date.now();
-  return {
+  const record: SQSRecord = {
     messageId: message.messageId,
     receiptHandle: message.receiptHandle,
     body: message.body,
@@ -34,11 +34,15 @@ export function toSqsRecord(message: ReceivedMessage, queueArn: string): SQSReco
       ApproximateFirstReceiveTimestamp: String(now),
     },
     messageAttributes: {},
-    md5OfBody: createHash('md5').update(message.body).digest('hex'),
+    md5OfBody: '',
     eventSource: 'aws:sqs',
     eventSourceARN: queueArn,
     awsRegion: 'local',
   };
+  // Nothing in the worker reads it: hashing a 20 KB body per message waits until something does.
+  let md5: string | undefined;
+  Object.defineProperty(record, 'md5OfBody', { enumerable: true, get: () => (md5 ??= createHash('md5').update(message.body).digest('hex')) });
+  return record;
 }
 
 export class QueueConsumer {

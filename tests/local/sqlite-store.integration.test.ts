@@ -70,7 +70,9 @@ describe('SqliteSubscriptionStore', () => {
     const a = await serve.list();
     const b = await serve.list();
     expect(a).toEqual(b);
-    expect(a[0]).not.toBe(b[0]);
+    // Shared, and frozen so that no caller changes what the next one reads.
+    expect(a[0]).toBe(b[0]);
+    expect(Object.isFrozen(a[0]) && Object.isFrozen(a[0]?.events)).toBe(true);
     // Proof that the list is not re-read: a change that hides itself from the counter is not seen.
     t.store.db.exec(`UPDATE subscriptions SET body = json_set(body, '$.deliver', json('["slack"]')); UPDATE versions SET version = version - 1 WHERE name = 'subscriptions'`);
     expect((await serve.list())[0]?.deliver).toEqual(['log']);

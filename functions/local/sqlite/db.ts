@@ -78,12 +78,18 @@ export class StoreDb {
   private readonly begin: Database.Statement;
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
+  private readonly savepoint: Database.Statement;
+  private readonly releaseSavepoint: Database.Statement;
+  private readonly rollbackToSavepoint: Database.Statement;
 
   private constructor(db: Database.Database, readonly dataDir: string, private readonly walFd: number | undefined) {
     this.db = db;
     this.begin = db.prepare('BEGIN IMMEDIATE');
     this.commit = db.prepare('COMMIT');
     this.rollback = db.prepare('ROLLBACK');
+    this.savepoint = db.prepare('SAVEPOINT write');
+    this.releaseSavepoint = db.prepare('RELEASE write');
+    this.rollbackToSavepoint = db.prepare('ROLLBACK TO write');
   }
 
   /** Opens (creating when absent) and migrates the store in `dataDir`. */
@@ -148,6 +154,11 @@ export class StoreDb {
     });
   }
 
+  /** Resolves once every write queued so far is committed (whether it succeeded or not). */
+  committed(): Promise<void> {
+    return this.write(() => undefined, { durable: false }).then(() => undefined, () => undefined);
+  }
+
   /** A synchronous read of committed data, its failures mapped to `unavailable`. */
   read<T>(what: string, run: () => T): T {
     if (this.closed) throw new HookError('unavailable', 'The local store is closed (hookagent is stopping)', { retryable: true });
@@ -175,11 +186,29 @@ export class StoreDb {
       return;
     }
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
+    /** The failure after which SQLite had rolled the whole transaction back (a full disk). */
+    let rolledBackBy: unknown;
     for (const item of batch) {
+      // Nothing more runs in a transaction SQLite rolled back; COMMIT below fails them all with its cause.
+      if (!this.db.inTransaction) break;
+      // Each write in a savepoint of its own: one that throws is undone alone.
       try {
-        // Nested in the open transaction, better-sqlite3 runs this in a savepoint.
-        outcomes.push({ ok: true, value: this.db.transaction(item.run)() });
+        this.savepoint.run();
       } catch (error) {
+        outcomes.push({ ok: false, error });
+        continue;
+      }
+      try {
+        const value = item.run();
+        this.releaseSavepoint.run();
+        outcomes.push({ ok: true, value });
+      } catch (error) {
+        try {
+          this.rollbackToSavepoint.run();
+          this.releaseSavepoint.run();
+        } catch {
+          rolledBackBy = error;
+        }
         outcomes.push({ ok: false, error });
       }
     }
@@ -191,7 +220,7 @@ export class StoreDb {
       } catch {
         // SQLite rolled it back already.
       }
-      for (const item of batch) item.reject(storeUnavailable('The local store', error));
+      for (const item of batch) item.reject(storeUnavailable('The local store', rolledBackBy ?? error));
       return;
     }
     this.commits += 1;

@@ -9,6 +9,14 @@ import type { SubscriptionStore } from '../../core/ports';
 import type { Subscription } from '../../core/types';
 import type { StoreDb } from './db';
 
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    for (const inner of Object.values(value)) deepFreeze(inner);
+    Object.freeze(value);
+  }
+  return value;
+}
+
 const notFound = (name: string) => new HookError('subscription_not_found', `No subscription named '${name}'`);
 
 export class SqliteSubscriptionStore implements SubscriptionStore {
@@ -30,13 +38,14 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     this.remove = db.prepare('DELETE FROM subscriptions WHERE name = ?');
   }
 
+  /** The list and its subscriptions are frozen and shared between calls (ingest reads it on every request): copy to change. */
   async list(): Promise<Subscription[]> {
     return this.store.read('The subscription store', () => {
       const version = this.version.get() as number;
       if (this.cached?.version !== version) {
-        this.cached = { version, list: (this.all.all() as string[]).map((body) => JSON.parse(body) as Subscription) };
+        this.cached = { version, list: deepFreeze((this.all.all() as string[]).map((body) => JSON.parse(body) as Subscription)) };
       }
-      return this.cached.list.map((s) => structuredClone(s));
+      return this.cached.list;
     });
   }
 
