@@ -151,6 +151,15 @@ describe('writes through one token are serialised', () => {
     expect(at[1]! - at[0]!).toBeGreaterThanOrEqual(140);
   });
 
+  test('one Octokit per token or App installation: the same one again, a new one after a rotation', () => {
+    const app = (key: string, installationId = 1) => ({ app: { app_id: '7', private_key: key }, installationId });
+    expect(githubOctokit(api.url, { token: TOKEN })).toBe(githubOctokit(api.url, { token: TOKEN }));
+    expect(githubOctokit(api.url, { token: TOKEN })).not.toBe(githubOctokit(api.url, { token: `${TOKEN}2` }));
+    expect(githubOctokit(api.url, app('key-a'))).toBe(githubOctokit(api.url, app('key-a')));
+    expect(githubOctokit(api.url, app('key-a'))).not.toBe(githubOctokit(api.url, app('key-b')));
+    expect(githubOctokit(api.url, app('key-a'))).not.toBe(githubOctokit(api.url, app('key-a', 2)));
+  });
+
   test('a second apart on GitHub\'s hosted API; not paused on GitHub Enterprise Server or a local double', () => {
     expect(writeIntervalFor('https://api.github.com')).toBe(1000);
     expect(writeIntervalFor('https://api.octocorp.ghe.com')).toBe(1000);

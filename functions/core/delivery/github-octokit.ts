@@ -14,7 +14,7 @@
  * - @octokit/auth-app for App installation tokens (github-app.ts).
  * Every request goes through `guardedFetch`: only to the api_url origin and path, never
  * following a redirect, within a time limit. One Octokit per (api_url, token or App
- * installation, write interval) per process: its throttling state is what serialises.
+ * installation) per process: its throttling state is what serialises.
  */
 import { createHash } from 'node:crypto';
 import { createAppAuth } from '@octokit/auth-app';
@@ -132,7 +132,9 @@ export function writeIntervalFor(apiUrl: string): number {
 
 /** The process's Octokit for this identity on `apiUrl` (created on first use). */
 export function githubOctokit(apiUrl: string, identity: GithubIdentity, writeIntervalMs = writeIntervalFor(apiUrl)): GithubOctokit {
-  const who = 'token' in identity ? `token:${createHash('sha256').update(identity.token).digest('hex')}` : `app:${identity.app.app_id}:${identity.installationId}`;
+  // Secrets enter the key hashed; a rotated token or App key (serve reloads config.yaml) gets a new instance.
+  const hash = (secret: string) => createHash('sha256').update(secret).digest('hex');
+  const who = 'token' in identity ? `token:${hash(identity.token)}` : `app:${identity.app.app_id}:${hash(identity.app.private_key)}:${identity.installationId}`;
   const key = `${apiUrl}|${who}|${writeIntervalMs}`;
   const known = instances.get(key);
   if (known) return known;
