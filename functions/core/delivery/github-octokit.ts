@@ -14,7 +14,7 @@
  * - @octokit/auth-app for App installation tokens (github-app.ts).
  * Every request goes through `guardedFetch`: only to the api_url origin and path, never
  * following a redirect, within a time limit. One Octokit per (api_url, token or App
- * installation) per process: its throttling state is what serialises.
+ * installation) per process: its throttling groups and write queue are what serialise.
  */
 import { createHash } from 'node:crypto';
 import { createAppAuth } from '@octokit/auth-app';
