@@ -8,7 +8,8 @@
 import type { ServerResponse } from 'node:http';
 import githubExamples from '@octokit/webhooks-examples';
 import type { Config } from '../../functions/core/config/types';
-import { clearGithubClients, githubOctokit, RefusedRequest, writeIntervalFor } from '../../functions/core/delivery/github-octokit';
+import { RefusedRequest } from '../../functions/core/delivery/github-fetch';
+import { clearGithubClients, githubOctokit, writeIntervalFor } from '../../functions/core/delivery/github-octokit';
 import type { DeliveryRequest } from '../../functions/core/delivery/target';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { silentLogger } from '../../functions/core/log';

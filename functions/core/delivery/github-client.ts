@@ -10,7 +10,8 @@
 import type { CodehostSettings } from '../config/types';
 import { nextLink, nextLinkRefusal, refused, type ApiFailure, type CodehostClient, type Page, type RequestInitLite, type Scope } from './codehost-api';
 import { usablePrivateKey } from './github-app';
-import { githubOctokit, guardedFetch, READ_RETRIES, RefusedRequest, type CallOptions, type GithubIdentity } from './github-octokit';
+import { guardedFetch, READ_RETRIES, RefusedRequest } from './github-fetch';
+import { githubOctokit, type CallOptions, type GithubIdentity } from './github-octokit';
 import { jsonMessage, realSleep, retryAfterMs, type HttpOptions, type HttpResult } from './http';
 
 /** GitHub asks to wait at least a minute after a secondary rate limit. */

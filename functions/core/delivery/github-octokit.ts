@@ -12,9 +12,9 @@
  * - plugin-paginate-rest: `Link: rel="next"` pagination (github-client.ts checks each
  *   next URL against the repository scope before it is fetched);
  * - @octokit/auth-app for App installation tokens (github-app.ts).
- * Every request goes through `guardedFetch`: only to the api_url origin and path, never
- * following a redirect, within a time limit. One Octokit per (api_url, token or App
- * installation) per process: its throttling groups and write queue are what serialise.
+ * Every request goes through `guardedFetch` (github-fetch.ts). One Octokit per (api_url,
+ * token or App installation) per process: its throttling groups and write queue are what
+ * serialise.
  */
 import { createHash } from 'node:crypto';
 import { createAppAuth } from '@octokit/auth-app';
@@ -24,51 +24,14 @@ import { retry } from '@octokit/plugin-retry';
 import { throttling } from '@octokit/plugin-throttling';
 import Bottleneck from 'bottleneck/light.js';
 import { appAuthOptions, type GithubAppSettings } from './github-app';
+import { guardedFetch, READ_RETRIES } from './github-fetch';
 import { realSleep } from './http';
 
-/** plugin-retry's retries for reads (3 attempts in all); writes use 0. */
-export const READ_RETRIES = 2;
 /** Statuses plugin-retry leaves alone: its own list, plus 429, a rate limit (github-client.ts). */
 const DO_NOT_RETRY = [400, 401, 403, 404, 410, 422, 429, 451];
 /** The instance's own time limit, for requests made without a per-call one. */
 const FALLBACK_TIMEOUT_MS = 30_000;
 const MAX_INSTANCES = 64;
-
-/**
- * A request refused or abandoned by hookagent itself. Named `AbortError` so that
- * @octokit/request passes it through unchanged and plugin-retry does not retry it.
- */
-export class RefusedRequest extends Error {
-  override readonly name = 'AbortError';
-  constructor(readonly code: 'redirect_refused' | 'unsafe_path' | 'delivery_timeout', message: string) {
-    super(message);
-  }
-}
-
-/** `fetch` kept to `api`'s origin and path, `redirect: manual` with any 3xx refused, and a time limit per request. */
-export function guardedFetch(api: URL, timeoutMs: number): typeof fetch {
-  const basePath = api.pathname.replace(/\/+$/, '');
-  return async (input, init) => {
-    const url = new URL(input instanceof Request ? input.url : String(input));
-    // Before anything is sent, so the Authorization header never reaches another origin.
-    if (url.origin !== api.origin || (url.pathname !== basePath && !url.pathname.startsWith(`${basePath}/`))) {
-      throw new RefusedRequest('unsafe_path', `GitHub: a request to ${url.origin === api.origin ? 'a path outside api_url' : 'another host'} was refused; no credentials were sent`);
-    }
-    const limit = AbortSignal.timeout(timeoutMs);
-    let response: Response;
-    try {
-      response = await fetch(url, { ...init, redirect: 'manual', signal: init?.signal ? AbortSignal.any([init.signal, limit]) : limit });
-    } catch (error) {
-      if (limit.aborted) throw new RefusedRequest('delivery_timeout', `Delivery timeouts: GitHub did not answer within ${timeoutMs} ms (delivery.timeout)`);
-      throw error;
-    }
-    if (response.status >= 300 && response.status < 400 && response.status !== 304) {
-      await response.body?.cancel();
-      throw new RefusedRequest('redirect_refused', `GitHub answered ${response.status} with a redirect; not followed, so the credentials stay with api_url`);
-    }
-    return response;
-  };
-}
 
 /** Per-call settings octokit carries to the hooks in `options.request`. */
 export interface CallOptions {
