@@ -1,3 +1,6 @@
+/** ESM-only runtime packages (octokit and its dependencies), transformed to CommonJS for Jest. */
+const ESM_ONLY = ['@octokit', 'universal-user-agent', 'before-after-hook', 'universal-github-app-jwt', 'toad-cache', 'content-type', 'json-with-bigint'];
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
@@ -5,7 +8,9 @@ module.exports = {
   testMatch: ['**/*.test.ts'],
   // Slow reliability runs (load, kill -9) are named *.slow.test.ts and run with npm run test:reliability.
   testPathIgnorePatterns: ['/node_modules/', '/tests/bench/', '\\.slow\\.test\\.ts$'],
-  transform: { '^.+\\.(ts|md|html)$': '<rootDir>/tests/support/esbuild-transform.cjs' },
+  transform: { '^.+\\.(ts|md|html|m?js)$': '<rootDir>/tests/support/esbuild-transform.cjs' },
+  // The GitHub client's packages (octokit and what it imports) are ESM-only: turned into CommonJS like our sources.
+  transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'cjs', 'mjs', 'json', 'md', 'html'],
   setupFiles: ['<rootDir>/tests/support/jest-env.cjs'],
   testTimeout: 30000,

@@ -64,7 +64,7 @@ describe('GitHub review tools', () => {
     expect(out.split('\n').filter((l) => l.startsWith('modified src/f'))).toHaveLength(150);
     expect(out).toContain('modified src/f149.ts (+149 -1)');
     expect(host.server.requests.map((r) => r.url)).toEqual(['/repos/octo/widgets/pulls/7/files?per_page=100', expect.stringContaining('page=2')]);
-    expect(host.server.requests[0]!.headers.authorization).toBe('Bearer gh-T');
+    expect(host.server.requests[0]!.headers.authorization).toBe('token gh-T');
   });
 
   test('get_change_diff per file; a large whole diff is cut and says how to read the rest', async () => {

@@ -11,6 +11,7 @@ import { benchLambdaIngestCpu } from './lambda-ingest-cpu';
 import { benchLocalServer } from './local-server';
 import { benchWorkerConcurrency } from './worker-concurrency';
 import { benchE2eLatency } from './e2e-latency';
+import { benchWorkerBundle } from './worker-bundle';
 import type { Measurement } from './stats';
 
 const benches: Array<[string, () => Promise<Measurement | Measurement[]>]> = [
@@ -20,6 +21,7 @@ const benches: Array<[string, () => Promise<Measurement | Measurement[]>]> = [
   ['local-server', benchLocalServer],
   ['worker-concurrency', benchWorkerConcurrency],
   ['e2e-latency', benchE2eLatency],
+  ['worker-bundle', benchWorkerBundle],
 ];
 
 async function main(): Promise<void> {

@@ -19,7 +19,8 @@ const { privateKey, publicKey } = generateKeyPairSync('rsa', { modulusLength: 20
 const PEM = privateKey.export({ type: 'pkcs1', format: 'pem' }).toString();
 let host: FakeCodehost;
 let exchanges: Array<{ iss: string; installation: string }> = [];
-let expiresInMs = 3_600_000;
+/** How long the next tokens live; then an hour, as GitHub's do. */
+let expiresInMs: number[] = [];
 
 beforeAll(async () => {
   host = await startFakeCodehost();
@@ -28,21 +29,21 @@ afterAll(async () => host.close());
 beforeEach(() => {
   clearInstallationTokens();
   exchanges = [];
-  expiresInMs = 3_600_000;
+  expiresInMs = [];
   host.comments.clear();
   host.server.requests.length = 0;
   host.extra = (req, res, url) => {
     const m = /^\/app\/installations\/(\d+)\/access_tokens$/.exec(url.pathname);
     if (m && req.method === 'POST') {
-      const [header, payload, signature] = String(req.headers.authorization).replace(/^Bearer /, '').split('.');
+      const [header, payload, signature] = String(req.headers.authorization).replace(/^bearer /i, '').split('.');
       const valid = createVerify('RSA-SHA256').update(`${header}.${payload}`).verify(publicKey, Buffer.from(signature!, 'base64url'));
       const claims = JSON.parse(Buffer.from(payload!, 'base64url').toString()) as { iss: string; iat: number; exp: number };
       if (!valid || claims.exp - claims.iat > 600) return sendJson(res, 401, { message: 'A JSON web token could not be decoded' }), true;
       exchanges.push({ iss: claims.iss, installation: m[1]! });
-      sendJson(res, 201, { token: `ghs_installation_${exchanges.length}`, expires_at: new Date(Date.now() + expiresInMs).toISOString(), permissions: { pull_requests: 'write' } });
+      sendJson(res, 201, { token: `ghs_installation_${exchanges.length}`, expires_at: new Date(Date.now() + (expiresInMs.shift() ?? 3_600_000)).toISOString(), permissions: { pull_requests: 'write' } });
       return true;
     }
-    if (req.headers.authorization?.startsWith('Bearer ghs_installation_') !== true) return sendJson(res, 401, { message: 'Bad credentials' }), true;
+    if (!/^(token|bearer) ghs_installation_/i.test(req.headers.authorization ?? '')) return sendJson(res, 401, { message: 'Bad credentials' }), true;
     return false;
   };
 });
@@ -62,15 +63,19 @@ test('the JWT is exchanged for an installation token once and the token is reuse
   expect(exchanges).toEqual([{ iss: '12345', installation: '42' }]);
   expect(host.comments.get('/repos/octo/widgets/issues/3')).toHaveLength(2);
   const used = host.server.requests.filter((r) => r.url.startsWith('/repos/')).map((r) => r.headers.authorization);
-  expect(new Set(used)).toEqual(new Set(['Bearer ghs_installation_1']));
+  expect(new Set(used)).toEqual(new Set(['token ghs_installation_1']));
 });
 
-test('a token close to expiry is renewed; each installation has its own token', async () => {
-  expiresInMs = 4 * 60_000; // inside the 5-minute refresh margin
+test('a token close to expiry is renewed before it is used again; each installation has its own token', async () => {
+  expiresInMs = [4 * 60_000]; // the first token is inside the 5-minute refresh margin
   await deliver(event('evt_1', 42));
   await deliver(event('evt_2', 42));
   await deliver(event('evt_3', 77));
   expect(exchanges.map((e) => e.installation)).toEqual(['42', '42', '77']);
+  const used = host.server.requests.filter((r) => r.url.startsWith('/repos/')).map((r) => r.headers.authorization);
+  // The near-expiry token served only the request it was fetched for; its replacement served installation 42 after that.
+  expect([...new Set(used)]).toEqual(['token ghs_installation_1', 'token ghs_installation_2', 'token ghs_installation_3']);
+  expect(used.filter((u) => u === 'token ghs_installation_1')).toHaveLength(1);
 });
 
 test('an event without installation.id (and no token configured) is a recorded failure, no request', async () => {

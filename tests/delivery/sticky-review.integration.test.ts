@@ -76,7 +76,7 @@ describe('one sticky comment per pull request', () => {
     expect(causedByHookagent({ comment: { body } })).toBe(true);
     const edit = host.server.requests.find((r) => r.method === 'PATCH')!;
     expect(edit.url).toBe(`/repos/octo/widgets/issues/comments/${comments[0]!.id}`);
-    expect(edit.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(edit.headers.authorization).toBe(`token ${TOKEN}`);
   });
 
   test('a redelivered event finds its own marker: nothing is posted or edited again', async () => {

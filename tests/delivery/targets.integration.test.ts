@@ -100,7 +100,7 @@ describe('GitHub comments', () => {
     expect(outcome).toEqual({ status: 'delivered', detail: 'https://github.com/o/r/pull/1#issuecomment-1' });
     const post = api.requests.find((r) => r.method === 'POST')!;
     expect(post.url).toMatch(/^\/repos\/[^/]+\/[^/]+\/issues\/\d+\/comments$/);
-    expect(post.headers.authorization).toBe(`Bearer ${TOKEN}`);
+    expect(post.headers.authorization).toBe(`token ${TOKEN}`);
     expect(post.headers['x-github-api-version']).toBe('2022-11-28');
     expect(JSON.parse(post.body)).toEqual({ body: `Looks good.\n\n${commentMarker('review', 'evt_1')}` });
   });

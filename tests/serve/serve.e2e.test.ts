@@ -76,7 +76,7 @@ test('GitHub pull_request â†’ a comment on the local GitHub API; Alertmanager â†
     expect(comments[0]?.path).toMatch(new RegExp(`/issues/${number}/comments$`));
     expect(comments[0]?.body).toContain(`Reviewing #${number}`);
     expect(comments[0]?.body).toContain(`<!-- hookagent:pr-review:${String(accepted.body.event_id)} -->`);
-    expect(github.requests.find((r) => r.method === 'POST')?.headers.authorization).toBe('Bearer ghp_e2e');
+    expect(github.requests.find((r) => r.method === 'POST')?.headers.authorization).toBe('token ghp_e2e');
 
     const sub = await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'alerts', '--prompt', 'FIRING {alerts.0.labels.alertname} on {alerts.0.labels.instance}', '--deliver', 'messenger'], env);
     const secret = /whsec_\S+/.exec(sub.stdout)![0];

@@ -19,7 +19,7 @@ let github: LocalServer;
 let diff = 'diff --git a/x.ts b/x.ts\n+const x = 1;\n';
 beforeAll(async () => {
   github = await startLocalServer((req, res) => {
-    if (req.headers.authorization !== 'Bearer gh-token') {
+    if (req.headers.authorization !== 'token gh-token') {
       sendJson(res, 401, { message: 'Bad credentials' });
     } else if (req.url === '/repos/o/r/pulls/7') {
       res.writeHead(200, { 'content-type': 'text/plain' });

@@ -1,43 +1,39 @@
 /**
- * GitHub App identity: a JWT signed with the App's private key (RS256, `iss` = App id,
- * 10 minutes at most) is exchanged at `POST {api_url}/app/installations/{id}/access_tokens`
- * for an installation token (1 hour), cached per (api_url, App, installation) until five
- * minutes before it expires. The installation id comes from the event's
- * `installation.id`. node:crypto signs the JWT: @octokit/auth-app is ESM-only, which the
- * project's CommonJS test and bundle setup on Node 20 cannot load (see docs/readme/18.md).
+ * GitHub App identity through @octokit/auth-app: it signs the App's JWT and exchanges it
+ * at `POST {api_url}/app/installations/{id}/access_tokens` for an installation token,
+ * one exchange at a time per installation. The installation id comes from the event's
+ * `installation.id`. Tokens are kept here, not in auth-app's own cache, because that one
+ * keeps every token 59 minutes whatever its `expires_at` says: here a token is dropped
+ * five minutes before it expires.
  */
-import { createPrivateKey, createSign } from 'node:crypto';
-import { deliveryRequest, type HttpOptions } from './http';
+import { createPrivateKey } from 'node:crypto';
+import type { StrategyOptions } from '@octokit/auth-app';
 
 export interface GithubAppSettings {
   app_id: string;
   private_key: string;
 }
 
-interface Cached { token: string; expiresAt: number }
-
-const cache = new Map<string, Cached>();
-const pending = new Map<string, Promise<InstallationToken>>();
 /** Refresh this long before GitHub's `expires_at`. */
 export const REFRESH_BEFORE_MS = 5 * 60_000;
+/** Installations whose tokens are kept at once (a few per deployment in practice). */
+const MAX_TOKENS = 1000;
 
-export type InstallationToken = { ok: true; token: string } | { ok: false; failure: { status: 'failed'; retryable: boolean; code: string; message: string } };
-
-const b64url = (value: Buffer | string) => Buffer.from(value).toString('base64url');
+/** auth-app's cache entries (`token|createdAt|expiresAt|…`), keyed by api_url, App and auth-app's own key. */
+const tokens = new Map<string, string>();
 
 /** Environment variables often carry a PEM with literal `\n`: accept both forms. */
 export function normalisePem(pem: string): string {
   return pem.includes('\\n') && !pem.includes('\n') ? pem.replace(/\\n/g, '\n') : pem;
 }
 
-/** The App's JWT: issued 60 s in the past (clock drift, as GitHub advises), valid 9 minutes. */
-export function appJwt(settings: GithubAppSettings, nowMs = Date.now()): string {
-  const now = Math.floor(nowMs / 1000);
-  const header = b64url(JSON.stringify({ alg: 'RS256', typ: 'JWT' }));
-  const payload = b64url(JSON.stringify({ iat: now - 60, exp: now + 540, iss: String(settings.app_id) }));
-  const key = createPrivateKey(normalisePem(settings.private_key));
-  const signature = createSign('RSA-SHA256').update(`${header}.${payload}`).sign(key);
-  return `${header}.${payload}.${b64url(signature)}`;
+/** True when the configured key is a private key node can read (checked before any request, for a clear failure). */
+export function usablePrivateKey(pem: string): boolean {
+  try {
+    return createPrivateKey(normalisePem(pem)).type === 'private';
+  } catch {
+    return false;
+  }
 }
 
 /** The installation id an event names (`installation.id`), if any. */
@@ -46,40 +42,32 @@ export function installationIdOf(payload: Record<string, unknown>): number | und
   return typeof id === 'number' && Number.isSafeInteger(id) && id > 0 ? id : undefined;
 }
 
-export async function installationToken(apiUrl: string, settings: GithubAppSettings, installationId: number, http: Omit<HttpOptions, 'api'>, now: () => number = Date.now): Promise<InstallationToken> {
-  const key = `${apiUrl}|${settings.app_id}|${installationId}`;
-  const cached = cache.get(key);
-  if (cached && cached.expiresAt - REFRESH_BEFORE_MS > now()) return { ok: true, token: cached.token };
-  // One exchange at a time per installation: concurrent deliveries share it.
-  const inflight = pending.get(key);
-  if (inflight) return inflight;
-  const exchange = (async (): Promise<InstallationToken> => {
-    let jwt: string;
-    try {
-      jwt = appJwt(settings, now());
-    } catch {
-      return { ok: false, failure: { status: 'failed', retryable: false, code: 'github_app_key', message: 'delivery.codehost.github.app.private_key is not a usable PEM private key' } };
-    }
-    const answer = await deliveryRequest(`${apiUrl}/app/installations/${installationId}/access_tokens`, {
-      method: 'POST', redirect: 'manual',
-      headers: { authorization: `Bearer ${jwt}`, accept: 'application/vnd.github+json', 'x-github-api-version': '2022-11-28', 'user-agent': 'hookagent' },
-    }, { ...http, api: 'GitHub (App installation token)' });
-    if (!answer.ok) return answer;
-    const body = JSON.parse(answer.body) as { token?: unknown; expires_at?: unknown };
-    if (typeof body.token !== 'string') return { ok: false, failure: { status: 'failed', retryable: true, code: 'github_app_token', message: 'GitHub answered the installation token request without a token' } };
-    const expiresAt = typeof body.expires_at === 'string' ? Date.parse(body.expires_at) : now() + 3_600_000;
-    cache.set(key, { token: body.token, expiresAt: Number.isFinite(expiresAt) ? expiresAt : now() + 3_600_000 });
-    return { ok: true, token: body.token };
-  })();
-  pending.set(key, exchange);
-  try {
-    return await exchange;
-  } finally {
-    pending.delete(key);
-  }
+/** The cache auth-app reads before each exchange: an entry close to its `expires_at` reads as absent. */
+function tokenCache(prefix: string, now: () => number): NonNullable<StrategyOptions['cache']> {
+  return {
+    get(key: string) {
+      // auth-app reads an empty string as "not cached".
+      const entry = tokens.get(`${prefix}|${key}`);
+      if (entry === undefined) return '';
+      // An entry whose expiry cannot be read is treated as expired: one exchange too many, never a stale token.
+      const expiresAt = Date.parse(entry.split('|')[2] ?? '');
+      if (expiresAt - REFRESH_BEFORE_MS > now()) return entry;
+      tokens.delete(`${prefix}|${key}`);
+      return '';
+    },
+    set(key: string, value: string) {
+      if (tokens.size >= MAX_TOKENS) tokens.delete(tokens.keys().next().value as string);
+      tokens.set(`${prefix}|${key}`, value);
+    },
+  };
+}
+
+/** auth-app's options for one installation of the App on `apiUrl`. */
+export function appAuthOptions(apiUrl: string, app: GithubAppSettings, installationId: number, now: () => number = Date.now): StrategyOptions {
+  return { appId: app.app_id, privateKey: normalisePem(app.private_key), installationId, cache: tokenCache(`${apiUrl}|${app.app_id}`, now) };
 }
 
 /** Tests only: forget cached tokens. */
 export function clearInstallationTokens(): void {
-  cache.clear();
+  tokens.clear();
 }

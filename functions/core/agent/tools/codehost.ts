@@ -1,8 +1,8 @@
 /**
  * What every code-host tool shares: the subject of the event (the one validated locator,
  * `events/subject.ts`), a client that keeps requests under the repository/project on the
- * `api_url` origin (`delivery/codehost-api.ts`), answers read as JSON, and output caps
- * that say when and where they cut.
+ * `api_url` origin (`delivery/codehost-api.ts`; GitHub through octokit), answers read as
+ * JSON, and output caps that say when and where they cut.
  */
 import { HookError } from '../../errors';
 import { subjectOf, type Subject } from '../../events/subject';
@@ -127,7 +127,7 @@ export function gitlabFile(d: Record<string, unknown>): FileChange {
 
 
 /** A failed request as the tool's error: "github answered 404: Not Found", not delivery wording. */
-export function toolError(failure: { code: string; message: string; retryable: boolean }): HookError {
+export function toolError(failure: { code: string; message: string; retryable: boolean; retryAfterMs?: number }): HookError {
   const message = failure.message.replace(/^(GitHub|GitLab) refused the delivery \((\d+)\): /, (_m, host: string, status: string) => `${host.toLowerCase()} answered ${status}: `);
-  return new HookError(`tool_${failure.code}`, message, { retryable: failure.retryable });
+  return new HookError(`tool_${failure.code}`, message, { retryable: failure.retryable, ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }) });
 }

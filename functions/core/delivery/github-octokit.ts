@@ -1,0 +1,128 @@
+/**
+ * The GitHub transport, for delivery and agent tools alike: @octokit/core with
+ * - plugin-throttling: writes through one token or App installation start a second apart
+ *   on GitHub's hosted API (`writeIntervalFor`; searches twice that); it only spaces their
+ *   starts, so `oneWriteAtATime` also keeps them one at a time, as GitHub asks. Its
+ *   rate-limit handlers never retry: a Bottleneck timer cannot take the injected clock,
+ *   and a secondary limit must not hold a Lambda for a minute; github-client.ts turns the
+ *   answer into a retryable failure carrying the wait instead;
+ * - plugin-retry: 5xx and network errors, with the pause before each retry taken through
+ *   the caller's `sleep` (so tests count waits instead of sleeping); writes pass
+ *   `retries: 0`, as a blind retry could post twice (http.ts `postOnce` retries them);
+ * - plugin-paginate-rest: `Link: rel="next"` pagination (github-client.ts checks each
+ *   next URL against the repository scope before it is fetched);
+ * - @octokit/auth-app for App installation tokens (github-app.ts).
+ * Every request goes through `guardedFetch` (github-fetch.ts). One Octokit per (api_url,
+ * token or App installation) per process: its throttling groups and write queue are what
+ * serialise.
+ */
+import { createHash } from 'node:crypto';
+import { createAppAuth } from '@octokit/auth-app';
+import { Octokit } from '@octokit/core';
+import { paginateRest } from '@octokit/plugin-paginate-rest';
+import { retry } from '@octokit/plugin-retry';
+import { throttling } from '@octokit/plugin-throttling';
+import Bottleneck from 'bottleneck/light.js';
+import { appAuthOptions, type GithubAppSettings } from './github-app';
+import { guardedFetch, READ_RETRIES } from './github-fetch';
+import { realSleep } from './http';
+
+/** Statuses plugin-retry leaves alone: its own list, plus 429, a rate limit (github-client.ts). */
+const DO_NOT_RETRY = [400, 401, 403, 404, 410, 422, 429, 451];
+/** The instance's own time limit, for requests made without a per-call one. */
+const FALLBACK_TIMEOUT_MS = 30_000;
+const MAX_INSTANCES = 64;
+
+/** Per-call settings octokit carries to the hooks in `options.request`. */
+export interface CallOptions {
+  sleep?: (ms: number) => Promise<void>;
+}
+
+/** Before plugin-retry retries, pause through the caller's `sleep` (its own delay is 0: `retryAfterBaseValue`). */
+function retryPause(octokit: Octokit) {
+  octokit.hook.error('request', async (error, options) => {
+    const request = options.request as { retries?: number; retryCount?: number; sleep?: (ms: number) => Promise<void> } | undefined;
+    const status = (error as { status?: number }).status ?? 0;
+    const attempt = request?.retryCount ?? 0;
+    // plugin-retry's own rule: a request error, status ≥ 400 and not excluded, retries left.
+    if ('request' in error && status >= 400 && !DO_NOT_RETRY.includes(status) && attempt < (request?.retries ?? READ_RETRIES)) {
+      await (request?.sleep ?? realSleep)(backoff(attempt + 1));
+    }
+    throw error;
+  });
+  return {};
+}
+
+/**
+ * Writes through this instance (one identity) one at a time: each waits for the previous
+ * one's answer. An App token exchange (a POST made from inside a write, when the token
+ * needs renewing) does not queue behind the write that waits for it.
+ */
+function oneWriteAtATime(octokit: Octokit) {
+  let previous: Promise<unknown> = Promise.resolve();
+  octokit.hook.wrap('request', (request, options) => {
+    if (options.method === 'GET' || options.method === 'HEAD' || /\/app\/installations\/[^/]+\/access_tokens$/.test(options.url)) return request(options);
+    const turn = previous.then(() => request(options));
+    previous = turn.catch(() => undefined);
+    return turn;
+  });
+  return {};
+}
+
+/** Exponential backoff with full jitter: 0..(250 ms × 2^attempt). */
+const backoff = (attempt: number) => Math.floor(Math.random() * 250 * 2 ** attempt);
+
+const GithubOctokit = Octokit.plugin(throttling, retryPause, retry, paginateRest, oneWriteAtATime);
+export type GithubOctokit = InstanceType<typeof GithubOctokit>;
+
+export type GithubIdentity = { token: string } | { app: GithubAppSettings; installationId: number };
+
+const instances = new Map<string, GithubOctokit>();
+
+const group = (maxConcurrent: number, minTime: number) => new Bottleneck.Group({ maxConcurrent, minTime });
+
+/**
+ * The pause between two writes through one identity: a second on GitHub's hosted API
+ * (api.github.com, *.ghe.com), which limits content creation to 80 a minute and advises a
+ * second between writes; none elsewhere: GitHub Enterprise Server ships with rate limiting
+ * off (its answers are still honoured) and a local test double has none. Writes go one at
+ * a time either way.
+ */
+export function writeIntervalFor(apiUrl: string): number {
+  const host = new URL(apiUrl).hostname;
+  return host === 'api.github.com' || host.endsWith('.ghe.com') ? 1000 : 0;
+}
+
+/** The process's Octokit for this identity on `apiUrl` (created on first use). */
+export function githubOctokit(apiUrl: string, identity: GithubIdentity, writeIntervalMs = writeIntervalFor(apiUrl)): GithubOctokit {
+  // Secrets enter the key hashed; a rotated token or App key (serve reloads config.yaml) gets a new instance.
+  const hash = (secret: string) => createHash('sha256').update(secret).digest('hex');
+  const who = 'token' in identity ? `token:${hash(identity.token)}` : `app:${identity.app.app_id}:${hash(identity.app.private_key)}:${identity.installationId}`;
+  const key = `${apiUrl}|${who}|${writeIntervalMs}`;
+  const known = instances.get(key);
+  if (known) return known;
+  if (instances.size >= MAX_INSTANCES) instances.delete(instances.keys().next().value as string);
+  const octokit = new GithubOctokit({
+    baseUrl: apiUrl,
+    userAgent: 'hookagent',
+    ...('token' in identity ? { auth: identity.token } : { authStrategy: createAppAuth, auth: appAuthOptions(apiUrl, identity.app, identity.installationId) }),
+    request: { fetch: guardedFetch(new URL(apiUrl), FALLBACK_TIMEOUT_MS) },
+    throttle: {
+      // Its global (10 at once) and auth groups are shared by the process, keyed by this id.
+      id: key,
+      write: group(1, writeIntervalMs), notifications: group(1, writeIntervalMs), search: group(1, 2 * writeIntervalMs),
+      onRateLimit: () => false,
+      onSecondaryRateLimit: () => false,
+    },
+    retry: { retries: READ_RETRIES, retryAfterBaseValue: 0, doNotRetry: DO_NOT_RETRY },
+    // Octokit's notices (deprecations, auth-app's clock-skew retries) name no token; debug and info are dropped.
+    log: { debug: () => {}, info: () => {}, warn: console.warn, error: console.error },
+  });
+  instances.set(key, octokit);
+  return octokit;
+}
+
+/** Tests only: forget the instances (and with them their throttling state). */
+export function clearGithubClients(): void {
+  instances.clear();
+}
