@@ -79,7 +79,7 @@ export async function accept(deps: IngestDeps, input: Accepted, matched: Subscri
   const staleBefore = Math.max(now - (deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS), deps.claimsAbandonedBefore ?? 0);
   const claimOptions = { eventId: ids.eventId, ttlSeconds: DEDUP_TTL_SECONDS, staleBefore };
   // Bodies that cannot be re-serialised safely travel as the sender's raw bytes (raw-payload.ts).
-  const inline = fitsIn(input.body, INLINE_PAYLOAD_LIMIT) && inlineSafe(input.payload, input.body);
+  const inline = fitsIn(input.body, INLINE_PAYLOAD_LIMIT) && inlineSafe(input.payload, input.text);
 
   let claim: Claim | undefined;
   let plan: Plan | undefined;
