@@ -3,6 +3,8 @@
  * `{__raw__}` for the whole payload, `{{` / `}}` for literal braces. Values are inserted
  * in one pass, so braces inside payload values are never expanded.
  */
+import { jsonPrefix } from './json-prefix';
+
 export const VALUE_CAP = 2_000;
 export const RAW_CAP = 4_000;
 export const TRUNCATED = '…[truncated]';
@@ -77,10 +79,6 @@ export function checkTemplate(template: string): { ok: true; placeholders: strin
   return { ok: true, placeholders: [...new Set(paths)] };
 }
 
-function cut(text: string, cap: number): string {
-  return text.length > cap ? text.slice(0, cap) + TRUNCATED : text;
-}
-
 /** Looks a dotted path up; numeric segments index arrays. */
 export function lookup(payload: unknown, path: string): { found: true; value: unknown } | { found: false } {
   let current: unknown = payload;
@@ -102,7 +100,8 @@ export function lookup(payload: unknown, path: string): { found: true; value: un
 export function formatValue(value: unknown): string {
   if (typeof value === 'string') return value;
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? String(value);
-  return cut(JSON.stringify(value), VALUE_CAP);
+  const { text, cut: longer } = jsonPrefix(value, VALUE_CAP);
+  return longer ? text + TRUNCATED : text;
 }
 
 export interface Rendered {
@@ -119,7 +118,10 @@ export interface Rendered {
 
 /** Renders a subscription's prompt over a payload. Never throws. */
 export function renderPrompt(template: string | undefined, payload: unknown, event: string): Rendered {
-  const raw = (): string => cut(JSON.stringify(payload, null, 2) ?? 'null', RAW_CAP);
+  const raw = (): string => {
+    const { text, cut: longer } = jsonPrefix(payload, RAW_CAP, 2);
+    return text === 'undefined' ? 'null' : longer ? text + TRUNCATED : text;
+  };
   if (template === undefined || template.trim() === '') {
     const payloadText = raw();
     return {
