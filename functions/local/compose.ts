@@ -79,7 +79,7 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
     } else if (existsSync(join(dataDir, LEGACY_DIR))) {
       throw new HookError('store_migration_needed', `${join(dataDir, LEGACY_DIR)} holds data of the previous local store (dynalite). Run 'hookagent serve' once to migrate it to ${join(dataDir, 'hookagent.db')}, then run this command again.`);
     }
-    store = StoreDb.open(dataDir, options.maxPageCount ? { maxPageCount: options.maxPageCount } : {});
+    store = StoreDb.open(dataDir, { ...(options.maxPageCount ? { maxPageCount: options.maxPageCount } : {}), checkpointInBackground: options.role === 'serve' });
     const opened = store;
     const openedAt = options.clock.now();
     const maxReceiveCount = options.maxReceiveCount ?? LOCAL_MAX_RECEIVE_COUNT;

@@ -20,6 +20,7 @@ import Database from 'better-sqlite3';
 import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { HookError } from '../../core/errors';
+import { startCheckpointer, type Checkpointer } from './checkpointer';
 import { migrate } from './schema';
 
 export const DB_FILE = 'hookagent.db';
@@ -68,6 +69,8 @@ export class StoreDb {
   readonly db: Database.Database;
   /** Transactions committed so far (one per event-loop turn with writes). */
   commits = 0;
+  /** The background checkpointer, when this connection has one (serve). */
+  checkpointer: Checkpointer | undefined;
   private pending: Pending[] = [];
   private scheduled = false;
   private closed = false;
@@ -93,7 +96,11 @@ export class StoreDb {
   }
 
   /** Opens (creating when absent) and migrates the store in `dataDir`. */
-  static open(dataDir: string, options: { maxPageCount?: number; syncInline?: boolean } = {}): StoreDb {
+  /**
+   * `checkpointInBackground` (serve): WAL checkpoints run in a worker thread (checkpointer.ts)
+   * instead of inside a commit on the event loop.
+   */
+  static open(dataDir: string, options: { maxPageCount?: number; syncInline?: boolean; checkpointInBackground?: boolean } = {}): StoreDb {
     mkdirSync(dataDir, { recursive: true });
     const file = join(dataDir, DB_FILE);
     let db: Database.Database | undefined;
@@ -115,14 +122,20 @@ export class StoreDb {
           walFd = undefined;
         }
       }
+      let checkpointer: Checkpointer | undefined;
       if (walFd !== undefined) {
         db.pragma('synchronous = NORMAL');
         // Checkpoint less often (about 32 MB of WAL): queue rows added and deleted in between
         // never reach the database file; the WAL is cut back to 64 MB at most afterwards.
-        db.pragma('wal_autocheckpoint = 8000');
         db.pragma('journal_size_limit = 67108864');
+        // Should the thread fail, SQLite's own checkpoints take over: the WAL never grows unbounded.
+        const fallBack = () => (db?.open ? db.pragma('wal_autocheckpoint = 8000') : undefined);
+        checkpointer = options.checkpointInBackground ? startCheckpointer(file, { onError: fallBack }) : undefined;
+        db.pragma(checkpointer ? 'wal_autocheckpoint = 0' : 'wal_autocheckpoint = 8000');
       }
-      return new StoreDb(db, dataDir, walFd);
+      const store = new StoreDb(db, dataDir, walFd);
+      store.checkpointer = checkpointer;
+      return store;
     } catch (error) {
       db?.close();
       if (DAMAGED.has(sqliteCode(error) ?? '')) throw damagedStore(dataDir, error);
@@ -276,6 +289,7 @@ export class StoreDb {
       this.unsynced = [];
       this.unsyncedFailures = [];
     }
+    void this.checkpointer?.stop();
     try {
       this.db.pragma('wal_checkpoint(PASSIVE)');
     } catch {

@@ -1,0 +1,53 @@
+/** WAL checkpoints in a worker thread: the database file gets the WAL's pages while serve's connection keeps writing. */
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { startCheckpointer, walBytes } from '../../functions/local/sqlite/checkpointer';
+import { DB_FILE, StoreDb } from '../../functions/local/sqlite/db';
+import { tempStore, type TestStore } from '../support/local-store';
+
+let t: TestStore;
+beforeEach(() => {
+  t = tempStore();
+});
+afterEach(() => t.close());
+
+test('the thread checkpoints a WAL another connection writes, once it has grown past the threshold', async () => {
+  const file = join(t.dir, DB_FILE);
+  t.store.db.pragma('wal_autocheckpoint = 0');
+  t.store.db.exec('CREATE TABLE blobs (body TEXT)');
+  const checkpointer = startCheckpointer(file, { thresholdBytes: 256 * 1024 });
+  expect(checkpointer).toBeDefined();
+  try {
+    const before = statSync(file).size;
+    const insert = t.store.db.prepare('INSERT INTO blobs VALUES (?)');
+    const done = checkpointer!.next();
+    for (let i = 0; i < 20; i++) await t.store.write(() => insert.run('x'.repeat(50_000)));
+    expect(walBytes(file)).toBeGreaterThan(256 * 1024);
+    await done;
+    expect(checkpointer!.checkpoints).toBeGreaterThanOrEqual(1);
+    // The pages are in the database file now, not only in the WAL.
+    expect(statSync(file).size).toBeGreaterThan(before + 500_000);
+    // Writes go on meanwhile.
+    await t.store.write(() => insert.run('after'));
+    expect(t.store.db.prepare('SELECT COUNT(*) FROM blobs').pluck().get()).toBe(21);
+  } finally {
+    await checkpointer!.stop();
+  }
+});
+
+test("serve's store checkpoints in the background: its own connection no longer does it inside a commit", () => {
+  const served = StoreDb.open(join(t.dir, 'served'), { checkpointInBackground: true });
+  try {
+    expect(served.checkpointer).toBeDefined();
+    expect(served.db.pragma('wal_autocheckpoint', { simple: true })).toBe(0);
+  } finally {
+    served.close();
+  }
+  const cli = StoreDb.open(join(t.dir, 'served'));
+  try {
+    expect(cli.checkpointer).toBeUndefined();
+    expect(cli.db.pragma('wal_autocheckpoint', { simple: true })).toBe(8000);
+  } finally {
+    cli.close();
+  }
+});
