@@ -125,13 +125,15 @@ export class StoreDb {
       let checkpointer: Checkpointer | undefined;
       if (walFd !== undefined) {
         db.pragma('synchronous = NORMAL');
-        // Checkpoint less often (about 32 MB of WAL): queue rows added and deleted in between
-        // never reach the database file; the WAL is cut back to 64 MB at most afterwards.
+        // Checkpoint rarely (about 128 MB of WAL): queue rows added and deleted in between
+        // never reach the database file, and each such checkpoint stalls the event loop for
+        // a moment; the WAL is cut back to 64 MB at most afterwards.
+        db.pragma('wal_autocheckpoint = 32000');
         db.pragma('journal_size_limit = 67108864');
-        // Should the thread fail, SQLite's own checkpoints take over: the WAL never grows unbounded.
-        const fallBack = () => (db?.open ? db.pragma('wal_autocheckpoint = 8000') : undefined);
-        checkpointer = options.checkpointInBackground ? startCheckpointer(file, { onError: fallBack }) : undefined;
-        db.pragma(checkpointer ? 'wal_autocheckpoint = 0' : 'wal_autocheckpoint = 8000');
+        // The thread copies most pages ahead (PASSIVE, beside the writes); SQLite's own
+        // checkpoint then has little left to copy on the event loop, and only a checkpoint
+        // that catches up with the writer lets the WAL start over.
+        checkpointer = options.checkpointInBackground ? startCheckpointer(file) : undefined;
       }
       const store = new StoreDb(db, dataDir, walFd);
       store.checkpointer = checkpointer;
