@@ -2,7 +2,7 @@
  * Ports: what the domain needs from the outside world. AWS adapters (functions/aws) and
  * local adapters implement them; the domain never imports an SDK.
  */
-import type { EventRecord, EventStatus, QueueMessage, RequestOutcome, RequestRecord, Subscription } from './types';
+import type { EventRecord, EventStatus, EventSummary, QueueMessage, RequestOutcome, RequestRecord, Subscription } from './types';
 
 export interface SubscriptionStore {
   list(): Promise<Subscription[]>;
@@ -163,6 +163,14 @@ export interface EventLog {
   listBySubscription(subscription: string, limit: number, before?: Pick<EventRecord, 'event_id' | 'received_at'>): Promise<EventRecord[]>;
   /** Records of one subscription in one status, oldest first (arrival order). */
   listByStatus(subscription: string, status: EventStatus): Promise<EventRecord[]>;
+  /**
+   * Optional (the local store has it): records of one subscription in one status that
+   * arrived before `receivedBefore` (ISO 8601, compared as stored), oldest first, at most
+   * `limit` of them after `after` (paging), without their message, prompt and reply. For
+   * sweeps over what may be a large backlog: listByStatus reads and parses every record's
+   * whole message (its payload) at once.
+   */
+  listSummariesByStatus?(subscription: string, status: EventStatus, page: { receivedBefore: string; limit: number; after?: Pick<EventRecord, 'event_id' | 'received_at'> }): Promise<EventSummary[]>;
   deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void>;
 }
 

@@ -168,3 +168,6 @@ export interface EventRecord {
   /** The model the agent ran with (the subscription's `model`, else `agent.model`) (issue 17). */
   model?: string;
 }
+
+/** A record without its message, prompt and reply (the kilobytes): what a sweep over many records decides on. */
+export type EventSummary = Omit<EventRecord, 'message' | 'prompt' | 'reply'>;

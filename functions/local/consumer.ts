@@ -52,10 +52,12 @@ export class QueueConsumer {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly unfinished = new Map<string, ReceivedMessage>();
   private loop: Promise<void> | undefined;
-  private stopSignal: () => void = () => {};
-  private readonly stopped = new Promise<void>((resolve) => {
-    this.stopSignal = resolve;
-  });
+  /**
+   * What ends the current wait when the consumer stops. Each wait removes its own entry:
+   * racing every wait against one promise that settles only at stop would leave a
+   * reaction on it per wait (one per batch under load, one per idle check when idle).
+   */
+  private readonly onStop = new Set<() => void>();
 
   constructor(private readonly queue: SqliteQueue, private readonly handler: BatchHandler, private readonly options: ConsumerOptions) {}
 
@@ -66,7 +68,7 @@ export class QueueConsumer {
   /** Stops receiving, waits for in-flight batches up to `graceMs`, then requeues what is left. */
   async stop(graceMs: number): Promise<void> {
     this.stopping = true;
-    this.stopSignal();
+    for (const end of [...this.onStop]) end();
     this.queue.wake();
     let timer: NodeJS.Timeout | undefined;
     const grace = new Promise<void>((resolve) => {
@@ -86,7 +88,11 @@ export class QueueConsumer {
     const arn = this.options.queueArn ?? 'arn:aws:sqs:local:000000000000:hookagent-local-queue';
     while (!this.stopping) {
       if (this.inFlight.size >= this.options.concurrency) {
-        await Promise.race([...this.inFlight, this.stopped]);
+        await this.wait((end) => {
+          // Reactions on in-flight batches go with them when they settle.
+          for (const work of this.inFlight) void work.then(end, end);
+          return () => {};
+        });
         continue;
       }
       let batch: ReceivedMessage[];
@@ -109,15 +115,35 @@ export class QueueConsumer {
 
   private async idle(ms: number): Promise<void> {
     if (this.stopping) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.queue.waitForMessages(),
-      this.stopped,
-      new Promise<void>((resolve) => {
-        timer = setTimeout(resolve, ms);
-      }),
-    ]);
-    clearTimeout(timer);
+    await this.wait((end) => {
+      const timer = setTimeout(end, ms);
+      const cancel = this.queue.onNextMessages(end);
+      return () => {
+        clearTimeout(timer);
+        cancel();
+      };
+    });
+  }
+
+  /**
+   * Resolves at the first call of `end` (given to `start`) or when the consumer stops, and
+   * then undoes what `start` registered (the function it returns) and its stop entry.
+   */
+  private wait(start: (end: () => void) => () => void): Promise<void> {
+    return new Promise<void>((resolve) => {
+      let cleanup: (() => void) | undefined;
+      let ended = false;
+      const end = () => {
+        if (ended) return;
+        ended = true;
+        this.onStop.delete(end);
+        cleanup?.();
+        resolve();
+      };
+      this.onStop.add(end);
+      cleanup = start(end);
+      if (ended) cleanup();
+    });
   }
 
   private async process(batch: ReceivedMessage[], arn: string): Promise<void> {

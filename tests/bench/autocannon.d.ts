@@ -22,6 +22,7 @@ declare module 'autocannon' {
     url: string;
     connections?: number;
     duration?: number;
+    amount?: number;
     method?: string;
     headers?: Record<string, string>;
     body?: string;

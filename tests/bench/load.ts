@@ -1,7 +1,8 @@
 /**
  * The load generator of the side-by-side server measurements, run in its own process (so
  * it does not share an event loop or a CPU account with any server): autocannon with a
- * fresh delivery id per request. Writes the load script into .build and runs it.
+ * fresh delivery id per request, for a duration or for an amount of requests. Writes the
+ * load script into .build and runs it.
  */
 import { spawn } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -20,23 +21,35 @@ export interface LoadResult {
 
 const LOAD_SCRIPT = `
 const autocannon = require('autocannon');
-const [url, connections, seconds, event, signature, bodyFile] = process.argv.slice(2);
+const [url, connections, limit, event, signature, bodyFile] = process.argv.slice(2);
 const body = require('node:fs').readFileSync(bodyFile, 'utf8');
+// 'amount:N' sends N requests in all; a plain number runs for that many seconds.
+const amount = limit.startsWith('amount:') ? Number(limit.slice('amount:'.length)) : undefined;
+const id = 'bench-' + process.pid + '-' + Date.now().toString(36) + '-';
 let n = 0;
 autocannon({
-  url, connections: Number(connections), duration: Number(seconds),
+  url, connections: Number(connections), ...(amount ? { amount } : { duration: Number(limit) }),
   requests: [{ method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': event, 'x-hub-signature-256': signature },
-    setupRequest: (r) => ({ ...r, headers: { ...r.headers, 'x-github-delivery': 'bench-' + process.pid + '-' + n++ } }) }],
-}).then((r) => process.stdout.write(JSON.stringify({ total: r.requests.total, ok: r['2xx'], non2xx: r.non2xx, errors: r.errors + r.timeouts, seconds: Number(seconds), p50: r.latency.p50, p99: r.latency.p99 })));
+    setupRequest: (r) => ({ ...r, headers: { ...r.headers, 'x-github-delivery': id + n++ } }) }],
+}).then((r) => process.stdout.write(JSON.stringify({ total: r.requests.total, ok: r['2xx'], non2xx: r.non2xx, errors: r.errors + r.timeouts, seconds: amount ? r.duration : Number(limit), p50: r.latency.p50, p99: r.latency.p99 })));
 `;
 
 export function runLoad(url: string, connections: number, seconds: number, event: string, signature: string, body: string): Promise<LoadResult> {
+  return load(url, connections, String(seconds), event, signature, body);
+}
+
+/** `amount` requests in all over `connections`; `seconds` in the result is the time they took. */
+export function runLoadAmount(url: string, connections: number, amount: number, event: string, signature: string, body: string): Promise<LoadResult> {
+  return load(url, connections, `amount:${amount}`, event, signature, body);
+}
+
+function load(url: string, connections: number, limit: string, event: string, signature: string, body: string): Promise<LoadResult> {
   const dir = join(ROOT, '.build', 'bench', 'servers');
   mkdirSync(dir, { recursive: true });
   writeFileSync(join(dir, 'load.cjs'), LOAD_SCRIPT);
   writeFileSync(join(dir, 'body.json'), body);
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [join(dir, 'load.cjs'), url, String(connections), String(seconds), event, signature, join(dir, 'body.json')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [join(dir, 'load.cjs'), url, String(connections), limit, event, signature, join(dir, 'body.json')], { stdio: ['ignore', 'pipe', 'inherit'] });
     let out = '';
     child.stdout.on('data', (c: Buffer) => (out += c.toString()));
     child.on('exit', (code) => {

@@ -9,6 +9,7 @@ import { benchColdStart } from './cold-start';
 import { benchIngestCpu } from './ingest-cpu';
 import { benchLambdaIngestCpu } from './lambda-ingest-cpu';
 import { benchLocalServer } from './local-server';
+import { benchServeMemory } from './serve-memory';
 import { benchWorkerConcurrency } from './worker-concurrency';
 import { benchE2eLatency } from './e2e-latency';
 import { benchWorkerBundle } from './worker-bundle';
@@ -19,6 +20,7 @@ const benches: Array<[string, () => Promise<Measurement | Measurement[]>]> = [
   ['lambda-ingest-cpu', benchLambdaIngestCpu],
   ['cold-start', benchColdStart],
   ['local-server', benchLocalServer],
+  ['serve-memory', benchServeMemory],
   ['worker-concurrency', benchWorkerConcurrency],
   ['e2e-latency', benchE2eLatency],
   ['worker-bundle', benchWorkerBundle],

@@ -80,3 +80,30 @@ test('stop waits for in-flight work; what cannot finish in the grace period is r
   expect(again.map((m) => [m.body, m.receiveCount])).toEqual([['slow', 2]]);
   release();
 });
+
+test('waiting leaves nothing behind: idle checks and waits for a free slot undo what they registered', async () => {
+  const q = await queue(30_000);
+  let handled = 0;
+  const consumer = new QueueConsumer(q, async (event) => {
+    await new Promise((resolve) => setTimeout(resolve, 1));
+    handled += event.Records.length;
+  }, { batchSize: 1, concurrency: 1, idleCheckMs: 1, logger: silentLogger });
+  const stopEntries = (consumer as unknown as { onStop: Set<unknown> }).onStop;
+  const wakeCallbacks = (q as unknown as { waiters: Set<unknown> }).waiters;
+  consumer.start();
+  try {
+    // Idle checks that time out (no sends), then batches that each wait for the one slot.
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    expect(wakeCallbacks.size).toBeLessThanOrEqual(1);
+    await q.sendBodies(Array.from({ length: 50 }, (_, i) => `m${i}`));
+    await until(() => handled === 50);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    // One wait at a time, each holding one stop entry and at most one wake callback.
+    expect(stopEntries.size).toBeLessThanOrEqual(1);
+    expect(wakeCallbacks.size).toBeLessThanOrEqual(1);
+  } finally {
+    await consumer.stop(1000);
+  }
+  expect(stopEntries.size).toBe(0);
+  expect(wakeCallbacks.size).toBe(0);
+});

@@ -154,3 +154,14 @@ test('the worker\'s dead-letter sink records the message\'s actual receive count
   const dead = await queue.deadLetters();
   expect(dead.map((d) => [d.receiveCount, d.reason])).toEqual([[1, 'provider_auth: bad key'], [5, 'malformed queue message']]);
 });
+
+test('a wake callback is called once at the next send; a cancelled one is not', async () => {
+  const { queue } = newQueue(new ManualClock());
+  const calls: string[] = [];
+  queue.onNextMessages(() => calls.push('kept'));
+  const cancel = queue.onNextMessages(() => calls.push('cancelled'));
+  cancel();
+  await queue.sendBodies(['a']);
+  await queue.sendBodies(['b']);
+  expect(calls).toEqual(['kept']);
+});

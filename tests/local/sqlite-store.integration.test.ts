@@ -1,6 +1,7 @@
 /** The SQLite adapters of every port, against a real database file (and a second connection, as the CLI opens it). */
 import Database from 'better-sqlite3';
 import { join } from 'node:path';
+import { ABANDONED_REASON, SWEEP_PAGE, abandonStranded } from '../../functions/core/ingest/abandoned';
 import { SqliteAtomicAccept } from '../../functions/local/sqlite/accept';
 import { SqliteCounterStore } from '../../functions/local/sqlite/counters';
 import { SqliteQueue } from '../../functions/local/sqlite/queue';
@@ -172,6 +173,54 @@ describe('SqliteEventLog: prompt and reply apart from the record', () => {
     expect(await log.get('old', 's')).toMatchObject({ prompt: 'old prompt', reply: 'new reply' });
     await log.update('old', 's', { reply: undefined });
     expect(await log.get('old', 's')).not.toHaveProperty('reply');
+  });
+});
+
+describe('SqliteEventLog: summaries for sweeps over a backlog', () => {
+  test('by status, received before a time, oldest first, paged, without message, prompt or reply', async () => {
+    const log = new SqliteEventLog(t.store);
+    await log.putAll([
+      record('e1', 's', '2026-01-01T00:00:01Z', { prompt: 'P', reply: 'R', attempts: 0 }),
+      record('e2', 's', '2026-01-01T00:00:02Z', { status: 'held' }),
+      record('e3', 's', '2026-01-01T00:00:03Z'),
+      record('e4', 's', '2026-01-01T00:00:05Z'),
+      record('e1', 'other', '2026-01-01T00:00:01Z'),
+    ]);
+    const before = '2026-01-01T00:00:04Z';
+    const all = await log.listSummariesByStatus('s', 'queued', { receivedBefore: before, limit: 10 });
+    expect(all.map((r) => r.event_id)).toEqual(['e1', 'e3']);
+    expect(all[0]).toMatchObject({ subscription: 's', status: 'queued', delivery_id: 'd-e1', attempts: 0 });
+    for (const summary of all) for (const big of ['message', 'prompt', 'reply']) expect(summary).not.toHaveProperty(big);
+    const first = await log.listSummariesByStatus('s', 'queued', { receivedBefore: before, limit: 1 });
+    expect(first.map((r) => r.event_id)).toEqual(['e1']);
+    expect((await log.listSummariesByStatus('s', 'queued', { receivedBefore: before, limit: 1, after: first[0]! })).map((r) => r.event_id)).toEqual(['e3']);
+    expect(await log.listSummariesByStatus('s', 'queued', { receivedBefore: before, limit: 1, after: all[1]! })).toEqual([]);
+  });
+
+  test("serve's abandoned-records sweep reads a backlog a page at a time, never the messages, and marks only the stranded", async () => {
+    const log = new SqliteEventLog(t.store);
+    const subscriptions = new SqliteSubscriptionStore(t.store);
+    await subscriptions.create(sub('s'));
+    const start = Date.parse('2026-01-01T00:00:00Z');
+    const count = SWEEP_PAGE * 2 + 7;
+    const at = (i: number) => new Date(start + i * 10).toISOString();
+    // Every third record still has its message in the queue; every fifth was attempted already; the last few are too young.
+    await log.putAll(Array.from({ length: count }, (_, i) => record(`e${i}`, 's', at(i), i % 5 === 0 ? { attempts: 1 } : {})));
+    const receivedBefore = start + (count - 3) * 10;
+    const stranded = (i: number) => i % 3 !== 0 && i % 5 !== 0 && i < count - 3;
+    const byStatus = jest.spyOn(log, 'listByStatus');
+    const pages = jest.spyOn(log, 'listSummariesByStatus');
+    const abandoned = await abandonStranded(log, subscriptions, { receivedBefore, now: '2026-01-02T00:00:00.000Z', queued: (id) => Number(id.slice(1)) % 3 === 0 });
+    expect(byStatus).not.toHaveBeenCalled();
+    expect(pages).toHaveBeenCalledTimes(3);
+    const expected = Array.from({ length: count }, (_, i) => i).filter(stranded).map((i) => `e${i}`);
+    expect(abandoned.map((r) => r.event_id)).toEqual(expected);
+    expect(abandoned[0]).toMatchObject({ status: 'abandoned', delivery_id: 'd-e1', error: { code: 'abandoned', message: ABANDONED_REASON } });
+    expect(await log.get('e1', 's')).toMatchObject({ status: 'abandoned', updated_at: '2026-01-02T00:00:00.000Z', error: { code: 'abandoned' }, message: { payload: { big: 'x'.repeat(100) } } });
+    expect((await log.get('e3', 's'))?.status).toBe('queued');
+    expect((await log.get('e5', 's'))?.status).toBe('queued');
+    expect((await log.get(`e${count - 1}`, 's'))?.status).toBe('queued');
+    expect((await log.listByStatus('s', 'abandoned')).length).toBe(expected.length);
   });
 });
 

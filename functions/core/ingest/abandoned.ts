@@ -7,7 +7,7 @@
  * later retry of the same delivery id still resumes and queues it.
  */
 import type { DedupStore, EventLog, SubscriptionStore } from '../ports';
-import type { EventRecord } from '../types';
+import type { EventRecord, EventSummary } from '../types';
 
 export const ABANDONED_REASON =
   'Never accepted: the request that recorded this event was answered 503 or cut off before the event was queued, and the sender did not retry';
@@ -20,18 +20,44 @@ export interface AbandonOptions {
   now: string;
 }
 
-/** Marks stranded records `abandoned`; returns them. */
-export async function abandonStranded(events: EventLog, subscriptions: SubscriptionStore, options: AbandonOptions): Promise<EventRecord[]> {
-  const abandoned: EventRecord[] = [];
+/** Records read per page by the sweep, where the event log can page without messages. */
+export const SWEEP_PAGE = 500;
+
+/**
+ * Marks stranded records `abandoned` (their status, error and time only: the message is
+ * not rewritten); returns them. serve runs this every minute while a backlog of thousands
+ * of `queued` records may be waiting: where the event log offers it, the records are read
+ * a page at a time without their messages, so the sweep neither parses every payload nor
+ * holds them all in memory at once.
+ */
+export async function abandonStranded(events: EventLog, subscriptions: SubscriptionStore, options: AbandonOptions): Promise<EventSummary[]> {
+  const stranded: EventSummary[] = [];
   for (const subscription of await subscriptions.list()) {
-    for (const record of await events.listByStatus(subscription.name, 'queued')) {
+    for await (const record of queuedRecords(events, subscription.name, options.receivedBefore)) {
       if ((record.attempts ?? 0) > 0 || Date.parse(record.received_at) >= options.receivedBefore) continue;
       if (options.queued(record.event_id, record.subscription)) continue;
-      abandoned.push({ ...record, status: 'abandoned', updated_at: options.now, error: { code: 'abandoned', message: ABANDONED_REASON } });
+      stranded.push(record);
     }
   }
-  if (abandoned.length > 0) await events.putAll(abandoned);
-  return abandoned;
+  const changes = { status: 'abandoned' as const, updated_at: options.now, error: { code: 'abandoned', message: ABANDONED_REASON } };
+  for (const record of stranded) await events.update(record.event_id, record.subscription, changes);
+  return stranded.map((record) => ({ ...record, ...changes }));
+}
+
+/** A subscription's `queued` records that arrived before `receivedBefore` (and, from a log that cannot page, the younger ones too). */
+async function* queuedRecords(events: EventLog, subscription: string, receivedBefore: number): AsyncGenerator<EventSummary> {
+  if (!events.listSummariesByStatus) {
+    yield* await events.listByStatus(subscription, 'queued');
+    return;
+  }
+  const before = new Date(receivedBefore).toISOString();
+  let after: EventSummary | undefined;
+  for (;;) {
+    const page = await events.listSummariesByStatus(subscription, 'queued', { receivedBefore: before, limit: SWEEP_PAGE, ...(after ? { after } : {}) });
+    yield* page;
+    if (page.length < SWEEP_PAGE) return;
+    after = page[page.length - 1];
+  }
 }
 
 /** The dedup key ingest claimed for a record's delivery id (see service.ts). */

@@ -6,7 +6,7 @@
  * DynamoDB table's TTL.
  */
 import type { EventLog } from '../../core/ports';
-import type { EventRecord, EventStatus, QueueMessage } from '../../core/types';
+import type { EventRecord, EventStatus, EventSummary, QueueMessage } from '../../core/types';
 import { messageJson } from '../../core/message-json';
 import type { StoreDb } from './db';
 
@@ -39,6 +39,7 @@ export class SqliteEventLog implements EventLog {
   private readonly bySubscription;
   private readonly bySubscriptionBefore;
   private readonly byStatus;
+  private readonly summariesByStatus;
   private readonly remove;
   private readonly upsertMessage;
   private readonly removeMessage;
@@ -59,6 +60,8 @@ export class SqliteEventLog implements EventLog {
     this.bySubscription = db.prepare(`${columns} WHERE e.subscription = ? ORDER BY e.received_at DESC, e.event_id DESC LIMIT ?`);
     this.bySubscriptionBefore = db.prepare(`${columns} WHERE e.subscription = ? AND (e.received_at, e.event_id) < (?, ?) ORDER BY e.received_at DESC, e.event_id DESC LIMIT ?`);
     this.byStatus = db.prepare(`${columns} WHERE e.subscription = ? AND e.status = ? ORDER BY e.received_at, e.event_id`);
+    this.summariesByStatus = db.prepare(`SELECT data FROM events WHERE subscription = ? AND status = ? AND received_at < ? AND (received_at, event_id) > (?, ?)
+      ORDER BY received_at, event_id LIMIT ?`).pluck();
     this.remove = db.prepare('DELETE FROM events WHERE event_id = ? AND subscription = ?');
     this.removeMessage = db.prepare('DELETE FROM event_messages WHERE event_id = ? AND subscription = ?');
     this.removeTexts = db.prepare('DELETE FROM event_texts WHERE event_id = ? AND subscription = ?');
@@ -138,6 +141,17 @@ export class SqliteEventLog implements EventLog {
 
   async listByStatus(subscription: string, status: EventStatus): Promise<EventRecord[]> {
     return this.store.read('The event log', () => (this.byStatus.all(subscription, status) as Row[]).map(this.parsed));
+  }
+
+  /** The small `data` column only: neither event_messages nor event_texts is read. */
+  async listSummariesByStatus(subscription: string, status: EventStatus, page: { receivedBefore: string; limit: number; after?: Pick<EventRecord, 'event_id' | 'received_at'> }): Promise<EventSummary[]> {
+    return this.store.read('The event log', () => (this.summariesByStatus.all(
+      subscription, status, page.receivedBefore, page.after?.received_at ?? '', page.after?.event_id ?? '', page.limit,
+    ) as string[]).map((data) => {
+      // A record stored before event_texts existed kept its prompt and reply in data.
+      const { message: _message, prompt: _prompt, reply: _reply, ...summary } = JSON.parse(data) as EventRecord;
+      return summary;
+    }));
   }
 
   async deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void> {

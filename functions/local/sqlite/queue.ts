@@ -248,7 +248,17 @@ export class SqliteQueue implements EventQueue {
 
   /** Resolves at the next in-process send or `wake()`. */
   waitForMessages(): Promise<void> {
-    return new Promise((resolve) => this.waiters.add(resolve));
+    return new Promise((resolve) => this.onNextMessages(resolve));
+  }
+
+  /**
+   * Calls `wake` once, at the next in-process send or `wake()`; returns what cancels it. A
+   * consumer that stops waiting for another reason (its idle check timed out) cancels, or
+   * the callbacks of an idle process would pile up until the next send.
+   */
+  onNextMessages(wake: () => void): () => void {
+    this.waiters.add(wake);
+    return () => this.waiters.delete(wake);
   }
 
   wake(): void {
