@@ -4,7 +4,7 @@
  * been through `scrub`: no secret value reaches the page.
  */
 import type { EventLog, EventQueue, PayloadStore, RequestLog, SubscriptionStore } from '../../functions/core/ports';
-import type { EventRecord, EventStatus, RequestOutcome, RequestRecord } from '../../functions/core/types';
+import type { EventRecord, EventStatus, EventSummary, RequestOutcome, RequestRecord } from '../../functions/core/types';
 import { subscriptionJson } from '../output';
 import { scrub } from './redact';
 
@@ -182,10 +182,25 @@ export class ConsoleData {
   async listSubscriptions(fallbackBase = 'http://127.0.0.1:8644') {
     const base = (this.sources.publicUrl || fallbackBase).replace(/\/+$/, '');
     const subscriptions = await this.sources.subscriptions.list();
-    const counts = await Promise.all(subscriptions.map((s) => this.sources.events.listByStatus(s.name, 'held' as EventStatus).then((held) => held.length)));
+    const counts = await Promise.all(subscriptions.map((s) => countHeld(this.sources.events, s.name)));
     return this.clean(subscriptions.map((s, i) => ({
       ...subscriptionJson(s), held: counts[i],
       urls: { github: `${base}/webhooks/github`, gitlab: `${base}/webhooks/gitlab`, custom: `${base}/webhooks/custom/${s.name}` },
     })));
+  }
+}
+
+const COUNT_PAGE = 500;
+
+/** How many records a subscription holds; where the store can, a page of small summaries at a time (no payloads read). */
+async function countHeld(events: EventLog, subscription: string): Promise<number> {
+  if (!events.listSummariesByStatus) return (await events.listByStatus(subscription, 'held' as EventStatus)).length;
+  let count = 0;
+  let after: EventSummary | undefined;
+  for (;;) {
+    const page = await events.listSummariesByStatus(subscription, 'held' as EventStatus, { receivedBefore: '\uffff', limit: COUNT_PAGE, ...(after ? { after } : {}) });
+    count += page.length;
+    if (page.length < COUNT_PAGE) return count;
+    after = page[page.length - 1];
   }
 }

@@ -91,6 +91,16 @@ test('requests, subscriptions (with URLs to paste) and the 24 h chart', async ()
   expect(subs.map((s) => s.name).sort()).toEqual(['alerts', 'pr-review']);
   expect(subs.find((s) => s.name === 'alerts')!.urls.custom).toBe('https://hooks.example.com/webhooks/custom/alerts');
   for (const s of subs) expect(s).not.toHaveProperty('secret');
+  // Held events are counted a page of summaries at a time (no payload read): past one page too.
+  const held = Array.from({ length: 1_001 }, (_, i) => ({
+    ...fx.rich, event_id: `evt_held_${String(i).padStart(4, '0')}`, subscription: 'alerts', status: 'held' as const,
+    message: { ...fx.rich.message, event_id: `evt_held_${String(i).padStart(4, '0')}`, subscription: 'alerts' },
+  }));
+  await fx.events.putAll(held);
+  const counted = (await (await fetch(`${fx.url}/console/api/subscriptions`)).json()) as Array<Record<string, any>>;
+  expect(counted.find((s) => s.name === 'alerts')!.held).toBe((await fx.events.listByStatus('alerts', 'held')).length);
+  expect(counted.find((s) => s.name === 'alerts')!.held).toBeGreaterThanOrEqual(1_001);
+  await fx.events.deleteAll(held);
 
   const chart = (await (await fetch(`${fx.url}/console/api/chart`)).json()) as Array<Record<string, number>>;
   expect(chart).toHaveLength(24);
