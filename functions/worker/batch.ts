@@ -10,7 +10,7 @@
  */
 import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-powertools/batch';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
-import { describeError } from '../core/errors';
+import { describeError, isHookError } from '../core/errors';
 import { childLogger } from '../core/log';
 import { createLimiter } from '../core/worker/limiter';
 import { processMessage, type MessageOutcome, type WorkerDeps } from '../core/worker/process';
@@ -35,6 +35,25 @@ export interface WorkerHandlerOptions {
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** A store that failed for a moment (a full disk, a lock) is tried again this soon, in-process. */
+export const STORE_RETRY_MS = 1_000;
+
+/**
+ * processMessage, with a retryable failure of a store (it throws `unavailable`, e.g. the
+ * local disk filled up mid-message) answered as a short retry: waited out in-process
+ * like a short Retry-After, instead of leaving the message invisible for the queue's
+ * whole visibility timeout. processMessage is idempotent under redelivery, so running
+ * it again is safe.
+ */
+async function attempt(body: string, receiveCount: number, deps: WorkerDeps): Promise<MessageOutcome> {
+  try {
+    return await processMessage(body, receiveCount, deps);
+  } catch (error) {
+    if (isHookError(error) && error.retryable) return { kind: 'retry', reason: error.message, retryAfterMs: STORE_RETRY_MS };
+    throw error;
+  }
+}
+
 export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOptions = {}) {
   const limiter = createLimiter(deps.config.agent.concurrency ?? DEFAULT_AGENT_CONCURRENCY);
   const sleep = options.sleep ?? realSleep;
@@ -46,7 +65,7 @@ export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOpti
     let outcome: MessageOutcome = await limiter.run(async () => {
       // Waiting for a slot took this invocation's time: better another invocation starts it.
       late = options.remainingMs !== undefined && options.remainingMs() < budgetMs;
-      return late ? { kind: 'retry', reason: 'not started: too little time left in this invocation' } : processMessage(record.body, receiveCount, deps);
+      return late ? { kind: 'retry', reason: 'not started: too little time left in this invocation' } : attempt(record.body, receiveCount, deps);
     });
     if (late) {
       await options.changeVisibility?.(record, 0).catch(() => undefined);
@@ -55,7 +74,7 @@ export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOpti
     for (let round = 0; round < IN_PROCESS_RETRIES && outcome.kind === 'retry' && outcome.retryAfterMs !== undefined && outcome.retryAfterMs <= IN_PROCESS_WAIT_LIMIT_MS; round++) {
       // Cheaper to wait a few seconds here than to give the message back; the slot is free meanwhile.
       await sleep(outcome.retryAfterMs);
-      outcome = await limiter.run(() => processMessage(record.body, receiveCount, deps));
+      outcome = await limiter.run(() => attempt(record.body, receiveCount, deps));
     }
     if (outcome.kind === 'ack') return;
     if (options.changeVisibility) {
