@@ -7,6 +7,7 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createHash } from 'node:crypto';
 import { describeError } from '../core/errors';
 import type { Logger } from '../core/log';
+import { handOver } from '../core/worker/message';
 import type { ReceivedMessage, SqliteQueue } from './sqlite/queue';
 
 export type BatchHandler = (event: SQSEvent) => Promise<SQSBatchResponse | void>;
@@ -39,6 +40,7 @@ export function toSqsRecord(message: ReceivedMessage, queueArn: string): SQSReco
     eventSourceARN: queueArn,
     awsRegion: 'local',
   };
+  if (message.message) handOver(record, message.message);
   // Nothing in the worker reads it: hashing a 20 KB body per message waits until something does.
   let md5: string | undefined;
   Object.defineProperty(record, 'md5OfBody', { enumerable: true, get: () => (md5 ??= createHash('md5').update(message.body).digest('hex')) });
@@ -157,12 +159,13 @@ export class QueueConsumer {
       this.options.logger.error('worker batch failed', { error: describeError(error), messages: batch.length });
       failed = new Set(batch.map((m) => m.messageId));
     }
-    for (const message of batch) {
+    // Failed messages stay invisible until the visibility timeout, then come back. The
+    // deletes are queued together: one transaction, not one per message.
+    await Promise.all(batch.map(async (message) => {
       this.unfinished.delete(message.messageId);
-      // Failed messages stay invisible until the visibility timeout, then come back.
       if (!failed.has(message.messageId)) await this.queue.delete(message.receiptHandle).catch((error: unknown) => {
         this.options.logger.error('local queue delete failed', { error: describeError(error) });
       });
-    }
+    }));
   }
 }

@@ -13,6 +13,7 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describeError, isHookError } from '../core/errors';
 import { childLogger } from '../core/log';
 import { createLimiter } from '../core/worker/limiter';
+import { handedOver } from '../core/worker/message';
 import { processMessage, type MessageOutcome, type WorkerDeps } from '../core/worker/process';
 import { IN_PROCESS_RETRIES, IN_PROCESS_WAIT_LIMIT_MS, retryDelaySeconds } from '../core/worker/retry-schedule';
 
@@ -45,9 +46,9 @@ export const STORE_RETRY_MS = 1_000;
  * whole visibility timeout. processMessage is idempotent under redelivery, so running
  * it again is safe.
  */
-async function attempt(body: string, receiveCount: number, deps: WorkerDeps): Promise<MessageOutcome> {
+async function attempt(record: SQSRecord, receiveCount: number, deps: WorkerDeps): Promise<MessageOutcome> {
   try {
-    return await processMessage(body, receiveCount, deps);
+    return await processMessage(record.body, receiveCount, deps, handedOver(record));
   } catch (error) {
     if (isHookError(error) && error.retryable) return { kind: 'retry', reason: error.message, retryAfterMs: STORE_RETRY_MS };
     throw error;
@@ -65,7 +66,7 @@ export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOpti
     let outcome: MessageOutcome = await limiter.run(async () => {
       // Waiting for a slot took this invocation's time: better another invocation starts it.
       late = options.remainingMs !== undefined && options.remainingMs() < budgetMs;
-      return late ? { kind: 'retry', reason: 'not started: too little time left in this invocation' } : attempt(record.body, receiveCount, deps);
+      return late ? { kind: 'retry', reason: 'not started: too little time left in this invocation' } : attempt(record, receiveCount, deps);
     });
     if (late) {
       await options.changeVisibility?.(record, 0).catch(() => undefined);
@@ -74,7 +75,7 @@ export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOpti
     for (let round = 0; round < IN_PROCESS_RETRIES && outcome.kind === 'retry' && outcome.retryAfterMs !== undefined && outcome.retryAfterMs <= IN_PROCESS_WAIT_LIMIT_MS; round++) {
       // Cheaper to wait a few seconds here than to give the message back; the slot is free meanwhile.
       await sleep(outcome.retryAfterMs);
-      outcome = await limiter.run(() => attempt(record.body, receiveCount, deps));
+      outcome = await limiter.run(() => attempt(record, receiveCount, deps));
     }
     if (outcome.kind === 'ack') return;
     if (options.changeVisibility) {

@@ -4,6 +4,12 @@ import { QueueConsumer } from '../../functions/local/consumer';
 import { SqliteQueue } from '../../functions/local/sqlite/queue';
 import { silentLogger } from '../../functions/core/log';
 import { systemClock } from '../../functions/core/ports';
+import { SqliteAtomicAccept } from '../../functions/local/sqlite/accept';
+import { SqliteDedupStore } from '../../functions/local/sqlite/dedup';
+import { SqliteEventLog } from '../../functions/local/sqlite/event-log';
+import { handedOver } from '../../functions/core/worker/message';
+import { eventRecord } from '../../functions/core/worker/record';
+import type { QueueMessage } from '../../functions/core/types';
 import { tempStore, type TestStore } from '../support/local-store';
 
 const stores: TestStore[] = [];
@@ -106,4 +112,24 @@ test('waiting leaves nothing behind: idle checks and waits for a free slot undo 
   }
   expect(stopEntries.size).toBe(0);
   expect(wakeCallbacks.size).toBe(0);
+});
+
+test('a message accepted in this process reaches the worker handler already parsed, with its text as the body', async () => {
+  const t = tempStore();
+  stores.push(t);
+  const q = new SqliteQueue(t.store, { visibilityTimeoutMs: 1000, maxReceiveCount: 5, clock: systemClock });
+  const events = new SqliteEventLog(t.store);
+  const atomic = new SqliteAtomicAccept(t.store, new SqliteDedupStore(t.store, systemClock), events, q);
+  const message: QueueMessage = { v: 1, event_id: 'e1', subscription: 's', source: 'github', event: 'push', delivery_id: 'd1', received_at: '2026-01-01T00:00:00Z', payload: { ref: 'main' } };
+  const seen: Array<{ handed: QueueMessage | undefined; body: string }> = [];
+  const consumer = new QueueConsumer(q, async (event: SQSEvent) => {
+    for (const r of event.Records) seen.push({ handed: handedOver(r), body: r.body });
+  }, { batchSize: 10, concurrency: 1, idleCheckMs: 1000, logger: silentLogger });
+  consumer.start();
+  await atomic.acceptNew({ claim: { eventId: 'e1', ttlSeconds: 60, staleBefore: 0 }, records: [eventRecord(message, 'queued', message.received_at)], messages: [message] });
+  await until(() => seen.length === 1);
+  await consumer.stop(1000);
+  expect(seen[0]!.handed).toBe(message);
+  expect(JSON.parse(seen[0]!.body)).toEqual(message);
+  expect(await q.size()).toBe(0);
 });

@@ -247,7 +247,15 @@ describe('SqliteAtomicAccept', () => {
     expect(t.store.db.prepare('SELECT body FROM queue').pluck().all()).toEqual(['']);
     const [received] = await queue.receive(10);
     expect(JSON.parse(received!.body)).toEqual(r.message);
+    // Handed over in-process: the very message ingest built, not parsed again; only once.
+    expect(received!.message).toBe(r.message);
+    expect(queue.handedOverCount).toBe(0);
     expect(await queue.heldEvents()).toEqual(new Set(['e1\u0000s']));
+    // A second receive (here: the message given back) reads it from the store.
+    await queue.changeVisibility(received!.receiptHandle, 0);
+    const [again] = await queue.receive(10);
+    expect(again!.message).toBeUndefined();
+    expect(again!.body).toBe(received!.body);
     // Seen by another connection (the CLI) as soon as it resolved.
     const other = new Database(join(t.dir, 'hookagent.db'), { readonly: true });
     expect(other.prepare('SELECT committed FROM dedup WHERE key = ?').pluck().get('github#d1')).toBe(1);
@@ -260,7 +268,10 @@ describe('SqliteAtomicAccept', () => {
     const r = record('e9', 's', '2026-01-01T00:00:01Z');
     await atomic.acceptNew({ claim: { eventId: 'e9', ttlSeconds: 60, staleBefore: 0 }, records: [r], messages: [r.message] });
     await events.deleteAll([r]);
+    // Handed over too, but the record is gone: the message is not processed.
+    expect(queue.handedOverCount).toBe(1);
     expect(await queue.receive(10)).toEqual([]);
+    expect(queue.handedOverCount).toBe(0);
     const [dead] = await queue.deadLetters();
     expect(dead).toMatchObject({ reason: 'the event record of this message was deleted' });
     expect(JSON.parse(dead!.body)).toEqual({ event_id: 'e9', subscription: 's' });
@@ -292,6 +303,8 @@ describe('SqliteAtomicAccept', () => {
     const r = big('e3');
     await expect(atomic.acceptNew({ dedupKey: 'k-full', claim: { eventId: 'e3', ttlSeconds: 60, staleBefore: 0 }, records: [r], messages: [r.message] }))
       .rejects.toMatchObject({ code: 'unavailable' });
+    // Nothing handed over for a transaction that was not committed.
+    expect(queue.handedOverCount).toBe(0);
     expect(claimRow('k-full')).toBeUndefined();
     expect(await events.get('e3', 's')).toBeUndefined();
     expect(await queue.size()).toBe(0);

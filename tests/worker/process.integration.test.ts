@@ -12,7 +12,7 @@ import type { DeliveryOutcome, DeliveryTarget } from '../../functions/core/deliv
 import { HookError } from '../../functions/core/errors';
 import { jsonLogger } from '../../functions/core/log';
 import { SkillLibrary } from '../../functions/core/skills/library';
-import type { QueueMessage, Subscription, TargetKind } from '../../functions/core/types';
+import type { EventRecord, QueueMessage, Subscription, TargetKind } from '../../functions/core/types';
 import { processMessage, type WorkerDeps } from '../../functions/core/worker/process';
 import { createWorkerHandler } from '../../functions/worker/batch';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
@@ -204,4 +204,65 @@ test('a batch with one failing message reports only that one', async () => {
   const event = { Records: [record('a', good), record('b', bad), record('c', retry)] } as unknown as SQSEvent;
   const response = await handler(event);
   expect(response.batchItemFailures).toEqual([{ itemIdentifier: 'b' }]);
+});
+
+describe('fewer writes per message (issue 16)', () => {
+  class RecordingEventLog extends DynamoEventLog {
+    writes: Array<{ kind: 'put' | 'update'; fields: Partial<EventRecord> }> = [];
+    override async putAll(records: EventRecord[]): Promise<void> {
+      for (const r of records) this.writes.push({ kind: 'put', fields: r });
+      return super.putAll(records);
+    }
+    override async update(eventId: string, subscription: string, changes: Partial<EventRecord>): Promise<void> {
+      this.writes.push({ kind: 'update', fields: changes });
+      return super.update(eventId, subscription, changes);
+    }
+  }
+
+  test('"processing" is written together with the prompt, before the agent runs; the record shows it meanwhile', async () => {
+    const events = new RecordingEventLog(dynamo.client, dynamo.tables.events);
+    const seen: Array<EventRecord | undefined> = [];
+    let target: Awaited<ReturnType<typeof setup>> | undefined;
+    const agent: Agent = {
+      async run(request) {
+        seen.push(await events.get(target!.message.event_id, target!.message.subscription));
+        return echoAgent.run(request);
+      },
+    };
+    target = await setup({ events, agent });
+    const { deps, message, body } = target;
+    await events.putAll([{ event_id: message.event_id, subscription: message.subscription, status: 'queued', source: 'custom', event: 'alert', delivery_id: message.delivery_id, received_at: message.received_at, updated_at: message.received_at, message, attempts: 0 }]);
+    events.writes = [];
+    expect(await processMessage(body, 1, deps)).toEqual({ kind: 'ack', status: 'delivered' });
+    expect(seen[0]).toMatchObject({ status: 'processing', attempts: 1, prompt: 'Alert DiskRunningFull' });
+    // processing + prompt, then the reply, then delivered: three small updates, no whole-record write.
+    expect(events.writes.map((w) => [w.kind, w.fields.status])).toEqual([['update', 'processing'], ['update', undefined], ['update', 'delivered']]);
+    expect(events.writes[0]!.fields).toMatchObject({ attempts: 1, prompt: 'Alert DiskRunningFull' });
+  });
+
+  test('a redelivery with its reply stored shows "processing" while it delivers', async () => {
+    const events = new RecordingEventLog(dynamo.client, dynamo.tables.events);
+    const states: Array<string | undefined> = [];
+    let ids: { event_id: string; subscription: string } | undefined;
+    const chat: DeliveryTarget = {
+      kind: 'teamchat',
+      async deliver() {
+        states.push((await events.get(ids!.event_id, ids!.subscription))?.status);
+        return states.length === 1 ? { status: 'failed', retryable: true, code: 'http_500', message: 'Slack answered 500' } : { status: 'delivered' };
+      },
+    } as DeliveryTarget;
+    const { deps, message, body } = await setup({ events, agent: new ScriptedAgent(['hello']), targets: { teamchat: chat } }, { deliver: ['teamchat'] });
+    ids = message;
+    expect(await processMessage(body, 1, deps)).toMatchObject({ kind: 'retry' });
+    expect(await processMessage(body, 2, deps)).toEqual({ kind: 'ack', status: 'delivered' });
+    expect(states).toEqual(['processing', 'processing']);
+    expect((await events.get(message.event_id, message.subscription))?.attempts).toBe(2);
+  });
+
+  test('a message handed over already parsed is used as it is', async () => {
+    const { deps, events, message } = await setup();
+    // The body is only its text: were it parsed, this one would be refused as malformed.
+    expect(await processMessage('{"not":"parsed"}', 1, deps, message)).toEqual({ kind: 'ack', status: 'delivered' });
+    expect(await events.get(message.event_id, message.subscription)).toMatchObject({ status: 'delivered', reply: 'Alert DiskRunningFull' });
+  });
 });

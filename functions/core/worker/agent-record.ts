@@ -22,16 +22,17 @@ export async function recordAgentRun(deps: RunRecordDeps, message: QueueMessage,
   if (!run) return {};
   const log = { event_id: message.event_id, subscription: message.subscription };
   const changes: Partial<EventRecord> = { usage: run.usage };
-  try {
-    await chargeBudget(deps.counters, message.subscription, run.usage, deps.clock.now());
-  } catch (error) {
-    deps.logger.warn('token usage not counted against the budget', { ...log, reason: describeError(error) });
-  }
-  try {
-    changes.transcript_ref = await storeTranscript(deps.payloads, message.event_id, message.subscription, run.transcript);
-  } catch (error) {
-    deps.logger.warn('transcript not stored', { ...log, reason: describeError(error) });
-  }
+  // Side by side: two independent writes (in the local store, one transaction).
+  await Promise.all([
+    chargeBudget(deps.counters, message.subscription, run.usage, deps.clock.now()).catch((error: unknown) => {
+      deps.logger.warn('token usage not counted against the budget', { ...log, reason: describeError(error) });
+    }),
+    storeTranscript(deps.payloads, message.event_id, message.subscription, run.transcript).then((ref) => {
+      changes.transcript_ref = ref;
+    }, (error: unknown) => {
+      deps.logger.warn('transcript not stored', { ...log, reason: describeError(error) });
+    }),
+  ]);
   deps.logger.info('agent usage', {
     ...log, provider: run.usage.provider, model: run.usage.model, input_tokens: run.usage.input_tokens, output_tokens: run.usage.output_tokens,
     cache_read_tokens: run.usage.cache_read_tokens ?? 0, cache_write_tokens: run.usage.cache_write_tokens ?? 0, steps: run.usage.steps,

@@ -21,3 +21,18 @@ export function parseQueueMessage(body: string): QueueMessage | undefined {
   return value as QueueMessage;
 }
 
+
+/**
+ * Queue records whose message was handed over in-process, already parsed (serve: the
+ * message ingest built moments ago); keyed by the record object, so the record's body and
+ * message cannot part. The worker then skips parsing the body again.
+ */
+const handed = new WeakMap<object, QueueMessage>();
+
+export function handOver(record: object, message: QueueMessage): void {
+  handed.set(record, message);
+}
+
+export function handedOver(record: object): QueueMessage | undefined {
+  return handed.get(record);
+}

@@ -25,7 +25,7 @@ import { fencePrompt, systemPrompt } from '../agent/system-prompt';
 import { fanOut } from './fan-out';
 import { debounceGate, runCapGate } from './gates';
 import { parseQueueMessage } from './message';
-import { RecordWriter, eventRecord } from './record';
+import { RecordWriter, eventRecord, noteMessageBytes } from './record';
 import { runOf } from '../agent/run-record';
 import { recordAgentRun } from './agent-record';
 import { budgetRefusal } from './budget';
@@ -67,8 +67,10 @@ export type MessageOutcome =
 
 const FINISHED = new Set<EventRecord['status']>(['delivered', 'suppressed', 'failed', 'over_budget', 'superseded', 'rate_limited']);
 
-export async function processMessage(body: string, receiveCount: number, deps: WorkerDeps): Promise<MessageOutcome> {
-  const message = parseQueueMessage(body);
+/** `parsed`: the message `body` is the text of, when it was handed over already parsed (message.ts). */
+export async function processMessage(body: string, receiveCount: number, deps: WorkerDeps, parsed?: QueueMessage): Promise<MessageOutcome> {
+  if (parsed) noteMessageBytes(parsed, body);
+  const message = parsed ?? parseQueueMessage(body);
   if (!message) {
     deps.logger.error('malformed queue message', { bytes: body.length });
     if (deps.deadLetters) {
@@ -140,7 +142,8 @@ async function processLeased(message: QueueMessage, body: string, receiveCount: 
     return { kind: 'ack', status: found.status };
   }
   const started = deps.clock.now();
-  await writer.save({ status: 'processing', attempts: (writer.current.attempts ?? 0) + 1 });
+  // Written with the next transition (the prompt, as a rule) before anything slow runs.
+  writer.stage({ status: 'processing', attempts: (writer.current.attempts ?? 0) + 1 });
 
   const finalFailure = async (code: string, text: string): Promise<MessageOutcome> => {
     logger.error('failed', { code, reason: text });
@@ -243,6 +246,8 @@ async function processLeased(message: QueueMessage, body: string, receiveCount: 
     return { kind: 'ack', status: 'suppressed' };
   }
 
+  // A redelivery with its reply stored has written nothing yet: show it processing while it delivers.
+  if (writer.unsaved) await writer.save();
   const { targets, failures } = await fanOut({
     subscription, message, payload, reply, previous: writer.current.targets, targets: deps.targets, settings: deps.config.delivery, logger, now,
   });

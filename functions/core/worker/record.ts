@@ -97,8 +97,15 @@ export function boundTexts(record: EventRecord): EventRecord {
   return next;
 }
 
-/** Applies transitions to one record and writes each, bounded. */
+/**
+ * Applies transitions to one record and writes each, bounded. A staged transition is
+ * applied to `current` at once and written with the next save: one write where two
+ * follow each other with nothing in between that others need to see.
+ */
 export class RecordWriter {
+  /** The record as the event log has it (when `stored`). */
+  private saved: EventRecord;
+
   constructor(
     public current: EventRecord,
     private readonly events: EventLog,
@@ -106,9 +113,21 @@ export class RecordWriter {
     private readonly now: () => string,
     /** Whether the record is in the event log already: then a transition writes only what changed. */
     private stored = false,
-  ) {}
+  ) {
+    this.saved = current;
+  }
 
-  async save(changes: Partial<EventRecord>): Promise<EventRecord> {
+  /** Whether staged changes wait for a save. */
+  get unsaved(): boolean {
+    return this.current !== this.saved;
+  }
+
+  /** Applies `changes` now and writes them with the next `save`. */
+  stage(changes: Partial<EventRecord>): void {
+    this.current = { ...this.current, ...changes };
+  }
+
+  async save(changes: Partial<EventRecord> = {}): Promise<EventRecord> {
     let next = boundTexts({ ...this.current, ...changes, updated_at: this.now() });
     if (!fits(next) && next.message.payload !== undefined) {
       // The inline payload alone is too large for the record: keep it in the PayloadStore instead.
@@ -120,8 +139,9 @@ export class RecordWriter {
       // Whatever is left over (e.g. a huge warning list): keep the essentials and say why.
       next = { ...next, warnings: [...(next.warnings ?? []).slice(0, 20), 'record cut to fit the event log'].map((w) => cutToBytes(w, 2048)) };
     }
-    const previous = this.current;
+    const previous = this.saved;
     this.current = next;
+    this.saved = next;
     if (!this.stored || next.message !== previous.message) {
       // First write, or the message moved its payload out: the whole record.
       await this.events.putAll([next]);
@@ -133,7 +153,7 @@ export class RecordWriter {
     for (const key of Object.keys(next) as Array<keyof EventRecord>) {
       if (key !== 'message' && next[key] !== previous[key]) (changed as Record<string, unknown>)[key] = next[key];
     }
-    for (const key of Object.keys(changes) as Array<keyof EventRecord>) {
+    for (const key of Object.keys(previous) as Array<keyof EventRecord>) {
       if (next[key] === undefined) (changed as Record<string, unknown>)[key] = undefined;
     }
     await this.events.update(next.event_id, next.subscription, changed);

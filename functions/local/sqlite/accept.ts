@@ -25,8 +25,11 @@ export class SqliteAtomicAccept implements AtomicAccept {
       const found: Claim = input.dedupKey ? this.dedup.claimNow(input.dedupKey, input.claim, true) : { kind: 'new' };
       if (found.kind !== 'new') return found;
       this.events.putNow(input.records);
-      this.queue.sendNow(bodies, keys);
+      this.queue.sendNow(bodies, keys, 0, input.messages);
       return found;
+    }).catch((error: unknown) => {
+      this.queue.forget(keys);
+      throw error;
     });
     if (claim.kind === 'new' && bodies.length > 0) this.queue.sent();
     return claim;

@@ -17,6 +17,7 @@ import type { Clock, DeadLetterSink, EventQueue, SendOptions } from '../../core/
 import type { QueueMessage } from '../../core/types';
 import { messageJson } from '../../core/message-json';
 import type { StoreDb } from './db';
+import { MessageHandoff } from './handoff';
 
 export interface SqliteQueueOptions {
   visibilityTimeoutMs: number;
@@ -32,6 +33,8 @@ export interface ReceivedMessage {
   body: string;
   receiveCount: number;
   sentAt: number;
+  /** The message ingest built in this process (handoff.ts), when it was handed over: `body` is its text. */
+  message?: QueueMessage;
 }
 
 export interface DeadLetter {
@@ -71,6 +74,7 @@ function parseReceipt(receiptHandle: string): [number, number] {
 export class SqliteQueue implements EventQueue {
   private readonly waiters = new Set<() => void>();
   private readonly stmts;
+  private readonly handoff = new MessageHandoff();
 
   constructor(private readonly store: StoreDb, private readonly options: SqliteQueueOptions) {
     const db = store.db;
@@ -79,6 +83,7 @@ export class SqliteQueue implements EventQueue {
       queued: db.prepare('SELECT 1 FROM queue WHERE event_key = ?').pluck(),
       visible: db.prepare('SELECT id, message_id, body, event_key, receive_count, receipt, sent_at FROM queue WHERE visible_at <= ? ORDER BY visible_at, id LIMIT ?'),
       eventMessage: db.prepare('SELECT message FROM event_messages WHERE event_id = ? AND subscription = ?').pluck(),
+      eventExists: db.prepare('SELECT 1 FROM event_messages WHERE event_id = ? AND subscription = ?').pluck(),
       take: db.prepare('UPDATE queue SET visible_at = ?, receive_count = receive_count + 1, receipt = receipt + 1 WHERE id = ?'),
       remove: db.prepare('DELETE FROM queue WHERE id = ? AND receipt = ?'),
       removeAny: db.prepare('DELETE FROM queue WHERE id = ?'),
@@ -114,15 +119,29 @@ export class SqliteQueue implements EventQueue {
   /**
    * Inserts messages inside the caller's write transaction; call `sent()` once it is
    * committed. An empty body stores the message by reference to its event record, which
-   * the caller writes in the same transaction (its event key is required then).
+   * the caller writes in the same transaction (its event key is required then); given
+   * the `messages` themselves, they are handed to this process's consumer as they are.
+   * A caller whose transaction fails must `forget` the keys.
    */
-  sendNow(bodies: string[], eventKeys: string[] = [], delayMs = 0): void {
+  sendNow(bodies: string[], eventKeys: string[] = [], delayMs = 0, messages?: QueueMessage[]): void {
     const now = this.options.clock.now();
     bodies.forEach((body, i) => {
       const key = eventKeys[i] ?? null;
       if (key !== null && this.stmts.queued.get(key) !== undefined) return;
       this.stmts.insert.run(randomUUID(), body, now + delayMs, now, key);
+      const message = messages?.[i];
+      if (key !== null && message) this.handoff.put(key, message, now);
     });
+  }
+
+  /** Messages handed over and not yet received. */
+  get handedOverCount(): number {
+    return this.handoff.size;
+  }
+
+  /** Drops what `sendNow` handed over for these keys (their transaction was not committed). */
+  forget(eventKeys: string[]): void {
+    for (const key of eventKeys) this.handoff.take(key);
   }
 
   /** Wakes consumers after a committed send. */
@@ -134,6 +153,13 @@ export class SqliteQueue implements EventQueue {
   /** The bodies (empty: by reference to the event record) and (event, subscription) keys of event messages. */
   static bodiesOf(messages: QueueMessage[], byReference = false): [string[], string[]] {
     return [messages.map((m) => (byReference ? '' : messageJson(m))), messages.map((m) => `${m.event_id}\u0000${m.subscription}`)];
+  }
+
+  /** The message handed over for a row stored by reference, while its event record is there. */
+  private handedOver(row: Pick<Row, 'body' | 'event_key'>): QueueMessage | undefined {
+    if (row.body !== '' || row.event_key === null) return undefined;
+    const message = this.handoff.take(row.event_key);
+    return message && this.stmts.eventExists.get(message.event_id, message.subscription) !== undefined ? message : undefined;
   }
 
   /** A row's message; undefined when it is stored by reference and its event record is gone. */
@@ -155,7 +181,8 @@ export class SqliteQueue implements EventQueue {
       const received: ReceivedMessage[] = [];
       for (const row of this.stmts.visible.all(now, max * 2) as Row[]) {
         if (received.length >= max) break;
-        const body = this.bodyOf(row);
+        const handed = this.handedOver(row);
+        const body = handed ? messageJson(handed) : this.bodyOf(row);
         if (body === undefined) {
           this.stmts.dead.run(row.message_id, JSON.stringify(eventOfKey(row.event_key)), row.receive_count, 'the event record of this message was deleted', now);
           this.stmts.removeAny.run(row.id);
@@ -169,7 +196,7 @@ export class SqliteQueue implements EventQueue {
         this.stmts.take.run(until, row.id);
         received.push({
           messageId: row.message_id, receiptHandle: `${row.id}.${row.receipt + 1}`, body,
-          receiveCount: row.receive_count + 1, sentAt: row.sent_at,
+          receiveCount: row.receive_count + 1, sentAt: row.sent_at, ...(handed ? { message: handed } : {}),
         });
       }
       return received;
