@@ -6,9 +6,8 @@ const MARKER = '[silent]';
 
 export function isSilent(reply: string): boolean {
   const trimmed = reply.trim();
-  if (trimmed.toLowerCase().startsWith(MARKER)) return true;
-  const lines = trimmed.split(/\r?\n/).map((line) => line.trim());
-  const first = lines[0] ?? '';
-  const last = lines[lines.length - 1] ?? '';
-  return first.toLowerCase() === MARKER || last.toLowerCase() === MARKER;
+  if (trimmed.slice(0, MARKER.length).toLowerCase() === MARKER) return true;
+  // Only the last line can still say it (a first line that does begins the reply): no split of a long reply.
+  const last = trimmed.slice(trimmed.lastIndexOf('\n') + 1).trim();
+  return last.length === MARKER.length && last.toLowerCase() === MARKER;
 }

@@ -7,8 +7,9 @@
  * `toJSON` method is handed to JSON.stringify itself.
  */
 
-class Enough extends Error {}
-class NotPlain extends Error {}
+// Thrown to stop printing: plain objects, not Errors (an Error captures a stack trace each time).
+const ENOUGH = { reason: 'enough' };
+const NOT_PLAIN = { reason: 'not plain' };
 
 /** `text`: the first `limit` characters of the JSON text; `cut`: whether it was longer. */
 export function jsonPrefix(value: unknown, limit: number, indent = 0): { text: string; cut: boolean } {
@@ -17,11 +18,11 @@ export function jsonPrefix(value: unknown, limit: number, indent = 0): { text: s
   const emit = (piece: string) => {
     pieces.push(piece);
     length += piece.length;
-    if (length > limit) throw new Enough();
+    if (length > limit) throw ENOUGH;
   };
   const step = ' '.repeat(Math.min(10, Math.max(0, indent)));
   const write = (current: unknown, gap: string): boolean => {
-    if (current !== null && typeof current === 'object' && typeof (current as { toJSON?: unknown }).toJSON === 'function') throw new NotPlain();
+    if (current !== null && typeof current === 'object' && typeof (current as { toJSON?: unknown }).toJSON === 'function') throw NOT_PLAIN;
     if (typeof current === 'string' || typeof current === 'number' || typeof current === 'boolean' || current === null) {
       emit(JSON.stringify(current));
       return true;
@@ -54,11 +55,11 @@ export function jsonPrefix(value: unknown, limit: number, indent = 0): { text: s
   try {
     if (!write(value, '')) return { text: 'undefined', cut: false };
   } catch (error) {
-    if (error instanceof NotPlain) {
+    if (error === NOT_PLAIN) {
       const text = JSON.stringify(value, null, indent) ?? 'undefined';
       return { text: text.slice(0, limit), cut: text.length > limit };
     }
-    if (!(error instanceof Enough)) throw error;
+    if (error !== ENOUGH) throw error;
     return { text: pieces.join('').slice(0, limit), cut: true };
   }
   return { text: pieces.join(''), cut: false };
