@@ -35,6 +35,11 @@ export function rememberMessageJson(message: QueueMessage, payloadText: string):
   texts.set(message, `${head.slice(0, -1)}${head.length > 2 ? ',' : ''}"payload":${payloadText}}`);
 }
 
+/** Remembers `text` as `message`'s JSON: the text it was just parsed from (a stored record's, a queue body). */
+export function rememberMessageText(message: QueueMessage, text: string): void {
+  if (wellFormed(text)) texts.set(message, text);
+}
+
 /** `JSON.stringify(message)`, or the text remembered for it. */
 export function messageJson(message: QueueMessage): string {
   return texts.get(message) ?? JSON.stringify(message);

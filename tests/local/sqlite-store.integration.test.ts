@@ -13,6 +13,7 @@ import { SqlitePayloadStore } from '../../functions/local/sqlite/payloads';
 import { SqliteRequestLog } from '../../functions/local/sqlite/request-log';
 import { SqliteSubscriptionStore } from '../../functions/local/sqlite/subscriptions';
 import type { EventRecord, RequestRecord, Subscription } from '../../functions/core/types';
+import { replayEvent, resumeSubscription, type LifecycleDeps } from '../../functions/core/subscriptions/lifecycle';
 import { tempStore, type TestStore } from '../support/local-store';
 import { ManualClock } from '../support/recording-queue';
 
@@ -385,5 +386,52 @@ describe('SqliteRequestLog', () => {
     expect((await log.list({ limit: 10, outcome: 'rejected_signature' })).map((r) => r.request_id)).toEqual(['r2']);
     expect((await log.list({ limit: 10, since: Date.parse('2026-01-01T00:00:02Z') })).map((r) => r.request_id)).toEqual(['r3', 'r2']);
     expect((await log.list({ limit: 1 })).map((r) => r.request_id)).toEqual(['r3']);
+  });
+});
+
+describe('a release or a replay does not write the message again (issue 16)', () => {
+  const setup = async () => {
+    const clock = new ManualClock(Date.parse('2026-01-01T00:00:10Z'));
+    const subscriptions = new SqliteSubscriptionStore(t.store);
+    const events = new SqliteEventLog(t.store);
+    const queue = new SqliteQueue(t.store, { visibilityTimeoutMs: 60_000, maxReceiveCount: 5, clock });
+    await subscriptions.create({ name: 'p', events: [], skills: [], deliver: ['log'], state: 'paused', created_at: '', updated_at: '', secret: 'x' });
+    const lifecycle: LifecycleDeps = { subscriptions, events, queue, clock, leases: new SqliteLeaseStore(t.store, clock) };
+    const messageRow = (id: string) => t.store.db.prepare('SELECT rowid, message FROM event_messages WHERE event_id = ? AND subscription = ?').get(id, 'p') as { rowid: number; message: string };
+    return { events, queue, lifecycle, messageRow };
+  };
+
+  test('held records are queued by reference; their stored messages stay as they were', async () => {
+    const { events, queue, lifecycle, messageRow } = await setup();
+    const held = [record('h1', 'p', '2026-01-01T00:00:01Z', { status: 'held' }), record('h2', 'p', '2026-01-01T00:00:02Z', { status: 'held' })];
+    await events.putAll(held);
+    const before = messageRow('h1');
+    expect(await resumeSubscription(lifecycle, 'p')).toEqual({ kind: 'resumed', released: 2 });
+    // Not deleted and inserted again (a new rowid), nor rewritten: the same row.
+    expect(messageRow('h1')).toEqual(before);
+    expect((await events.get('h1', 'p'))?.status).toBe('queued');
+    expect(t.store.db.prepare('SELECT body FROM queue ORDER BY id').pluck().all()).toEqual(['', '']);
+    const received = await queue.receive(10);
+    expect(received.map((m) => JSON.parse(m.body).event_id)).toEqual(['h1', 'h2']);
+    // Handed over as read for the release: the worker does not parse them again.
+    expect(received.every((m) => m.message !== undefined)).toBe(true);
+  });
+
+  test('a record written again with a different message does rewrite it', async () => {
+    const { events, messageRow } = await setup();
+    const r = record('h3', 'p', '2026-01-01T00:00:03Z');
+    await events.putAll([r]);
+    const moved = { ...r, message: { ...r.message, payload: undefined, payload_ref: 'payloads/h3' } };
+    await events.putAll([moved]);
+    expect(JSON.parse(messageRow('h3').message)).toEqual(JSON.parse(JSON.stringify(moved.message)));
+  });
+
+  test('a replay writes its copy once and queues it by reference', async () => {
+    const { events, queue, lifecycle } = await setup();
+    await events.putAll([record('h4', 'p', '2026-01-01T00:00:04Z', { status: 'delivered' })]);
+    const [copy] = await replayEvent(lifecycle, 'h4');
+    expect(t.store.db.prepare('SELECT body FROM queue').pluck().all()).toEqual(['']);
+    const [received] = await queue.receive(10);
+    expect(JSON.parse(received!.body)).toMatchObject({ event_id: copy!.event_id, replay_of: 'h4', payload: { big: 'x'.repeat(100) } });
   });
 });

@@ -18,7 +18,7 @@
 import { HookError } from '../errors';
 import { newEventId } from '../ids';
 import type { Clock, EventLog, EventQueue, LeaseStore, SubscriptionStore } from '../ports';
-import type { EventRecord, Subscription } from '../types';
+import type { EventRecord, QueueMessage, Subscription } from '../types';
 import { eventRecord } from '../worker/record';
 
 export interface LifecycleDeps {
@@ -53,6 +53,11 @@ export async function pauseSubscription(deps: LifecycleDeps, name: string): Prom
   return true;
 }
 
+/** Messages of records just written (their records hold them): by reference where the queue can. */
+function sendRecorded(queue: EventQueue, messages: QueueMessage[]): Promise<void> {
+  return queue.sendRecorded ? queue.sendRecorded(messages) : queue.send(messages);
+}
+
 /** Queues the given held records (those this caller wins the release claim for); returns them. */
 export async function releaseRecords(deps: LifecycleDeps, held: EventRecord[]): Promise<EventRecord[]> {
   const mine: EventRecord[] = [];
@@ -66,7 +71,7 @@ export async function releaseRecords(deps: LifecycleDeps, held: EventRecord[]): 
   if (mine.length === 0) return [];
   const now = iso(deps);
   await deps.events.putAll(mine.map((r) => ({ ...r, status: 'queued', updated_at: now })));
-  await deps.queue.send(mine.map((r) => r.message));
+  await sendRecorded(deps.queue, mine.map((r) => r.message));
   return mine;
 }
 
@@ -132,6 +137,6 @@ export async function replayEvent(deps: LifecycleDeps, eventId: string, only?: s
   const now = deps.clock.now();
   const copies = records.map((r) => replayRecord(r, now));
   await deps.events.putAll(copies);
-  await deps.queue.send(copies.map((r) => r.message));
+  await sendRecorded(deps.queue, copies.map((r) => r.message));
   return copies;
 }

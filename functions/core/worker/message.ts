@@ -1,5 +1,6 @@
 /** Reading a queue message body: untrusted bytes until they have the shape of a QueueMessage. */
 import type { QueueMessage } from '../types';
+import { rememberMessageText } from '../message-json';
 import { noteMessageBytes } from './record';
 
 const SOURCES = new Set(['github', 'gitlab', 'custom']);
@@ -18,6 +19,7 @@ export function parseQueueMessage(body: string): QueueMessage | undefined {
   const inline = m.payload !== undefined && m.payload !== null && typeof m.payload === 'object' && !Array.isArray(m.payload);
   if (!inline && !str(m.payload_ref)) return undefined;
   noteMessageBytes(value as QueueMessage, body);
+  rememberMessageText(value as QueueMessage, body);
   return value as QueueMessage;
 }
 

@@ -7,7 +7,7 @@
  */
 import type { EventLog } from '../../core/ports';
 import type { EventRecord, EventStatus, EventSummary, QueueMessage } from '../../core/types';
-import { messageJson } from '../../core/message-json';
+import { messageJson, rememberMessageText } from '../../core/message-json';
 import type { StoreDb } from './db';
 
 export const EVENT_RETENTION_MS = 14 * 24 * 3600 * 1000;
@@ -48,8 +48,11 @@ export class SqliteEventLog implements EventLog {
   constructor(private readonly store: StoreDb) {
     const db = store.db;
     this.upsert = db.prepare(`INSERT OR REPLACE INTO events (event_id, subscription, received_at, status, data, expires_at) VALUES (?, ?, ?, ?, ?, ?)`);
-    this.upsertMessage = db.prepare('INSERT OR REPLACE INTO event_messages (event_id, subscription, message) VALUES (?, ?, ?)');
-    this.putText = db.prepare('INSERT OR REPLACE INTO event_texts (event_id, subscription, name, text) VALUES (?, ?, ?, ?)');
+    // Rewritten only when different: a record written again (a release, a replayed copy) keeps its 20 KB message where it is.
+    this.upsertMessage = db.prepare(`INSERT INTO event_messages (event_id, subscription, message) VALUES (?, ?, ?)
+      ON CONFLICT (event_id, subscription) DO UPDATE SET message = excluded.message WHERE message IS NOT excluded.message`);
+    this.putText = db.prepare(`INSERT INTO event_texts (event_id, subscription, name, text) VALUES (?, ?, ?, ?)
+      ON CONFLICT (event_id, subscription, name) DO UPDATE SET text = excluded.text WHERE text IS NOT excluded.text`);
     this.dropText = db.prepare('DELETE FROM event_texts WHERE event_id = ? AND subscription = ? AND name = ?');
     this.selectTexts = db.prepare('SELECT name, text FROM event_texts WHERE event_id = ? AND subscription = ?');
     const columns = 'SELECT e.event_id AS event_id, e.subscription AS subscription, e.data AS data, m.message AS message FROM events e JOIN event_messages m ON m.event_id = e.event_id AND m.subscription = e.subscription';
@@ -71,7 +74,13 @@ export class SqliteEventLog implements EventLog {
   private fromRow(eventId: string, subscription: string, data: string, message: QueueMessage | string): EventRecord {
     const record = JSON.parse(data) as EventRecord;
     for (const { name, text } of this.selectTexts.all(eventId, subscription) as Array<{ name: 'prompt' | 'reply'; text: string }>) record[name] = text;
-    record.message = typeof message === 'string' ? (JSON.parse(message) as QueueMessage) : message;
+    if (typeof message === 'string') {
+      record.message = JSON.parse(message) as QueueMessage;
+      // Written back (a release), the message is this very text: not printed again, and found unchanged.
+      rememberMessageText(record.message, message);
+    } else {
+      record.message = message;
+    }
     return record;
   }
 

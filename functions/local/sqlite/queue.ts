@@ -107,6 +107,17 @@ export class SqliteQueue implements EventQueue {
     await this.sendBodies(bodies, options, keys);
   }
 
+  /** By reference to the event records (see EventQueue.sendRecorded), and handed to this process's consumer. */
+  async sendRecorded(messages: QueueMessage[]): Promise<void> {
+    if (messages.length === 0) return;
+    const [bodies, keys] = SqliteQueue.bodiesOf(messages, true);
+    await this.store.write(() => this.sendNow(bodies, keys, 0, messages)).catch((error: unknown) => {
+      this.forget(keys);
+      throw new HookError('unavailable', `The local queue is unavailable (${error instanceof Error ? error.message : String(error)})`, { retryable: true, cause: error });
+    });
+    this.sent();
+  }
+
   async sendBodies(bodies: string[], options: SendOptions = {}, eventKeys: string[] = []): Promise<void> {
     if (bodies.length === 0) return;
     const delay = Math.min(Math.max(0, options.delaySeconds ?? 0), MAX_DELAY_SECONDS) * 1000;
