@@ -2,7 +2,8 @@
  * The worker's metrics, read off the records it writes: an EventLog decorator. The worker's
  * code stays free of metric calls, and whatever path it takes (lease, retry, delivery
  * fan-out), the record it saves says what happened:
- * - a record entering `processing` on its first attempt: queue-to-start latency;
+ * - a record whose first attempt starts (`attempts` becomes 1; written with `processing`,
+ *   or with the outcome of an attempt that ended before any agent work): queue-to-start latency;
  * - a record that gained `timings.agent_ms`: agent duration, and tokens by model from `usage`;
  * - a record that gained an error after its prompt was saved but without a reply: an agent failure;
  * - a target outcome with a new `at`: a delivery by target and outcome.
@@ -15,6 +16,7 @@ import { METRIC, type Metrics } from './metrics';
 
 interface Seen {
   status: EventRecord['status'];
+  attempts?: number;
   agentMs?: number;
   error?: string;
   targets: Record<string, string>;
@@ -28,7 +30,7 @@ export function observedEventLog(inner: EventLog, metrics: Metrics, clock: Clock
   const observe = (record: EventRecord): void => {
     const key = keyOf(record);
     const before = seen.get(key);
-    if (record.status === 'processing' && before?.status !== 'processing' && (record.attempts ?? 1) <= 1) {
+    if (record.attempts === 1 && before?.attempts !== 1) {
       const arrived = Date.parse(record.received_at);
       if (Number.isFinite(arrived)) metrics.add(METRIC.queueToStart, 'Milliseconds', Math.max(0, clock.now() - arrived));
     }
@@ -51,7 +53,7 @@ export function observedEventLog(inner: EventLog, metrics: Metrics, clock: Clock
       if (before?.targets[target] !== outcome.at) metrics.add(METRIC.deliveries, 'Count', 1, { target, outcome: outcome.status });
     }
     seen.delete(key);
-    seen.set(key, { status: record.status, ...(agentMs !== undefined ? { agentMs } : {}), ...(error ? { error } : {}), targets });
+    seen.set(key, { status: record.status, ...(record.attempts !== undefined ? { attempts: record.attempts } : {}), ...(agentMs !== undefined ? { agentMs } : {}), ...(error ? { error } : {}), targets });
     if (seen.size > 1000) seen.delete(seen.keys().next().value as string);
   };
   // The whole record as last read or written, so a small update can be observed as the record it makes.
