@@ -11,7 +11,7 @@ import type { Claim, ClaimOptions, Clock, DedupStore } from '../core/ports';
 import type { EventRecord } from '../core/types';
 import { awsJsonBeside } from './aws-json';
 import { isConditionalFailure, storeUnavailable } from './dynamo';
-import { eventItem } from './event-log';
+import { eventItems } from './event-log';
 
 const NAMES = { '#key': 'key' };
 /** A new claim: no item, or one whose TTL has passed (DynamoDB deletes expired items lazily). */
@@ -74,7 +74,7 @@ export class DynamoDedupStore implements DedupStore {
               ExpressionAttributeNames: NAMES, ExpressionAttributeValues: { ':now': { N: String(Math.floor(now / 1000)) } },
             },
           },
-          ...records.map((record) => ({ Put: { TableName: this.eventsTable, Item: eventItem(record) } })),
+          ...records.flatMap((record) => eventItems(record).map((item) => ({ Put: { TableName: this.eventsTable, Item: item } }))),
         ],
       }));
       return true;

@@ -2,14 +2,22 @@
  * EventLog over the DynamoDB `events` table: one item per (event, subscription), kept
  * 14 days (TTL attribute `expires_at`), listed per subscription through the
  * `by_subscription` index ordered by arrival.
+ *
+ * The event's queue message (with its payload, ~20 KB for a pull request) is an item of
+ * its own beside the record, sort key `{subscription}#message` (names cannot hold '#'),
+ * without `arrival`, so it is not in the index. DynamoDB bills a write by the whole item's
+ * size, and the index rewrites its copy of the item on every change: with the message in
+ * the record, each of the worker's transitions cost ~22 write units on the table and 22
+ * on the index, now 1 and 1; the message is written once. Records written before kept the
+ * message inline (attribute `message`) and are read as they are.
  */
 import {
-  BatchWriteItemCommand, GetItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type WriteRequest,
+  BatchGetItemCommand, BatchWriteItemCommand, GetItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { EventLog } from '../core/ports';
 import type { EventRecord, EventStatus, QueueMessage } from '../core/types';
-import { messageJson } from '../core/message-json';
+import { messageJson, rememberMessageText } from '../core/message-json';
 import { isConditionalFailure, storeUnavailable } from './dynamo';
 import { EVENTS_BY_SUBSCRIPTION_INDEX } from './tables';
 
@@ -17,38 +25,75 @@ export const EVENT_RETENTION_SECONDS = 14 * 24 * 3600;
 
 type Item = Record<string, AttributeValue>;
 
-/** A record as its item (also written by the dedup store's claim transaction). */
-export function eventItem(record: EventRecord): Item {
+/** The sort key of an event's message item. */
+const MESSAGE_SUFFIX = '#message';
+const messageKey = (eventId: string, subscription: string): Item => ({ event_id: { S: eventId }, subscription: { S: `${subscription}${MESSAGE_SUFFIX}` } });
+const isMessageItem = (item: Item) => item.subscription?.S?.endsWith(MESSAGE_SUFFIX) === true;
+
+/** A record's two items, its message's first (also written by the dedup store's claim transaction). */
+export function eventItems(record: EventRecord): [message: Item, record: Item] {
   const { message, ...rest } = record;
   const expires = Math.floor(Date.parse(record.received_at) / 1000) + EVENT_RETENTION_SECONDS;
-  return marshall(
-    { ...rest, message: messageJson(message), arrival: `${record.received_at}#${record.event_id}`, expires_at: expires },
-    { removeUndefinedValues: true },
-  );
+  return [
+    { ...messageKey(record.event_id, record.subscription), message: { S: messageJson(message) }, expires_at: { N: String(expires) } },
+    marshall({ ...rest, arrival: `${record.received_at}#${record.event_id}`, expires_at: expires }, { removeUndefinedValues: true }),
+  ];
 }
 
-function fromItem(item: Item): EventRecord {
-  const { message, arrival: _arrival, expires_at: _expires, ...rest } = unmarshall(item);
-  return { ...rest, message: JSON.parse(message as string) as QueueMessage } as EventRecord;
+/**
+ * A record from its item and its message (the message item's text, or a message the
+ * caller has). A record whose message item is gone (it cannot be written after the
+ * record, but TTL deletes the two separately) gets a message without a payload.
+ */
+function fromItem(item: Item, message?: string | QueueMessage): EventRecord {
+  const { message: inline, arrival: _arrival, expires_at: _expires, ...rest } = unmarshall(item);
+  const text = (inline as string | undefined) ?? message;
+  let parsed: QueueMessage;
+  if (typeof text === 'string') {
+    parsed = JSON.parse(text) as QueueMessage;
+    rememberMessageText(parsed, text);
+  } else {
+    const r = rest as EventRecord;
+    parsed = text ?? {
+      v: 1, event_id: r.event_id, subscription: r.subscription, source: r.source, event: r.event, ...(r.action ? { action: r.action } : {}),
+      delivery_id: r.delivery_id, received_at: r.received_at, payload_ref: '',
+    };
+  }
+  return { ...rest, message: parsed } as EventRecord;
 }
 
 export class DynamoEventLog implements EventLog {
   constructor(private readonly client: DynamoDBClient, private readonly table: string) {}
 
+  /** The messages first, then the records: a record is never stored without its message. */
   async putAll(records: EventRecord[]): Promise<void> {
-    await this.batchWrite(records.map((record) => ({ PutRequest: { Item: eventItem(record) } })));
+    const items = records.map(eventItems);
+    await this.batchWrite(items.map(([message]) => ({ PutRequest: { Item: message } })));
+    await this.batchWrite(items.map(([, record]) => ({ PutRequest: { Item: record } })));
   }
 
   async deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void> {
-    await this.batchWrite(keys.map(({ event_id, subscription }) => ({ DeleteRequest: { Key: marshall({ event_id, subscription }) } })));
+    await this.batchWrite(keys.flatMap(({ event_id, subscription }) => [
+      { DeleteRequest: { Key: marshall({ event_id, subscription }) } }, { DeleteRequest: { Key: messageKey(event_id, subscription) } },
+    ]));
   }
 
-  async get(eventId: string, subscription: string): Promise<EventRecord | undefined> {
+  /** `known`: the message the caller has (the worker's, from the queue): then the record item alone is read. */
+  async get(eventId: string, subscription: string, known?: QueueMessage): Promise<EventRecord | undefined> {
     try {
-      const result = await this.client.send(new GetItemCommand({
-        TableName: this.table, Key: marshall({ event_id: eventId, subscription }), ConsistentRead: true,
-      }));
-      return result.Item ? fromItem(result.Item) : undefined;
+      if (known) {
+        const result = await this.client.send(new GetItemCommand({
+          TableName: this.table, Key: marshall({ event_id: eventId, subscription }), ConsistentRead: true,
+        }));
+        return result.Item ? fromItem(result.Item, known) : undefined;
+      }
+      // The record and its message item: both sort keys begin with the subscription's name.
+      const items = await this.queryItems({
+        KeyConditionExpression: 'event_id = :id AND begins_with(subscription, :s)',
+        ExpressionAttributeValues: { ':id': { S: eventId }, ':s': { S: subscription } },
+        ConsistentRead: true,
+      });
+      return joined(items).find((r) => r.subscription === subscription);
     } catch (error) {
       throw storeUnavailable('The event log', error);
     }
@@ -88,11 +133,15 @@ export class DynamoEventLog implements EventLog {
   }
 
   async getEvent(eventId: string): Promise<EventRecord[]> {
-    return this.query({
-      KeyConditionExpression: 'event_id = :id',
-      ExpressionAttributeValues: { ':id': { S: eventId } },
-      ConsistentRead: true,
-    });
+    try {
+      return joined(await this.queryItems({
+        KeyConditionExpression: 'event_id = :id',
+        ExpressionAttributeValues: { ':id': { S: eventId } },
+        ConsistentRead: true,
+      }));
+    } catch (error) {
+      throw storeUnavailable('The event log', error);
+    }
   }
 
   async listBySubscription(subscription: string, limit: number, before?: Pick<EventRecord, 'event_id' | 'received_at'>): Promise<EventRecord[]> {
@@ -115,23 +164,49 @@ export class DynamoEventLog implements EventLog {
     });
   }
 
+  /** Records through the index (message items are not in it), with their messages. */
   private async query(input: Omit<ConstructorParameters<typeof QueryCommand>[0], 'TableName'>, limit = Infinity): Promise<EventRecord[]> {
-    const records: EventRecord[] = [];
-    let start: Item | undefined;
     try {
-      do {
-        const page = await this.client.send(new QueryCommand({
-          ...input, TableName: this.table,
-          ...(Number.isFinite(limit) ? { Limit: limit - records.length } : {}),
-          ...(start ? { ExclusiveStartKey: start } : {}),
-        }));
-        for (const item of page.Items ?? []) records.push(fromItem(item));
-        start = page.LastEvaluatedKey;
-      } while (start && records.length < limit);
+      const items = await this.queryItems(input, limit);
+      const messages = await this.messagesOf(items.filter((item) => item.message === undefined));
+      return items.map((item) => fromItem(item, messages.get(`${item.event_id?.S}\u0000${item.subscription?.S}`)));
     } catch (error) {
       throw storeUnavailable('The event log', error);
     }
-    return records;
+  }
+
+  private async queryItems(input: Omit<ConstructorParameters<typeof QueryCommand>[0], 'TableName'>, limit = Infinity): Promise<Item[]> {
+    const items: Item[] = [];
+    let start: Item | undefined;
+    do {
+      const page = await this.client.send(new QueryCommand({
+        ...input, TableName: this.table,
+        ...(Number.isFinite(limit) ? { Limit: limit - items.length } : {}),
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }));
+      items.push(...(page.Items ?? []));
+      start = page.LastEvaluatedKey;
+    } while (start && items.length < limit);
+    return items;
+  }
+
+  /** The message texts of these records' message items, by `event_id NUL subscription` (BatchGetItem, 100 keys a call). */
+  private async messagesOf(records: Item[]): Promise<Map<string, string>> {
+    const found = new Map<string, string>();
+    for (let i = 0; i < records.length; i += 100) {
+      let keys: Item[] = records.slice(i, i + 100).map((r) => messageKey(r.event_id?.S ?? '', r.subscription?.S ?? ''));
+      for (let attempt = 0; keys.length > 0; attempt++) {
+        if (attempt === 5) throw new Error(`${keys.length} reads left unprocessed after 5 attempts`);
+        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
+        const result = await this.client.send(new BatchGetItemCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }));
+        for (const item of result.Responses?.[this.table] ?? []) {
+          const sub = item.subscription?.S ?? '';
+          found.set(`${item.event_id?.S}\u0000${sub.slice(0, -MESSAGE_SUFFIX.length)}`, item.message?.S ?? '');
+        }
+        keys = (result.UnprocessedKeys?.[this.table]?.Keys ?? []) as Item[];
+      }
+    }
+    return found;
   }
 
   /** BatchWriteItem in chunks of 25, resending what DynamoDB leaves unprocessed. */
@@ -150,4 +225,11 @@ export class DynamoEventLog implements EventLog {
       throw storeUnavailable('The event log', error);
     }
   }
+}
+
+/** Items of one event's partition (records and message items) as records, each with its message. */
+function joined(items: Item[]): EventRecord[] {
+  const messages = new Map<string, string>();
+  for (const item of items) if (isMessageItem(item)) messages.set((item.subscription?.S ?? '').slice(0, -MESSAGE_SUFFIX.length), item.message?.S ?? '');
+  return items.filter((item) => !isMessageItem(item)).map((item) => fromItem(item, messages.get(item.subscription?.S ?? '')));
 }

@@ -6,6 +6,8 @@ import { createHash } from 'node:crypto';
 import { S3Client } from '@aws-sdk/client-s3';
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { SSMClient } from '@aws-sdk/client-ssm';
+import { DeleteItemCommand, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import { DynamoDedupStore } from '../../functions/aws/dedup-store';
 import { DynamoEventLog } from '../../functions/aws/event-log';
 import { S3PayloadStore } from '../../functions/aws/s3-payload-store';
@@ -156,6 +158,59 @@ describe('DynamoEventLog', () => {
     expect(got?.message.payload).toEqual({ deep: { a: [1, { b: null }] } });
     expect((await log.listByStatus('a', 'delivered')).map((r) => r.event_id)).toContain('evt_upd');
     expect(await log.get('evt_absent', 'a')).toBeUndefined();
+  });
+
+  test('the message is an item of its own, outside the index: a transition is billed for the small record only', async () => {
+    const log = new DynamoEventLog(dynamo.client, dynamo.tables.events);
+    const big = { ...record('evt_split', 'a', 'queued', '2026-11-22T13:00:00.000Z') };
+    big.message = { ...big.message, payload: { text: 'p'.repeat(20_000) } };
+    await log.putAll([big]);
+    const raw = await dynamo.client.send(new GetItemCommand({ TableName: dynamo.tables.events, Key: { event_id: { S: 'evt_split' }, subscription: { S: 'a' } } }));
+    expect(raw.Item?.message).toBeUndefined();
+    const stored = await dynamo.client.send(new GetItemCommand({ TableName: dynamo.tables.events, Key: { event_id: { S: 'evt_split' }, subscription: { S: 'a#message' } } }));
+    expect(JSON.parse(stored.Item!.message!.S!)).toEqual(big.message);
+    expect(stored.Item!.arrival).toBeUndefined();
+    // What DynamoDB bills for a status change of this record (dynalite counts like DynamoDB: by item size).
+    const update = await dynamo.client.send(new UpdateItemCommand({
+      TableName: dynamo.tables.events, Key: { event_id: { S: 'evt_split' }, subscription: { S: 'a' } },
+      UpdateExpression: 'SET #s = :s', ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':s': { S: 'processing' } }, ReturnConsumedCapacity: 'TOTAL',
+    }));
+    expect(update.ConsumedCapacity?.CapacityUnits).toBe(1);
+    // Read back whole, by every path; the index lists records only.
+    expect((await log.get('evt_split', 'a'))?.message).toEqual(big.message);
+    expect((await log.get('evt_split', 'a', big.message))?.status).toBe('processing');
+    expect((await log.getEvent('evt_split')).map((r) => [r.subscription, r.message.payload])).toEqual([['a', { text: 'p'.repeat(20_000) }]]);
+    expect((await log.listByStatus('a', 'processing')).map((r) => [r.event_id, r.message.payload])).toEqual([['evt_split', { text: 'p'.repeat(20_000) }]]);
+    await log.deleteAll([{ event_id: 'evt_split', subscription: 'a' }]);
+    const gone = await dynamo.client.send(new GetItemCommand({ TableName: dynamo.tables.events, Key: { event_id: { S: 'evt_split' }, subscription: { S: 'a#message' } } }));
+    expect(gone.Item).toBeUndefined();
+  });
+
+  test('records written with the message inline (before the split) read as they were', async () => {
+    const log = new DynamoEventLog(dynamo.client, dynamo.tables.events);
+    const old = record('evt_old', 'legacy', 'delivered', '2026-11-22T14:00:00.000Z');
+    const { message, ...rest } = old;
+    await dynamo.client.send(new PutItemCommand({
+      TableName: dynamo.tables.events,
+      Item: marshall({ ...rest, message: JSON.stringify(message), arrival: `${old.received_at}#evt_old`, expires_at: 2_000_000_000 }),
+    }));
+    expect((await log.get('evt_old', 'legacy'))?.message).toEqual(message);
+    expect((await log.getEvent('evt_old'))[0]?.message).toEqual(message);
+    expect((await log.listBySubscription('legacy', 10))[0]?.message).toEqual(message);
+    await log.update('evt_old', 'legacy', { status: 'failed' });
+    expect(await log.get('evt_old', 'legacy')).toMatchObject({ status: 'failed', message });
+  });
+
+  test('subscriptions whose names share a prefix are told apart; a record whose message item is gone reads without a payload', async () => {
+    const log = new DynamoEventLog(dynamo.client, dynamo.tables.events);
+    await log.putAll([record('evt_pre', 'ci', 'queued', '2026-11-22T15:00:00.000Z'), record('evt_pre', 'ci-deploy', 'queued', '2026-11-22T15:00:00.000Z')]);
+    expect((await log.get('evt_pre', 'ci'))?.message.subscription).toBe('ci');
+    expect((await log.get('evt_pre', 'ci-deploy'))?.message.subscription).toBe('ci-deploy');
+    await dynamo.client.send(new DeleteItemCommand({ TableName: dynamo.tables.events, Key: { event_id: { S: 'evt_pre' }, subscription: { S: 'ci#message' } } }));
+    const orphan = await log.get('evt_pre', 'ci');
+    expect(orphan?.message).toMatchObject({ event_id: 'evt_pre', subscription: 'ci', payload_ref: '' });
+    expect(orphan?.message.payload).toBeUndefined();
+    expect((await log.listBySubscription('ci', 10))[0]?.message.payload_ref).toBe('');
   });
 
   test('more than 25 records are written in several batches', async () => {

@@ -6,6 +6,7 @@
  * resumed); and what a failure or a crash between two calls leaves: nothing answered 2xx
  * is lost, and a retry never delivers twice.
  */
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDedupStore } from '../../functions/aws/dedup-store';
 import { createDynamoClient } from '../../functions/aws/dynamo';
 import { DynamoEventLog } from '../../functions/aws/event-log';
@@ -88,6 +89,9 @@ test('accepted: claim and record in one transaction, queued, then committed with
   const [record] = await c.events.getEvent(eventId);
   expect(record).toMatchObject({ status: 'queued', subscription: 'pr', delivery_id: 'calls-accepted' });
   expect(record?.message.payload).toEqual(JSON.parse(BODY));
+  // The transaction wrote the message as an item of its own: the record the worker updates stays small.
+  const item = await dynamo.client.send(new GetItemCommand({ TableName: dynamo.tables.events, Key: { event_id: { S: eventId }, subscription: { S: 'pr' } } }));
+  expect(item.Item?.message).toBeUndefined();
   expect(await c.dedup.inspect('github#calls-accepted')).toMatchObject({ eventId, committed: true });
   const [entry] = await c.requests.list({ limit: 10, outcome: 'accepted', endpoint: 'github', since: clock.now() - 1000 });
   expect(entry).toMatchObject({ delivery_id: 'calls-accepted', event_id: eventId });
