@@ -22,7 +22,7 @@ import { configDir, hookagent, startPeer, startServe, type Running } from './pro
 import { median, type Measurement } from './stats';
 
 const SECRET = 'bench-github-secret';
-const ROUNDS = 3;
+const ROUNDS = 5;
 const CONNECTIONS = [10, 50];
 const WARMUP_SECONDS = 1;
 const SECONDS = 4;

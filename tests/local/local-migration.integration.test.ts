@@ -18,6 +18,9 @@ test('serve migrates subscriptions, events, queued messages and dead letters, an
   const record: EventRecord = { event_id: 'evt_old', subscription: 'legacy', status: 'queued', source: 'custom', event: 'e', delivery_id: 'd1', received_at: message.received_at, updated_at: message.received_at, message };
   try {
     await new DynamoSubscriptionStore(old.client, old.tables.subscriptions).create({ name: 'legacy', events: ['e'], skills: [], deliver: ['log'], state: 'active', created_at: '', updated_at: '', secret: 's' });
+    // The layout the dynalite store wrote (message inline), and today's (message in an item of its own).
+    const { message: inline, ...fields } = { ...record, event_id: 'evt_inline', message: { ...message, event_id: 'evt_inline', payload: { n: 2 } } };
+    await old.client.send(new PutItemCommand({ TableName: old.tables.events, Item: marshall({ ...fields, message: JSON.stringify(inline), arrival: `${record.received_at}#evt_inline` }) }));
     await new DynamoEventLog(old.client, old.tables.events).putAll([record]);
     for (const table of ['hookagent-local-queue', 'hookagent-local-dead-letters']) {
       await old.client.send(new CreateTableCommand({ TableName: table, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }] }));
@@ -34,6 +37,8 @@ test('serve migrates subscriptions, events, queued messages and dead letters, an
   try {
     expect((await runtime.subscriptions.list()).map((s) => s.name)).toEqual(['legacy']);
     expect(await runtime.events.get('evt_old', 'legacy')).toMatchObject({ status: 'queued', message: { payload: { n: 1 } } });
+    expect(await runtime.events.get('evt_inline', 'legacy')).toMatchObject({ status: 'queued', message: { event_id: 'evt_inline', payload: { n: 2 } } });
+    expect((await runtime.events.listBySubscription('legacy', 10)).map((r) => r.event_id).sort()).toEqual(['evt_inline', 'evt_old']);
     const [received] = await runtime.queue.receive(10);
     expect(JSON.parse(received!.body)).toMatchObject({ event_id: 'evt_old' });
     expect(received!.receiveCount).toBe(2);

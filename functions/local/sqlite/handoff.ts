@@ -11,8 +11,8 @@
 import { messageJson } from '../../core/message-json';
 import type { QueueMessage } from '../../core/types';
 
-/** About 400 webhook-sized (21 KB) messages: a worker that keeps up holds a few dozen. */
-export const HANDOFF_MAX_CHARS = 8 * 1024 * 1024;
+/** About 100 webhook-sized (21 KB) messages (their parsed payloads stay in memory meanwhile): a worker that keeps up holds a few dozen. */
+export const HANDOFF_MAX_CHARS = 2 * 1024 * 1024;
 /** An entry not taken within this long is for a consumer that is not coming (another process received it). */
 export const HANDOFF_STALE_MS = 60_000;
 

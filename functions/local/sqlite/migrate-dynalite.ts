@@ -83,11 +83,18 @@ export async function migrateDynalite(dataDir: string, logger?: Logger): Promise
         for (const s of subscriptions) sub.run(String(s.name), JSON.stringify(s));
         const ev = db.prepare('INSERT OR REPLACE INTO events (event_id, subscription, received_at, status, data, expires_at) VALUES (?, ?, ?, ?, ?, ?)');
         const evm = db.prepare('INSERT OR REPLACE INTO event_messages (event_id, subscription, message) VALUES (?, ?, ?)');
-        for (const { message, arrival: _arrival, expires_at, ...rest } of events) {
+        // Messages inline (what the dynalite store wrote), or in items of their own (the events table's layout since).
+        const isMessageItem = (item: Record<string, unknown>) => String(item.subscription).endsWith('#message');
+        const separate = new Map(events.filter(isMessageItem).map((m) => [`${String(m.event_id)}\u0000${String(m.subscription).slice(0, -'#message'.length)}`, m.message]));
+        for (const { message, arrival: _arrival, expires_at, ...rest } of events.filter((item) => !isMessageItem(item))) {
           const received = String(rest.received_at);
           ev.run(String(rest.event_id), String(rest.subscription), received, String(rest.status), JSON.stringify(rest),
             typeof expires_at === 'number' ? expires_at * 1000 : (Date.parse(received) || now) + EVENT_RETENTION_MS);
-          evm.run(String(rest.event_id), String(rest.subscription), String(message));
+          // Neither (a message item lost): a message without its payload, as the AWS event log reads one.
+          const text = message ?? separate.get(`${String(rest.event_id)}\u0000${String(rest.subscription)}`) ?? JSON.stringify({
+            v: 1, event_id: rest.event_id, subscription: rest.subscription, source: rest.source, event: rest.event, delivery_id: rest.delivery_id, received_at: rest.received_at, payload_ref: '',
+          });
+          evm.run(String(rest.event_id), String(rest.subscription), String(text));
         }
         const claim = db.prepare('INSERT OR REPLACE INTO dedup (key, event_id, claimed_at, committed, expires_at) VALUES (?, ?, ?, ?, ?)');
         for (const d of dedup) {
