@@ -11,11 +11,11 @@ beforeEach(() => {
 });
 afterEach(() => t.close());
 
-test('the thread checkpoints a WAL another connection writes, once it has grown past the threshold', async () => {
+test('the thread checkpoints a WAL another connection writes, also after the WAL started over in the same file', async () => {
   const file = join(t.dir, DB_FILE);
   t.store.db.pragma('wal_autocheckpoint = 0');
   t.store.db.exec('CREATE TABLE blobs (body TEXT)');
-  const checkpointer = startCheckpointer(file, { thresholdBytes: 256 * 1024 });
+  const checkpointer = startCheckpointer(file);
   expect(checkpointer).toBeDefined();
   try {
     const before = statSync(file).size;
@@ -30,6 +30,16 @@ test('the thread checkpoints a WAL another connection writes, once it has grown 
     // Writes go on meanwhile.
     await t.store.write(() => insert.run('after'));
     expect(t.store.db.prepare('SELECT COUNT(*) FROM blobs').pluck().get()).toBe(21);
+    // Once everything is copied, the next write starts the WAL over at its beginning: the
+    // file keeps its size, and what is written next is still checkpointed.
+    while ((t.store.db.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number; checkpointed: number }>)[0]!.checkpointed === 0) await checkpointer!.next();
+    const size = walBytes(file);
+    const again = checkpointer!.next();
+    for (let i = 0; i < 5; i++) await t.store.write(() => insert.run('y'.repeat(50_000)));
+    expect(walBytes(file)).toBe(size);
+    await again;
+    const [state] = t.store.db.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number; checkpointed: number }>;
+    expect(state!.log).toBeLessThan(200);
   } finally {
     await checkpointer!.stop();
   }
