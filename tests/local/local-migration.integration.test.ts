@@ -22,6 +22,8 @@ test('serve migrates subscriptions, events, queued messages and dead letters, an
     const { message: inline, ...fields } = { ...record, event_id: 'evt_inline', message: { ...message, event_id: 'evt_inline', payload: { n: 2 } } };
     await old.client.send(new PutItemCommand({ TableName: old.tables.events, Item: marshall({ ...fields, message: JSON.stringify(inline), arrival: `${record.received_at}#evt_inline` }) }));
     await new DynamoEventLog(old.client, old.tables.events).putAll([record]);
+    // A record whose message is nowhere (its message item lost): migrated, readable, without a payload.
+    await old.client.send(new PutItemCommand({ TableName: old.tables.events, Item: marshall({ ...fields, event_id: 'evt_lost', arrival: `${record.received_at}#evt_lost` }) }));
     for (const table of ['hookagent-local-queue', 'hookagent-local-dead-letters']) {
       await old.client.send(new CreateTableCommand({ TableName: table, BillingMode: 'PAY_PER_REQUEST', AttributeDefinitions: [{ AttributeName: 'id', AttributeType: 'S' }], KeySchema: [{ AttributeName: 'id', KeyType: 'HASH' }] }));
     }
@@ -38,7 +40,8 @@ test('serve migrates subscriptions, events, queued messages and dead letters, an
     expect((await runtime.subscriptions.list()).map((s) => s.name)).toEqual(['legacy']);
     expect(await runtime.events.get('evt_old', 'legacy')).toMatchObject({ status: 'queued', message: { payload: { n: 1 } } });
     expect(await runtime.events.get('evt_inline', 'legacy')).toMatchObject({ status: 'queued', message: { event_id: 'evt_inline', payload: { n: 2 } } });
-    expect((await runtime.events.listBySubscription('legacy', 10)).map((r) => r.event_id).sort()).toEqual(['evt_inline', 'evt_old']);
+    expect(await runtime.events.get('evt_lost', 'legacy')).toMatchObject({ status: 'queued', message: { event_id: 'evt_lost', subscription: 'legacy', payload_ref: '' } });
+    expect((await runtime.events.listBySubscription('legacy', 10)).map((r) => r.event_id).sort()).toEqual(['evt_inline', 'evt_lost', 'evt_old']);
     const [received] = await runtime.queue.receive(10);
     expect(JSON.parse(received!.body)).toMatchObject({ event_id: 'evt_old' });
     expect(received!.receiveCount).toBe(2);
