@@ -65,6 +65,11 @@ function eventOfKey(key: string | null): { event_id: string; subscription: strin
   return { event_id: (key ?? '').slice(0, at), subscription: (key ?? '').slice(at + 1) };
 }
 
+/** A send that failed: retryable, so ingest answers 503 and the sender tries again. */
+function queueUnavailable(error: unknown): HookError {
+  return new HookError('unavailable', `The local queue is unavailable (${error instanceof Error ? error.message : String(error)})`, { retryable: true, cause: error });
+}
+
 function parseReceipt(receiptHandle: string): [number, number] {
   const match = /^(\d+)\.(\d+)$/.exec(receiptHandle);
   if (!match) throw new HookError('receipt_invalid', 'Not a receipt handle of the local queue');
@@ -113,7 +118,7 @@ export class SqliteQueue implements EventQueue {
     const [bodies, keys] = SqliteQueue.bodiesOf(messages, true);
     await this.store.write(() => this.sendNow(bodies, keys, 0, messages)).catch((error: unknown) => {
       this.forget(keys);
-      throw new HookError('unavailable', `The local queue is unavailable (${error instanceof Error ? error.message : String(error)})`, { retryable: true, cause: error });
+      throw queueUnavailable(error);
     });
     this.sent();
   }
@@ -122,7 +127,7 @@ export class SqliteQueue implements EventQueue {
     if (bodies.length === 0) return;
     const delay = Math.min(Math.max(0, options.delaySeconds ?? 0), MAX_DELAY_SECONDS) * 1000;
     await this.store.write(() => this.sendNow(bodies, eventKeys, delay)).catch((error: unknown) => {
-      throw new HookError('unavailable', `The local queue is unavailable (${error instanceof Error ? error.message : String(error)})`, { retryable: true, cause: error });
+      throw queueUnavailable(error);
     });
     this.sent();
   }
