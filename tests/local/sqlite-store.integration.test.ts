@@ -1,5 +1,6 @@
 /** The SQLite adapters of every port, against a real database file (and a second connection, as the CLI opens it). */
 import Database from 'better-sqlite3';
+import { readdirSync, readlinkSync } from 'node:fs';
 import { join } from 'node:path';
 import { ABANDONED_REASON, SWEEP_PAGE, abandonStranded } from '../../functions/core/ingest/abandoned';
 import { SqliteAtomicAccept } from '../../functions/local/sqlite/accept';
@@ -41,6 +42,29 @@ describe('writes of one event-loop turn share one transaction', () => {
     expect(results.map((r) => r.status)).toEqual(['fulfilled', 'fulfilled', 'rejected', 'fulfilled']);
     expect(t.store.commits - before).toBe(1);
     expect((await subs.list()).map((s) => s.name)).toEqual(['a', 'b', 'c']);
+  });
+
+  test('the savepoint journal of a write stays in memory: no temporary file, however many pages it touches', async () => {
+    // SQLite names its temporary files etilqs_*, unlinked at once but open while in use.
+    const tempFiles = () => readdirSync('/proc/self/fd').map((fd) => {
+      try {
+        return readlinkSync(`/proc/self/fd/${fd}`);
+      } catch {
+        return '';
+      }
+    }).filter((target) => target.includes('etilqs_'));
+    await t.store.write(() => {
+      t.store.db.exec('CREATE TABLE scratch (id INTEGER PRIMARY KEY, body TEXT NOT NULL)');
+      const insert = t.store.db.prepare('INSERT INTO scratch (body) VALUES (?)');
+      for (let i = 0; i < 200; i++) insert.run('a'.repeat(3000));
+    });
+    // Rewriting 200 existing pages journals ~800 KB for the savepoint; SQLite spills past 64 KB to a file unless temp_store is MEMORY.
+    const seen = await t.store.write(() => {
+      t.store.db.prepare("UPDATE scratch SET body = replace(body, 'a', 'b')").run();
+      return tempFiles();
+    });
+    expect(seen).toEqual([]);
+    expect(t.store.db.prepare('SELECT COUNT(*) FROM scratch WHERE body LIKE ?').pluck().get('b%')).toBe(200);
   });
 
   test('a write is visible to another connection once its promise resolves (it is committed)', async () => {
