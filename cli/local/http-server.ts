@@ -7,6 +7,7 @@
  * be parsed is the client's fault: 400, never 503.
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
+import { isUtf8 } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { describeError } from '../../functions/core/errors';
@@ -67,10 +68,23 @@ export function toApiGatewayEvent(req: IncomingMessage, body: Buffer, trustProxy
       http: { method: req.method ?? 'GET', path: url.pathname, protocol: `HTTP/${req.httpVersion}`, sourceIp: sourceIp(req, trustProxy), userAgent: headers['user-agent'] ?? '' },
       requestId: randomUUID(), routeKey: '$default', stage: '$default', time: new Date(now).toISOString(), timeEpoch: now,
     },
-    // Always base64, as API Gateway does for binary bodies: the exact bytes reach the handler.
-    body: body.toString('base64'),
-    isBase64Encoded: true,
+    ...bodyOf(body),
   };
+}
+
+const BOM = [0xef, 0xbb, 0xbf];
+
+/**
+ * The exact bytes reach the handler either way. Valid UTF-8 (webhook JSON) travels as text,
+ * as API Gateway passes text bodies: decoding it is exact both ways, and it spares a base64
+ * encoding here and a decoding in ingest (~8 µs of a 20 KB body). Other bytes travel base64,
+ * as API Gateway passes binary bodies; so does a body that starts with a byte order mark,
+ * which ingest's decoder of bytes drops and a text body would keep.
+ */
+function bodyOf(body: Buffer): { body: string; isBase64Encoded: boolean } {
+  const bom = body.length >= 3 && BOM.every((byte, i) => body[i] === byte);
+  if (!bom && isUtf8(body)) return { body: body.toString('utf8'), isBase64Encoded: false };
+  return { body: body.toString('base64'), isBase64Encoded: true };
 }
 
 function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): void {
