@@ -3,6 +3,7 @@
  * delivery arriving at a local Slack-compatible webhook (echo agent): p50 and p99 over
  * events sent one after another.
  */
+import { rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { signHub } from '../../functions/core/auth/signatures';
@@ -49,6 +50,7 @@ export async function benchE2eLatency(): Promise<Measurement> {
     }
   } finally {
     await serve.stop();
+    rmSync(dir, { recursive: true, force: true });
     await new Promise<void>((resolve) => slack.close(() => resolve()));
   }
   const p50 = percentile(latencies, 50);

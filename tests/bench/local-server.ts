@@ -13,7 +13,7 @@
 import githubExamples from '@octokit/webhooks-examples';
 import Database from 'better-sqlite3';
 import { execFileSync, spawn } from 'node:child_process';
-import { writeFileSync } from 'node:fs';
+import { rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { signHub } from '../../functions/core/auth/signatures';
@@ -145,6 +145,8 @@ export async function benchLocalServer(): Promise<Measurement[]> {
         }
       } finally {
         await target.stop();
+        // Each serve round writes ~0.5 GB (its events, kept 14 days): left behind, a few bench runs fill a disk.
+        if (dir) rmSync(dir, { recursive: true, force: true });
       }
     }
   }

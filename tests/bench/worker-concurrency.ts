@@ -3,7 +3,7 @@
  * takes 1 s per run, over the local store serve uses (dynalite tables, payload files):
  * the records run side by side, so the batch takes about one agent run, not ten.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { SQSEvent } from 'aws-lambda';
@@ -61,5 +61,6 @@ export async function benchWorkerConcurrency(): Promise<Measurement> {
     };
   } finally {
     await store.close();
+    rmSync(dir, { recursive: true, force: true });
   }
 }
