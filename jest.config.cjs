@@ -13,5 +13,8 @@ module.exports = {
   transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'cjs', 'mjs', 'json', 'md', 'html'],
   setupFiles: ['<rootDir>/tests/support/jest-env.cjs'],
+  // One temporary directory per run, removed at its end (tests/support/temp-dir.cjs).
+  globalSetup: '<rootDir>/tests/support/global-setup.cjs',
+  globalTeardown: '<rootDir>/tests/support/global-teardown.cjs',
   testTimeout: 30000,
 };

@@ -1,1 +1,7 @@
-module.exports = require('./summary.cjs').setup;
+const summary = require('./summary.cjs');
+const tempDir = require('../support/temp-dir.cjs');
+
+module.exports = async (...args) => {
+  await tempDir.setup();
+  await summary.setup(...args);
+};

@@ -1,1 +1,7 @@
-module.exports = require('./summary.cjs').teardown;
+const summary = require('./summary.cjs');
+const tempDir = require('../support/temp-dir.cjs');
+
+module.exports = async (...args) => {
+  await summary.teardown(...args);
+  await tempDir.teardown();
+};
