@@ -82,7 +82,7 @@ async function startWebhook(binary: string): Promise<Running> {
     if (up) break;
     await new Promise((resolve) => setTimeout(resolve, 25));
   }
-  return { url, child, stop: async () => { child.kill('SIGTERM'); await exited; } };
+  return { url, child, stop: async () => { child.kill('SIGTERM'); await exited; rmSync(dir, { recursive: true, force: true }); } };
 }
 
 const path = (kind: Kind) => (kind === 'webhook' ? '/hooks/github' : '/webhooks/github');
