@@ -31,9 +31,10 @@ if (problems) {
 for (const fn of ['ingest', 'worker']) {
   const out = join(outRoot, fn);
   rmSync(out, { recursive: true, force: true });
-  // re2js (payload filters' regexes) ships beside the bundle and loads on the first regex filter only.
-  await build({ ...options, entryPoints: [`functions/${fn}/handler.ts`], outfile: join(out, 'index.js'), external: ['re2js'] });
-  await build({ ...options, sourcemap: false, entryPoints: ['re2js'], outfile: join(out, 'node_modules', 're2js', 'index.js') });
+  // re2js (payload filters' regexes) is external in the shared settings: it ships beside the
+  // bundle and loads on the first regex filter only.
+  await build({ ...options, entryPoints: [`functions/${fn}/handler.ts`], outfile: join(out, 'index.js') });
+  await build({ ...options, sourcemap: false, external: [], entryPoints: ['re2js'], outfile: join(out, 'node_modules', 're2js', 'index.js') });
   mkdirSync(join(out, 'config'), { recursive: true });
   if (existsSync(join(configDir, 'config.yaml'))) cpSync(join(configDir, 'config.yaml'), join(out, 'config', 'config.yaml'));
   else writeFileSync(join(out, 'config', 'config.yaml'), '');

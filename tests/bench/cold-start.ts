@@ -1,5 +1,6 @@
 /**
- * Bench 2: cold start. Each Lambda bundle, built exactly as for deployment, next to a
+ * Bench 2: cold start. Each Lambda bundle, built exactly as for deployment (the shared
+ * settings of scripts/lambda-esbuild.json, re2js external as it ships beside it), next to a
  * bundle holding only the AWS SDK imports of that function's own code (same esbuild
  * settings, so tree-shaken the same way): its size, and its module-initialisation time
  * (require() in a fresh Node process, run with the deployed NODE_OPTIONS): the median of

@@ -23,7 +23,7 @@ const GROUPS: Record<string, RegExp> = {
 async function bytesByPackage(fn: string): Promise<{ bundle: number; packages: Record<string, number> }> {
   const built = await build({
     ...(lambdaOptions as BuildOptions), absWorkingDir: ROOT, entryPoints: [join(ROOT, 'functions', fn, 'handler.ts')],
-    outfile: join(OUT, fn, 'index.js'), external: ['re2js'], metafile: true,
+    outfile: join(OUT, fn, 'index.js'), metafile: true,
   });
   const output = Object.values(built.metafile.outputs).find((o) => o.entryPoint !== undefined);
   if (!output) throw new Error(`esbuild wrote no ${fn} bundle`);
