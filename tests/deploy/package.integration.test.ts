@@ -8,6 +8,7 @@ import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
+import { build, type BuildOptions } from 'esbuild';
 import { tableDefinitions, tableNamesForStage } from '../../functions/aws/tables';
 import { WORKER_TIMEOUT_SECONDS } from '../../functions/aws/limits';
 import { apiEvent } from '../support/requests';
@@ -334,6 +335,22 @@ test('cold starts (issue 20): the SDK resolved through its ES modules, source ma
     expect(RE2JS.compile('^(a+)+$').matches('a'.repeat(50_000) + 'b')).toBe(false);
   }
   expect(readZip(join(out, 'ingest.zip')).get('dist/lambda/ingest/index.js.map')!.toString()).not.toContain('client-bedrock-runtime');
+});
+
+test('the shared esbuild settings alone build the packaged bundles (the cold-start and worker-bundle benches measure them)', async () => {
+  const options = JSON.parse(readFileSync(join(ROOT, 'scripts', 'lambda-esbuild.json'), 'utf8')) as BuildOptions;
+  for (const fn of ['ingest', 'worker'] as const) {
+    const built = await build({ ...options, absWorkingDir: ROOT, entryPoints: [join(ROOT, 'functions', fn, 'handler.ts')], outfile: `${fn}.js`, write: false });
+    const code = built.outputFiles.find((file) => file.path.endsWith(`${fn}.js`))!.text;
+    const packaged = readZip(join(out, `${fn}.zip`)).get(`dist/lambda/${fn}/index.js`)!.toString();
+    // Identical but for the source map's file name on the last line.
+    // Compared by size and digest: a failure prints two short lines, not two 800 KB bundles.
+    const body = (text: string) => {
+      const code = text.slice(0, text.lastIndexOf('//# sourceMappingURL='));
+      return { bytes: Buffer.byteLength(code), sha256: createHash('sha256').update(code).digest('hex') };
+    };
+    expect(body(code)).toEqual(body(packaged));
+  }
 });
 
 /** Unpacks a function's zip; returns the directory. */

@@ -3,7 +3,7 @@
  * browser's profile, the children's files) go to one directory, removed when the run
  * ends. TMPDIR is set before the test workers start, so os.tmpdir() in every worker and
  * in every process the tests spawn points inside it. Without this each `npm test` left
- * thousands of small directories behind (3.5 GB here over a few weeks of runs).
+ * thousands of small directories behind (3.5 GB had built up on the development machine).
  */
 const { mkdtempSync, rmSync } = require('node:fs');
 const { tmpdir } = require('node:os');
