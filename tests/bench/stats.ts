@@ -5,6 +5,8 @@ export interface Measurement {
   unit: string;
   target: string;
   met: boolean;
+  /** What the figure is compared with, measured in the same run (a ratio's floor), in words and figures. */
+  floor?: string;
   detail?: Record<string, unknown>;
 }
 
