@@ -61,6 +61,11 @@ async function main(): Promise<void> {
   const errors: string[] = [];
   const fresh: Recorded = { results: [], errors: [] };
   const stamp = { node: process.version, commit: commitMeasured() };
+  if (process.argv.includes('--table')) {
+    // Only the README's table, from what results.json holds (after a change to its rendering).
+    writeFileSync(README, replaceSection(readFileSync(README, 'utf8'), renderTable(previousRecord())));
+    return;
+  }
   const only = process.argv.slice(2);
   const unknown = only.filter((name) => !benches.some(([known]) => known === name));
   if (unknown.length > 0) {

@@ -71,9 +71,12 @@ function formatValue(m: Measurement): string {
   return `${m.value.toFixed(digits)} ${m.unit}`.trim();
 }
 
+/** A figure with a target is met or not; one only reported has no verdict. */
+const verdict = (m: Measurement) => (m.target.startsWith('(reported') ? '—' : m.met ? 'met' : '**NOT met**');
+
 /** The Markdown table of every recorded figure, its floor and its run. */
 export function renderTable(recorded: Recorded): string {
-  const rows = recorded.results.map((m) => `| \`${m.bench}\` | ${cell(m.name)} | ${cell(formatValue(m))} | ${cell(m.target)} | ${m.met ? 'met' : '**NOT met**'} | ${cell(m.floor ?? '—')} | ${m.at.slice(0, 10)}, ${cell(m.commit)}, Node ${cell(m.node.replace(/^v/, ''))} |`);
+  const rows = recorded.results.map((m) => `| \`${m.bench}\` | ${cell(m.name)} | ${cell(formatValue(m))} | ${cell(m.target)} | ${verdict(m)} | ${cell(m.floor ?? '—')} | ${m.at.slice(0, 10)}, ${cell(m.commit)}, Node ${cell(m.node.replace(/^v/, ''))} |`);
   const errors = recorded.errors.map((e) => `| \`${e.bench}\` | could not be taken | ${cell(e.error)} | | **failed** | | ${e.at.slice(0, 10)} |`);
   return ['| bench | measurement | value | target | | compared with (same run) | run |', '|---|---|---|---|---|---|---|', ...rows, ...errors].join('\n');
 }

@@ -1,11 +1,24 @@
 /** The README's bench table is generated from tests/bench/results.json and must say what the file says. */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { currentSection, END, mergeRecorded, parseRecorded, renderTable, replaceSection, START, type Recorded, type RecordedMeasurement } from '../bench/readme-table';
+
+const ROOT = join(__dirname, '..', '..');
 
 const row = (bench: string, name: string, extra: Partial<RecordedMeasurement> = {}): RecordedMeasurement => ({
   bench, name, value: 1.5, unit: '×', target: '≤ 2×', met: true, at: '2026-11-24T04:00:00.000Z', node: 'v20.20.2', commit: 'abc1234', ...extra,
 });
 
 describe('the README bench table', () => {
+  it('is the rendering of the committed results.json, every recorded figure in it', () => {
+    const recorded = parseRecorded(readFileSync(join(ROOT, 'tests', 'bench', 'results.json'), 'utf8'));
+    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
+    expect(recorded.results.length).toBeGreaterThan(0);
+    expect(currentSection(readme)).toBe(renderTable(recorded));
+    // Every figure names what it is compared with, where it has a floor.
+    for (const m of recorded.results.filter((r) => /÷/.test(r.name))) expect(m.floor).toEqual(expect.any(String));
+  });
+
   it('renders each figure with its target, verdict, floor and run, and escapes table syntax', () => {
     const table = renderTable({
       results: [row('ingest-cpu', 'a | b', { value: 2.1339, met: false, floor: 'HMAC: 18.3 µs' }), row('serve-memory', 'rss', { value: 230.21, unit: 'MB' })],
@@ -15,6 +28,8 @@ describe('the README bench table', () => {
     expect(lines[0]).toBe('| bench | measurement | value | target | | compared with (same run) | run |');
     expect(lines[2]).toBe('| `ingest-cpu` | a \\| b | 2.13 × | ≤ 2× | **NOT met** | HMAC: 18.3 µs | 2026-11-24, abc1234, Node 20.20.2 |');
     expect(lines[3]).toBe('| `serve-memory` | rss | 230.2 MB | ≤ 2× | met | — | 2026-11-24, abc1234, Node 20.20.2 |');
+    expect(renderTable({ results: [row('e2e-latency', 'p50', { target: '(reported)', value: 2.734, unit: 'ms' })], errors: [] }).split('\n')[2])
+      .toBe('| `e2e-latency` | p50 | 2.73 ms | (reported) | — | — | 2026-11-24, abc1234, Node 20.20.2 |');
     expect(lines[4]).toBe('| `local-server` | could not be taken | a peer failed | | **failed** | | 2026-11-24 |');
   });
 
