@@ -2,12 +2,14 @@
  * EventQueue over SQS: SendMessageBatch in chunks of at most 10 entries and at most
  * 256 KiB of bodies per request; entries SQS reports as failed are sent once more. Sent by
  * the lean client beside the SDK client (aws-json.ts: one of ingest's three calls per
- * event), to the queue URL's origin as the SDK does.
+ * event), to the queue URL's origin as the SDK does. Messages whose records are in the
+ * event log already go by reference (`sendRecorded`): a few hundred bytes each, the worker
+ * reading the payload with the record it reads anyway.
  */
 import type { BatchResultErrorEntry, SendMessageBatchRequestEntry, SQSClient } from '@aws-sdk/client-sqs';
 import { awsJsonBeside } from './aws-json';
 import { HookError } from '../core/errors';
-import { messageJson } from '../core/message-json';
+import { messageJson, recordedMessageJson } from '../core/message-json';
 import type { EventQueue, SendOptions } from '../core/ports';
 import type { QueueMessage } from '../core/types';
 
@@ -24,6 +26,11 @@ export class SqsEventQueue implements EventQueue {
   async send(messages: QueueMessage[], options: SendOptions = {}): Promise<void> {
     const delay = options.delaySeconds ? Math.min(900, Math.max(0, Math.round(options.delaySeconds))) : 0;
     const entries = messages.map((message, index) => ({ Id: String(index), MessageBody: messageJson(message), ...(delay ? { DelaySeconds: delay } : {}) }));
+    for (const chunk of chunkEntries(entries)) await this.sendChunk(chunk);
+  }
+
+  async sendRecorded(messages: QueueMessage[]): Promise<void> {
+    const entries = messages.map((message, index) => ({ Id: String(index), MessageBody: recordedMessageJson(message) }));
     for (const chunk of chunkEntries(entries)) await this.sendChunk(chunk);
   }
 

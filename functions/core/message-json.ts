@@ -40,6 +40,16 @@ export function rememberMessageText(message: QueueMessage, text: string): void {
   if (wellFormed(text)) texts.set(message, text);
 }
 
+/**
+ * The text of `message` sent by reference (a queue that cannot store it beside its record,
+ * SQS): every field but the payload, which the worker reads with the record. A few hundred
+ * bytes instead of the whole payload signed, sent and stored once more per event.
+ */
+export function recordedMessageJson(message: QueueMessage): string {
+  const { payload: _payload, payload_ref: _ref, ...rest } = message;
+  return JSON.stringify({ ...rest, recorded: true });
+}
+
 /** `JSON.stringify(message)`, or the text remembered for it. */
 export function messageJson(message: QueueMessage): string {
   return texts.get(message) ?? JSON.stringify(message);

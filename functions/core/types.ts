@@ -64,6 +64,11 @@ export interface QueueMessage {
   received_at: string;
   payload?: Record<string, unknown>;
   payload_ref?: string;
+  /**
+   * Sent by reference (`EventQueue.sendRecorded` over SQS): the message proper, payload
+   * included, is its event record's in the event log, and the worker reads it from there.
+   */
+  recorded?: true;
   /** Set by `replay`: a new attempt of an event that already ran. */
   replay_of?: string;
   /** The stable key of what the event is about (PR, issue, commit, alert group), for debounce. */

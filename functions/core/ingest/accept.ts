@@ -26,7 +26,7 @@ import type { Payload } from '../events/classify';
 import { newEventId } from '../ids';
 import { rememberMessageJson } from '../message-json';
 import type { Claim } from '../ports';
-import { releaseIfResumed } from '../subscriptions/lifecycle';
+import { releaseIfResumed, sendRecorded } from '../subscriptions/lifecycle';
 import type { EventRecord, QueueMessage, Source, Subscription } from '../types';
 import { eventRecord } from '../worker/record';
 import { debouncePlan, sendDebounced } from './debounce';
@@ -121,7 +121,8 @@ export async function accept(deps: IngestDeps, input: Accepted, matched: Subscri
       plan = planFor(deps, input, matched, ids, earlier, payloadRef);
     }
     if (!recorded && plan.records.length > 0) await deps.events.putAll(plan.records);
-    if (plan.messages.length > 0) await deps.queue.send(plan.messages);
+    // Every message is a stored record's (this request's, or the dead request's it resumes): by reference where the queue can.
+    if (plan.messages.length > 0) await sendRecorded(deps.queue, plan.messages);
     if (plan.delayed.length > 0 && deps.debounce) await sendDebounced(deps.debounce, deps.queue, plan.delayed);
   } catch (error) {
     // Nothing was accepted: forget what this request wrote and give the delivery id up,

@@ -54,7 +54,7 @@ export async function pauseSubscription(deps: LifecycleDeps, name: string): Prom
 }
 
 /** Messages of records just written (their records hold them): by reference where the queue can. */
-function sendRecorded(queue: EventQueue, messages: QueueMessage[]): Promise<void> {
+export function sendRecorded(queue: EventQueue, messages: QueueMessage[]): Promise<void> {
   return queue.sendRecorded ? queue.sendRecorded(messages) : queue.send(messages);
 }
 

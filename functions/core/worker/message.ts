@@ -17,7 +17,7 @@ export function parseQueueMessage(body: string): QueueMessage | undefined {
   const m = value as Record<string, unknown>;
   if (m.v !== 1 || !str(m.event_id) || !str(m.subscription) || !SOURCES.has(m.source as string) || !str(m.event) || !str(m.delivery_id) || !str(m.received_at)) return undefined;
   const inline = m.payload !== undefined && m.payload !== null && typeof m.payload === 'object' && !Array.isArray(m.payload);
-  if (!inline && !str(m.payload_ref)) return undefined;
+  if (!inline && !str(m.payload_ref) && m.recorded !== true) return undefined;
   noteMessageBytes(value as QueueMessage, body);
   rememberMessageText(value as QueueMessage, body);
   return value as QueueMessage;

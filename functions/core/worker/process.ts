@@ -116,9 +116,18 @@ async function releaseLease(leases: LeaseStore, message: QueueMessage, holder: s
 }
 
 /** One message under its lease: the record's transitions, the agent run, the fan-out. */
-async function processLeased(message: QueueMessage, body: string, receiveCount: number, deps: WorkerDeps, logger: Logger): Promise<MessageOutcome> {
+async function processLeased(sent: QueueMessage, body: string, receiveCount: number, deps: WorkerDeps, logger: Logger): Promise<MessageOutcome> {
   const now = () => new Date(deps.clock.now()).toISOString();
-  const found = await deps.events.get(message.event_id, message.subscription, message);
+  // A message sent by reference is its record's: read with the record (one read either way).
+  const found = await deps.events.get(sent.event_id, sent.subscription, sent.recorded ? undefined : sent);
+  if (sent.recorded && (!found || found.message.recorded || (found.message.payload === undefined && !found.message.payload_ref))) {
+    const reason = 'the event record of this message was deleted';
+    logger.warn('the message was sent by reference and its event record is gone', { attempt: receiveCount });
+    if (!deps.deadLetters) return { kind: 'retry', reason };
+    await deps.deadLetters.send(body, reason, receiveCount);
+    return { kind: 'ack', status: 'failed' };
+  }
+  const message = sent.recorded && found ? found.message : sent;
   const writer = new RecordWriter(found ?? eventRecord(message, 'queued', now()), deps.events, deps.payloads, now, found !== undefined);
 
   const deadLetter = async (reason: string): Promise<MessageOutcome> => {

@@ -8,6 +8,7 @@
  */
 import type { EventLog, PayloadStore } from '../ports';
 import type { EventRecord, EventStatus, QueueMessage } from '../types';
+import { messageJson } from '../message-json';
 
 /** What the event log keeps of a prompt or a reply, in characters, before the byte budget. */
 export const STORED_TEXT_CAP = 64 * 1024;
@@ -53,7 +54,8 @@ export function noteMessageBytes(message: QueueMessage, body: string): void {
 function sizeOfMessage(message: QueueMessage): number {
   let size = messageBytes.get(message);
   if (size === undefined) {
-    size = bytes(JSON.stringify(message));
+    // A message read back from a store has its text remembered: measured, not re-serialised.
+    size = bytes(messageJson(message));
     messageBytes.set(message, size);
   }
   return size;
