@@ -16,6 +16,9 @@ import { readZip } from '../support/zip';
 import { DynamoLeaseStore } from '../../functions/aws/lease-store';
 import { DynamoDedupStore } from '../../functions/aws/dedup-store';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
+import { DynamoEventLog } from '../../functions/aws/event-log';
+import { eventRecord } from '../../functions/core/worker/record';
+import type { QueueMessage } from '../../functions/core/types';
 import { signHub } from '../../functions/core/auth/signatures';
 import { toSqsRecord } from '../../functions/local/consumer';
 import { startAwsRecorder, type AwsCall, type AwsRecorder } from '../support/aws-recorder';
@@ -200,7 +203,7 @@ test('IAM: one role per function, each with only the actions its code calls', ()
   ]);
   // The packaged config uses OpenAI: the Bedrock statement is present only under UsesBedrock, which is false.
   expect(roleActions('WorkerRole')).toEqual([
-    'bedrock:InvokeModel', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem', 'dynamodb:UpdateItem',
+    'bedrock:InvokeModel', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:UpdateItem',
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:GetObject', 's3:PutObject',
     'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage', 'ssm:GetParameter',
     'xray:PutTelemetryRecords', 'xray:PutTraceSegments',
@@ -409,7 +412,8 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
   beforeAll(async () => {
     dynamo = await startDynalite('test');
     recorder = await startAwsRecorder({
-      dynamoEndpoint: dynamo.endpoint, refuseSendsContaining: 'refuse-me',
+      // Queue messages go by reference (no payload): the refusal keys on the delivery id, which they carry.
+      dynamoEndpoint: dynamo.endpoint, refuseSendsContaining: 'iam-refused',
       parameters: {
         '/hookagent/test/GITHUB_WEBHOOK_SECRET': GH, '/hookagent/test/GITLAB_WEBHOOK_SECRET': 'iam-gitlab',
         '/hookagent/test/OPENAI_API_KEY': 'sk-iam', '/hookagent/test/SLACK_WEBHOOK_URL': 'http://127.0.0.1:9/services/x',
@@ -511,6 +515,23 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
     const deadLetters = emfPoints().filter((p) => p.name === 'DeadLetters');
     expect(deadLetters.map((p) => p.value)).toEqual([1, 1]);
     expect(deadLetters[0]?.dimensions).toEqual({ service: 'hookagent-worker', stage: 'test' });
+  }, 60_000);
+
+  test('worker: a message sent by reference is read with its record (Query), allowed', async () => {
+    recorder.calls.length = 0;
+    const message: QueueMessage = {
+      v: 1, event_id: 'evt_iam_ref', subscription: 'iam', source: 'github', event: 'pull_request', action: 'opened', delivery_id: 'w4',
+      received_at: new Date().toISOString(), payload: { action: 'opened', pull_request: { number: 4, title: 'read from the record' } },
+    };
+    const events = new DynamoEventLog(dynamo.client, dynamo.tables.events);
+    await events.putAll([eventRecord(message, 'queued', message.received_at)]);
+    const { payload: _payload, ...pointer } = message;
+    const sqsEvent = { Records: [toSqsRecord({ messageId: 'w4', receiptHandle: 'rh-w4', body: JSON.stringify({ ...pointer, recorded: true }), receiveCount: 1, sentAt: Date.now() }, 'arn:aws:sqs:eu-west-1:0:q')] };
+    await invokeBundle('worker', [sqsEvent], env);
+    expect(made()).toEqual(expect.arrayContaining(['dynamodb:Query hookagent-test-events']));
+    expect(refused('WorkerRole')).toEqual([]);
+    // The prompt (saved before the agent runs) was rendered from the payload read with the record.
+    expect((await events.get('evt_iam_ref', 'iam'))?.prompt).toContain('read from the record');
   }, 60_000);
 
   test('worker: a copy that finds a live lease is paced with ChangeMessageVisibility, both allowed', async () => {
