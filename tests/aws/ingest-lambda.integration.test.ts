@@ -2,13 +2,13 @@
  * The deployed ingest Lambda module itself (functions/ingest/handler.ts), wired to
  * dynalite, a local SQS and a local SSM through the SDK's standard endpoint variables.
  */
-import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { startDynalite, type TestDynamo } from '../support/dynalite';
 import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
+import { startLocalSqs } from '../support/local-sqs';
 import { apiEvent, githubEvent } from '../support/requests';
 import { bodyOf } from '../support/ingest-harness';
 
@@ -19,13 +19,7 @@ const saved = { ...process.env };
 
 beforeAll(async () => {
   dynamo = await startDynalite();
-  sqs = await startLocalServer((req, res) => {
-    const input = JSON.parse(req.body) as { Entries: Array<{ Id: string; MessageBody: string }> };
-    sendJson(res, 200, {
-      Successful: input.Entries.map((e) => ({ Id: e.Id, MessageId: `m${e.Id}`, MD5OfMessageBody: createHash('md5').update(e.MessageBody).digest('hex') })),
-      Failed: [],
-    });
-  });
+  sqs = await startLocalSqs();
   ssm = await startLocalServer((req, res) => {
     const { Name } = JSON.parse(req.body) as { Name: string };
     if (Name === '/hookagent/test/GH_SECRET') sendJson(res, 200, { Parameter: { Name, Type: 'SecureString', Value: 'secret-from-ssm' } });

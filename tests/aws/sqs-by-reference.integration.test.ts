@@ -4,7 +4,6 @@
  * record it reads anyway. The deployed ingest Lambda module against dynalite and a local
  * SQS; the worker over the same tables.
  */
-import { createHash } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +22,8 @@ import { processMessage, type WorkerDeps } from '../../functions/core/worker/pro
 import { eventRecord } from '../../functions/core/worker/record';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
 import { startDynalite, type TestDynamo } from '../support/dynalite';
-import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
+import type { LocalServer } from '../support/local-http';
+import { sentBodies, startLocalSqs } from '../support/local-sqs';
 import { githubEvent } from '../support/requests';
 import { bodyOf } from '../support/ingest-harness';
 import { ManualClock } from '../support/recording-queue';
@@ -34,18 +34,11 @@ let sqs: LocalServer;
 let configDir: string;
 const saved = { ...process.env };
 
-/** Every SQS message body sent, in order. */
-const sqsBodies = (): string[] => sqs.requests.flatMap((r) => (JSON.parse(r.body) as { Entries: Array<{ MessageBody: string }> }).Entries.map((e) => e.MessageBody));
+const sqsBodies = (): string[] => sentBodies(sqs);
 
 beforeAll(async () => {
   dynamo = await startDynalite();
-  sqs = await startLocalServer((req, res) => {
-    const input = JSON.parse(req.body) as { Entries: Array<{ Id: string; MessageBody: string }> };
-    sendJson(res, 200, {
-      Successful: input.Entries.map((e) => ({ Id: e.Id, MessageId: `m${e.Id}`, MD5OfMessageBody: createHash('md5').update(e.MessageBody).digest('hex') })),
-      Failed: [],
-    });
-  });
+  sqs = await startLocalSqs();
   configDir = mkdtempSync(join(tmpdir(), 'hookagent-by-reference-'));
   writeFileSync(join(configDir, 'config.yaml'), 'webhooks:\n  github: { secret: ${GH_SECRET} }\n');
   Object.assign(process.env, {
