@@ -66,7 +66,8 @@ export interface LocalRuntime {
   openedAt: number;
   ingestDeps(config: Pick<Config, 'webhooks'>, logger: Logger): IngestDeps;
   workerDeps(parts: Pick<WorkerDeps, 'agent' | 'skills' | 'targets' | 'config' | 'logger' | 'agentFor'>): WorkerDeps;
-  close(): void;
+  /** Closes the store (see StoreDb.close: resolves once its checkpoint thread is gone too) and releases serve's lock. */
+  close(): Promise<void>;
 }
 
 export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOptions): Promise<LocalRuntime> {
@@ -120,13 +121,14 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
         clock: options.clock, maxReceiveCount, deadLetters: queue.deadLetterSink(), counters: runtime.counters, leases, debounce: runtime.debounce,
       }),
       close: () => {
-        opened.close();
+        const closed = opened.close();
         lock?.release();
+        return closed;
       },
     };
     return runtime;
   } catch (error) {
-    store?.close();
+    await store?.close();
     lock?.release();
     throw error;
   }

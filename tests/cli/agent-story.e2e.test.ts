@@ -62,7 +62,7 @@ beforeAll(async () => {
   store = await openLocalRuntime(join(dir, 'data'), { role: 'serve', clock: systemClock });
 }, 90_000);
 afterAll(async () => {
-  store?.close();
+  await store?.close();
   await anthropic?.close();
   await prometheus?.close();
 });

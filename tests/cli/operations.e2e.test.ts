@@ -241,7 +241,7 @@ test('local mode: dead-letters lists the local dead-letter table; redrive reopen
   const message = { v: 1 as const, event_id: 'evt_0mwlocaldead00000000000001', subscription: 'alerts', source: 'custom' as const, event: 'alert', delivery_id: 'd1', received_at: at, payload: { x: 1 } };
   await runtime.events.putAll([{ event_id: message.event_id, subscription: 'alerts', status: 'failed', source: 'custom', event: 'alert', delivery_id: 'd1', received_at: at, updated_at: at, message, attempts: 1, error: { code: 'provider_auth', message: 'bad key' } }]);
   await runtime.queue.deadLetterSink().send(JSON.stringify(message), 'provider_auth: bad key', 1);
-  runtime.close();
+  await runtime.close();
 
   const listed = JSON.parse((await runCli(['--config-dir', local, 'webhook', 'dead-letters', '--json'], {})).stdout) as Array<Record<string, unknown>>;
   expect(listed).toEqual([expect.objectContaining({ event_id: message.event_id, subscription: 'alerts', reason: 'provider_auth: bad key', receive_count: 1 })]);

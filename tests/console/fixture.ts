@@ -119,7 +119,7 @@ export async function startConsoleFixture(options: ConsoleOptions = {}): Promise
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));
-      store.close();
+      await store.close();
     },
   };
 }

@@ -45,13 +45,14 @@ test('the thread checkpoints a WAL another connection writes, also after the WAL
   }
 });
 
-test("serve's store has the background checkpointer; SQLite's own checkpoint stays on, so the WAL starts over", () => {
+test("serve's store has the background checkpointer; SQLite's own checkpoint stays on, so the WAL starts over", async () => {
   const served = StoreDb.open(join(t.dir, 'served'), { checkpointInBackground: true });
   try {
     expect(served.checkpointer).toBeDefined();
     expect(served.db.pragma('wal_autocheckpoint', { simple: true })).toBe(32000);
   } finally {
-    served.close();
+    // Resolves once the checkpoint thread has exited: nothing touches the files after it.
+    await served.close();
   }
   const cli = StoreDb.open(join(t.dir, 'served'));
   try {

@@ -47,7 +47,7 @@ test('serve migrates subscriptions, events, queued messages and dead letters, an
     expect(received!.receiveCount).toBe(2);
     expect((await runtime.queue.deadLetters()).map((d) => d.body)).toEqual(['{"bad":true}']);
   } finally {
-    runtime.close();
+    await runtime.close();
   }
   expect(existsSync(join(data, 'dynamo'))).toBe(false);
   expect(readdirSync(data).some((name) => name.startsWith('dynamo.migrated-'))).toBe(true);

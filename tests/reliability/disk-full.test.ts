@@ -60,7 +60,7 @@ test('max_page_count reached: 503 unavailable, nothing accepted lost, service re
     expect(queued.map((r) => r.delivery_id).sort()).toEqual([...accepted, ...refused].map((n) => `full-${n}`).sort());
     expect(await runtime.queue.size()).toBe(accepted.length + refused.length);
   } finally {
-    runtime.close();
+    await runtime.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -78,6 +78,8 @@ export class StoreDb {
   private unsynced: Array<() => void> = [];
   private unsyncedFailures: Array<(error: unknown) => void> = [];
   private syncing = false;
+  /** Set by `close`: resolves once the checkpoint thread has exited. */
+  private closing: Promise<void> | undefined;
   private readonly begin: Database.Statement;
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
@@ -280,9 +282,13 @@ export class StoreDb {
     return !this.closed;
   }
 
-  /** Commits what is queued, then closes; later writes fail with `unavailable`. */
-  close(): void {
-    if (this.closed) return;
+  /**
+   * Commits what is queued, then closes; later writes fail with `unavailable`. Done when it
+   * returns, but for the checkpoint thread's own connection: the promise resolves once that
+   * thread has exited too (until then it may still touch the files; await it before removing them).
+   */
+  close(): Promise<void> {
+    if (this.closing) return this.closing;
     this.flush();
     this.closed = true;
     if (this.walFd !== undefined) {
@@ -295,7 +301,7 @@ export class StoreDb {
       this.unsynced = [];
       this.unsyncedFailures = [];
     }
-    void this.checkpointer?.stop();
+    const stopped = this.checkpointer?.stop() ?? Promise.resolve();
     try {
       this.db.pragma('wal_checkpoint(PASSIVE)');
     } catch {
@@ -305,5 +311,7 @@ export class StoreDb {
     // A sync still running in the thread pool settles promises that are settled already.
     if (this.walFd !== undefined && !this.syncing) closeSync(this.walFd);
     else if (this.walFd !== undefined) setImmediate(() => closeSync(this.walFd as number));
+    this.closing = stopped;
+    return stopped;
   }
 }

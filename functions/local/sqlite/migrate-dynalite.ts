@@ -118,7 +118,7 @@ export async function migrateDynalite(dataDir: string, logger?: Logger): Promise
         for (const m of dead) dl.run(String(m.id ?? randomUUID()), String(m.body), Number(m.receive_count ?? 0), 'migrated from the dynalite store', Number(m.dead_at ?? now));
       }).immediate();
     } finally {
-      store.close();
+      await store.close();
     }
   } catch (error) {
     if (error instanceof HookError) throw error;
