@@ -1,5 +1,5 @@
 /** WAL checkpoints in a worker thread: the database file gets the WAL's pages while serve's connection keeps writing. */
-import { statSync } from 'node:fs';
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { startCheckpointer, walBytes } from '../../functions/local/sqlite/checkpointer';
 import { DB_FILE, StoreDb } from '../../functions/local/sqlite/db';
@@ -60,4 +60,20 @@ test("serve's store has the background checkpointer; SQLite's own checkpoint sta
   } finally {
     cli.close();
   }
+});
+
+test('closing the store resolves once the checkpoint thread has exited: nothing touches the files after it', async () => {
+  const threads = () => readdirSync('/proc/self/task').length;
+  const dir = join(t.dir, 'closing');
+  const before = threads();
+  const served = StoreDb.open(dir, { checkpointInBackground: true });
+  expect(served.checkpointer).toBeDefined();
+  expect(threads()).toBeGreaterThan(before);
+  await served.close();
+  expect(threads()).toBe(before);
+  // Removing the directory now cannot race the thread (a CI run once failed with ENOTEMPTY).
+  rmSync(dir, { recursive: true });
+  expect(existsSync(dir)).toBe(false);
+  // A second close is the same, finished one.
+  await expect(served.close()).resolves.toBeUndefined();
 });
