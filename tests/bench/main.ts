@@ -59,13 +59,13 @@ function previousRecord(): Recorded {
 async function main(): Promise<void> {
   const results: Measurement[] = [];
   const errors: string[] = [];
-  const fresh: Recorded = { results: [], errors: [] };
-  const stamp = { node: process.version, commit: commitMeasured() };
   if (process.argv.includes('--table')) {
     // Only the README's table, from what results.json holds (after a change to its rendering).
     writeFileSync(README, replaceSection(readFileSync(README, 'utf8'), renderTable(previousRecord())));
     return;
   }
+  const fresh: Recorded = { results: [], errors: [] };
+  const stamp = { node: process.version, commit: commitMeasured() };
   const only = process.argv.slice(2);
   const unknown = only.filter((name) => !benches.some(([known]) => known === name));
   if (unknown.length > 0) {

@@ -81,18 +81,22 @@ export function renderTable(recorded: Recorded): string {
   return ['| bench | measurement | value | target | | compared with (same run) | run |', '|---|---|---|---|---|---|---|', ...rows, ...errors].join('\n');
 }
 
-/** `readme` with the text between the markers replaced by `table`; both markers must be there, in order. */
-export function replaceSection(readme: string, table: string): string {
+/** Where the text between the markers begins and ends; undefined unless both are there, in order. */
+function section(readme: string): { from: number; to: number } | undefined {
   const start = readme.indexOf(START);
   const end = readme.indexOf(END);
-  if (start < 0 || end < 0 || end < start) throw new Error(`README.md has no generated bench section (the lines ${START} and ${END})`);
-  return `${readme.slice(0, start + START.length)}\n${table}\n${readme.slice(end)}`;
+  return start < 0 || end < start ? undefined : { from: start + START.length, to: end };
+}
+
+/** `readme` with the text between the markers replaced by `table`; both markers must be there, in order. */
+export function replaceSection(readme: string, table: string): string {
+  const at = section(readme);
+  if (!at) throw new Error(`README.md has no generated bench section (the lines ${START} and ${END})`);
+  return `${readme.slice(0, at.from)}\n${table}\n${readme.slice(at.to)}`;
 }
 
 /** The table currently between the markers. */
 export function currentSection(readme: string): string | undefined {
-  const start = readme.indexOf(START);
-  const end = readme.indexOf(END);
-  if (start < 0 || end < 0 || end < start) return undefined;
-  return readme.slice(start + START.length, end).trim();
+  const at = section(readme);
+  return at && readme.slice(at.from, at.to).trim();
 }
