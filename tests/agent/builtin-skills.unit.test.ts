@@ -1,0 +1,15 @@
+/** Every built-in skill loads and names only tools that exist (issue-triage's front matter once did not parse: `key: value: more` is not YAML). */
+import { BUILTIN_TOOLS } from '../../functions/core/agent/tools';
+import { BUILTIN_SKILL_TEXTS } from '../../functions/core/skills/builtin';
+import { SkillLibrary } from '../../functions/core/skills/library';
+
+const library = new SkillLibrary(undefined);
+
+test.each(Object.keys(BUILTIN_SKILL_TEXTS))('the built-in skill %s loads, and its tools exist', (name) => {
+  const skill = library.load(name);
+  expect(skill).toMatchObject({ name, origin: 'built-in' });
+  expect(skill.description.length).toBeGreaterThan(20);
+  expect(skill.instructions.length).toBeGreaterThan(100);
+  // http_get is not in BUILTIN_TOOLS: it is made per run from agent.http (agent/http-get.ts).
+  expect(skill.tools.filter((tool) => tool !== 'http_get' && !(tool in BUILTIN_TOOLS))).toEqual([]);
+});
