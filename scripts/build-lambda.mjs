@@ -1,10 +1,12 @@
 // Builds the Lambda bundles for serverless.yml: dist/lambda/<function>/index.js (minified,
-// with source maps, AWS SDK clients bundled and tree-shaken), plus config.yaml (and user
-// skills) from {config_dir}, validated for what AWS can honour.
+// with source maps, AWS SDK clients bundled and tree-shaken), plus {config_dir}/config.yaml
+// validated for what AWS can honour and written as the prepared configuration
+// (config/config.json: parsed and normalised), and the built-in and user skills parsed into
+// config/skills.json: no function parses YAML on a cold start.
 // Usage: node scripts/build-lambda.mjs [--config-dir DIR] [--out DIR]
 // (--out: another directory than dist/lambda, e.g. for the lambda-ingest-cpu benchmark.)
 import { build } from 'esbuild';
-import { cpSync, existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 // The esbuild settings of a Lambda bundle; the cold-start benchmark builds with the same ones.
@@ -19,12 +21,12 @@ const outRoot = (outFlag >= 0 ? args[outFlag + 1] : undefined) ?? join('dist', '
 // Validate with the service's own loader (bundled on the fly, so no TypeScript runtime is needed).
 await build({
   entryPoints: ['scripts/check-config.ts'], outfile: '.build/check-config.cjs', bundle: true, platform: 'node', target: 'node20',
-  format: 'cjs', logLevel: 'warning', external: ['@aws-sdk/*'],
+  format: 'cjs', logLevel: 'warning', external: ['@aws-sdk/*'], loader: { '.md': 'text' },
 });
-const { checkForAws } = await import(join(process.cwd(), '.build/check-config.cjs'));
-const problems = checkForAws(configDir);
-if (problems) {
-  process.stderr.write(`${problems}\n`);
+const { prepareForAws, prepareSkills } = await import(join(process.cwd(), '.build/check-config.cjs'));
+const checked = prepareForAws(configDir);
+if ('problems' in checked) {
+  process.stderr.write(`${checked.problems}\n`);
   process.exit(1);
 }
 
@@ -36,8 +38,12 @@ for (const fn of ['ingest', 'worker']) {
   await build({ ...options, entryPoints: [`functions/${fn}/handler.ts`], outfile: join(out, 'index.js') });
   await build({ ...options, sourcemap: false, external: [], entryPoints: ['re2js'], outfile: join(out, 'node_modules', 're2js', 'index.js') });
   mkdirSync(join(out, 'config'), { recursive: true });
-  if (existsSync(join(configDir, 'config.yaml'))) cpSync(join(configDir, 'config.yaml'), join(out, 'config', 'config.yaml'));
-  else writeFileSync(join(out, 'config', 'config.yaml'), '');
-  if (fn === 'worker' && existsSync(join(configDir, 'skills'))) cpSync(join(configDir, 'skills'), join(out, 'config', 'skills'), { recursive: true });
+  writeFileSync(join(out, 'config', 'config.json'), checked.prepared);
+  if (fn === 'worker') {
+    const skills = prepareSkills(configDir);
+    // Packaged anyway, as SkillLibrary would load them: refused when a subscription uses one.
+    for (const problem of skills.invalid) process.stderr.write(`warning: ${problem}\n`);
+    writeFileSync(join(out, 'config', 'skills.json'), skills.prepared);
+  }
 }
 process.stdout.write(`Built ${outRoot}/{ingest,worker} with ${join(configDir, 'config.yaml')}\n`);

@@ -5,12 +5,12 @@
  */
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { leanSqsClient } from './sdk-clients';
-import { resolveConfig } from '../core/config/load';
+import { resolveConfig } from '../core/config/resolve';
 import { createDeliveryTargets } from '../core/delivery/targets';
 import { HookError } from '../core/errors';
 import { countedDeadLetters, observedEventLog } from '../core/metrics/observed-event-log';
 import { systemClock } from '../core/ports';
-import { SkillLibrary } from '../core/skills/library';
+import { PreparedSkills } from '../core/skills/prepared';
 import type { WorkerDeps } from '../core/worker/process';
 import { createAgent } from '../worker/agent-factory';
 import { agentsByModel } from '../worker/agents-by-model';
@@ -41,7 +41,7 @@ export async function composeWorker({ deployment, logger, metrics, clock = syste
     debounce: new DynamoDebounceStore(dynamo, deployment.tables.dedup, clock),
     counters: new DynamoCounterStore(dynamo, deployment.tables.dedup, clock),
     leases: new DynamoLeaseStore(dynamo, deployment.tables.dedup, clock),
-    skills: new SkillLibrary(deployment.configDir),
+    skills: new PreparedSkills(deployment.configDir),
     targets: createDeliveryTargets(config.delivery),
     config,
     clock,

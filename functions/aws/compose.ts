@@ -9,8 +9,8 @@
  */
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
-import { readConfigFile } from '../core/config/file';
-import { resolveConfig } from '../core/config/load';
+import { readPreparedConfig } from '../core/config/prepared';
+import { resolveConfig } from '../core/config/resolve';
 import { describeError, HookError } from '../core/errors';
 import { SubscriptionCache } from '../core/ingest/subscription-cache';
 import { createIngest, type Ingest } from '../core/ingest/service';
@@ -57,10 +57,9 @@ export interface Runtime {
   clock?: Clock;
 }
 
+/** The configuration packaging prepared from config.yaml (core/config/prepared.ts): no YAML parsing on a cold start. */
 export function readConfig(deployment: Deployment) {
-  const parsed = readConfigFile(deployment.configDir);
-  if (!parsed.ok) throw new HookError('config_invalid', parsed.error.message);
-  return parsed.value;
+  return readPreparedConfig(deployment.configDir);
 }
 
 export async function composeIngest({ deployment, logger }: Runtime): Promise<Ingest> {

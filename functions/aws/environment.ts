@@ -33,7 +33,7 @@ export function deploymentFromEnv(env: NodeJS.ProcessEnv = process.env): Deploym
     queueUrl: required('QUEUE_URL'),
     deadLetterQueueUrl: env.DEAD_LETTER_QUEUE_URL,
     payloadBucket: required('PAYLOAD_BUCKET'),
-    // serverless.yml packages config.yaml under config/ next to the bundle.
+    // Packaging writes the prepared configuration (config.json, from config.yaml) under config/ next to the bundle.
     configDir: env.HOOKAGENT_CONFIG_DIR ?? join(env.LAMBDA_TASK_ROOT ?? process.cwd(), 'config'),
   };
 }

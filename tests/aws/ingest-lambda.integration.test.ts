@@ -2,13 +2,11 @@
  * The deployed ingest Lambda module itself (functions/ingest/handler.ts), wired to
  * dynalite, a local SQS and a local SSM through the SDK's standard endpoint variables.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { startDynalite, type TestDynamo } from '../support/dynalite';
 import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
 import { startLocalSqs } from '../support/local-sqs';
+import { preparedConfigDir } from '../support/prepared-config';
 import { apiEvent, githubEvent } from '../support/requests';
 import { bodyOf } from '../support/ingest-harness';
 
@@ -25,8 +23,7 @@ beforeAll(async () => {
     if (Name === '/hookagent/test/GH_SECRET') sendJson(res, 200, { Parameter: { Name, Type: 'SecureString', Value: 'secret-from-ssm' } });
     else sendJson(res, 400, { __type: 'ParameterNotFound', message: 'none' });
   });
-  const configDir = mkdtempSync(join(tmpdir(), 'hookagent-lambda-'));
-  writeFileSync(join(configDir, 'config.yaml'), 'webhooks:\n  github: { secret: ${GH_SECRET} }\n');
+  const configDir = preparedConfigDir('webhooks:\n  github: { secret: ${GH_SECRET} }\n');
   Object.assign(process.env, {
     HOOKAGENT_STAGE: 'test', HOOKAGENT_CONFIG_DIR: configDir, QUEUE_URL: `${sqs.url}/000000000000/hookagent-test-queue`, PAYLOAD_BUCKET: 'bucket',
     AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret',

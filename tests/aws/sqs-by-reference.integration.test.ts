@@ -4,8 +4,6 @@
  * record it reads anyway. The deployed ingest Lambda module against dynalite and a local
  * SQS; the worker over the same tables.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import githubExamples from '@octokit/webhooks-examples';
 import { DynamoEventLog } from '../../functions/aws/event-log';
@@ -24,6 +22,7 @@ import { FilePayloadStore } from '../../functions/local/file-payload-store';
 import { startDynalite, type TestDynamo } from '../support/dynalite';
 import type { LocalServer } from '../support/local-http';
 import { sentBodies, startLocalSqs } from '../support/local-sqs';
+import { preparedConfigDir } from '../support/prepared-config';
 import { githubEvent } from '../support/requests';
 import { bodyOf } from '../support/ingest-harness';
 import { ManualClock } from '../support/recording-queue';
@@ -39,8 +38,7 @@ const sqsBodies = (): string[] => sentBodies(sqs);
 beforeAll(async () => {
   dynamo = await startDynalite();
   sqs = await startLocalSqs();
-  configDir = mkdtempSync(join(tmpdir(), 'hookagent-by-reference-'));
-  writeFileSync(join(configDir, 'config.yaml'), 'webhooks:\n  github: { secret: ${GH_SECRET} }\n');
+  configDir = preparedConfigDir('webhooks:\n  github: { secret: ${GH_SECRET} }\n', 'hookagent-by-reference-');
   Object.assign(process.env, {
     HOOKAGENT_STAGE: 'test', HOOKAGENT_CONFIG_DIR: configDir, QUEUE_URL: `${sqs.url}/000000000000/hookagent-test-queue`, PAYLOAD_BUCKET: 'bucket',
     AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', GH_SECRET: SECRET,

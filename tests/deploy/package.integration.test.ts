@@ -20,6 +20,8 @@ import { DynamoEventLog } from '../../functions/aws/event-log';
 import { eventRecord } from '../../functions/core/worker/record';
 import type { QueueMessage } from '../../functions/core/types';
 import { signHub } from '../../functions/core/auth/signatures';
+import { parseConfig } from '../../functions/core/config/load';
+import { preparedConfigText } from '../../functions/core/config/prepared';
 import { toSqsRecord } from '../../functions/local/consumer';
 import { startAwsRecorder, type AwsCall, type AwsRecorder } from '../support/aws-recorder';
 import { startDynalite, type TestDynamo } from '../support/dynalite';
@@ -295,15 +297,30 @@ test('Bedrock permissions (issue 20): the configured model and its inference pro
   expect(JSON.stringify(template)).not.toContain('foundation-model/*');
 });
 
-test('no secret value appears in the template or the artifacts; config.yaml and user skills are packaged', () => {
+test('no secret value appears in the template or the artifacts; config.yaml (prepared) and user skills are packaged', () => {
   const ingest = readZip(join(out, 'ingest.zip'));
   const worker = readZip(join(out, 'worker.zip'));
-  expect([...ingest.keys()].sort()).toEqual(['dist/lambda/ingest/config/config.yaml', 'dist/lambda/ingest/index.js', 'dist/lambda/ingest/index.js.map', 'dist/lambda/ingest/node_modules/re2js/index.js']);
+  expect([...ingest.keys()].sort()).toEqual(['dist/lambda/ingest/config/config.json', 'dist/lambda/ingest/index.js', 'dist/lambda/ingest/index.js.map', 'dist/lambda/ingest/node_modules/re2js/index.js']);
   expect([...worker.keys()].sort()).toEqual([
-    'dist/lambda/worker/config/config.yaml', 'dist/lambda/worker/config/skills/release-notes/SKILL.md', 'dist/lambda/worker/index.js', 'dist/lambda/worker/index.js.map',
+    'dist/lambda/worker/config/config.json', 'dist/lambda/worker/config/skills.json', 'dist/lambda/worker/index.js', 'dist/lambda/worker/index.js.map',
     'dist/lambda/worker/node_modules/re2js/index.js',
   ]);
-  expect(ingest.get('dist/lambda/ingest/config/config.yaml')?.toString()).toBe(CONFIG);
+  // config.yaml as the CLI's loader reads it (parsed, validated, normalised; references kept), for both functions.
+  const parsed = parseConfig(CONFIG);
+  if (!parsed.ok) throw new Error(parsed.error.message);
+  expect(ingest.get('dist/lambda/ingest/config/config.json')?.toString()).toBe(preparedConfigText(parsed.value));
+  expect(worker.get('dist/lambda/worker/config/config.json')?.toString()).toBe(preparedConfigText(parsed.value));
+  // The user's skill beside the built-in ones, parsed as SkillLibrary parses it.
+  const prepared = JSON.parse(worker.get('dist/lambda/worker/config/skills.json')!.toString()) as { skills: Record<string, { skill?: { name: string; origin: string; instructions: string } }> };
+  expect(Object.keys(prepared.skills).sort()).toEqual(['alert-triage', 'code-review', 'issue-triage', 'release-notes']);
+  expect(prepared.skills['release-notes']?.skill).toMatchObject({ name: 'release-notes', origin: 'user' });
+  expect(SKILL).toContain(prepared.skills['release-notes']!.skill!.instructions);
+  // So neither bundle carries the YAML parser or the config schema's validator (issue 20: cold-start size).
+  for (const [zip, fn] of [[ingest, 'ingest'], [worker, 'worker']] as const) {
+    const sources = (JSON.parse(zip.get(`dist/lambda/${fn}/index.js.map`)!.toString()) as { sources: string[] }).sources;
+    expect(sources.filter((source) => /node_modules\/js-yaml\/|config-validator\.generated|config\/normalise|skills\/skill\.ts|SKILL\.md/.test(source))).toEqual([]);
+    expect(sources.some((source) => source.endsWith('config/prepared.ts'))).toBe(true);
+  }
   const everything = [templateText, readFileSync(join(out, 'serverless-state.json'), 'utf8'), ...[...ingest.values(), ...worker.values()].map((b) => b.toString('utf8'))];
   for (const text of everything) for (const value of Object.values(CANARIES)) expect(text.includes(value)).toBe(false);
   // Minified (long lines; only template literals keep their newlines), with its source map beside it.
@@ -373,7 +390,7 @@ async function invokeBundle(fn: 'ingest' | 'worker', inputs: unknown[], env: Nod
   writeFileSync(file, JSON.stringify(inputs));
   const script = `const { handler } = require(${JSON.stringify(join(root, `dist/lambda/${fn}/index.js`))});
     (async () => { for (const e of require(${JSON.stringify(file)})) console.log(JSON.stringify(await handler(e))); })();`;
-  const { stdout } = await run(process.execPath, ['-e', script], {
+  const { stdout, stderr } = await run(process.execPath, ['-e', script], {
     env: {
       PATH: process.env.PATH, HOOKAGENT_STAGE: 'test', AWS_REGION: 'eu-west-1', POWERTOOLS_LOG_LEVEL: 'ERROR', AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
       HOOKAGENT_CONFIG_DIR: join(root, `dist/lambda/${fn}/config`), AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env,
@@ -382,10 +399,13 @@ async function invokeBundle(fn: 'ingest' | 'worker', inputs: unknown[], env: Nod
   const lines = stdout.trim().split('\n').map((line) => JSON.parse(line) as Record<string, any>);
   // CloudWatch EMF documents (Powertools Metrics) share stdout with the answers.
   lastEmf = lines.filter((line) => line._aws);
+  lastStderr = stderr;
   return lines.filter((line) => !line._aws);
 }
 
 let lastEmf: Array<Record<string, any>> = [];
+/** What the last bundle run wrote to stderr (its error logs). */
+let lastStderr = '';
 /** `Name` → the dimension values and value of each EMF data point the last bundle run wrote. */
 function emfPoints(): Array<{ name: string; value: unknown; dimensions: Record<string, unknown> }> {
   return lastEmf.flatMap((doc) => (doc._aws.CloudWatchMetrics as Array<{ Namespace: string; Dimensions: string[][]; Metrics: Array<{ Name: string }> }>).flatMap((set) =>
@@ -400,6 +420,17 @@ test('the packaged ingest bundle starts on this Node and answers', async () => {
   expect(health).toMatchObject({ statusCode: 200 });
   expect(JSON.parse(health!.body)).toEqual({ status: 'ok' });
   expect(unsigned!.statusCode).toBe(401);
+}, 30_000);
+
+test('a packaged ingest bundle without its prepared configuration answers 503 and logs how to fix it', async () => {
+  const empty = mkdtempSync(join(tmpdir(), 'hookagent-no-config-'));
+  const [answer] = await invokeBundle('ingest', [apiEvent({ method: 'GET', path: '/health' })], {
+    QUEUE_URL: 'http://127.0.0.1:9/queue', PAYLOAD_BUCKET: 'bucket', HOOKAGENT_CONFIG_DIR: empty,
+  });
+  expect(answer?.statusCode).toBe(503);
+  const logged = lastStderr.split('\n').filter((line) => line.includes('"ingest could not start"'));
+  expect(logged).toHaveLength(1);
+  expect(logged[0]).toContain(`${join(empty, 'config.json')} is missing: package the service again`);
 }, 30_000);
 
 describe('each role allows every AWS call its packaged bundle makes', () => {
@@ -532,6 +563,28 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
     expect(refused('WorkerRole')).toEqual([]);
     // The prompt (saved before the agent runs) was rendered from the payload read with the record.
     expect((await events.get('evt_iam_ref', 'iam'))?.prompt).toContain('read from the record');
+  }, 60_000);
+
+  test('worker: skills come from the prepared skills.json (the user skill and a built-in one load; an unknown one names the available ones)', async () => {
+    const store = new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions);
+    const events = new DynamoEventLog(dynamo.client, dynamo.tables.events);
+    const sent = async (subscription: string, skills: string[], id: string) => {
+      await store.create({ name: subscription, events: ['pull_request'], skills, deliver: ['log'], state: 'active', created_at: '', updated_at: '', secret: 'x' });
+      const message: QueueMessage = {
+        v: 1, event_id: id, subscription, source: 'github', event: 'pull_request', action: 'opened', delivery_id: id,
+        received_at: new Date().toISOString(), payload: { action: 'opened', pull_request: { number: 5, title: 'skills' } },
+      };
+      return toSqsRecord({ messageId: id, receiptHandle: `rh-${id}`, body: JSON.stringify(message), receiveCount: 1, sentAt: Date.now() }, 'arn:aws:sqs:eu-west-1:0:q');
+    };
+    const records = [await sent('iam-skilled', ['release-notes', 'code-review'], 'evt_iam_skilled'), await sent('iam-unskilled', ['no-such-skill'], 'evt_iam_unskilled')];
+    await invokeBundle('worker', [{ Records: records }], env);
+    // Skills load before the prompt is saved; the agent (unreachable here) fails after that.
+    const skilled = await events.get('evt_iam_skilled', 'iam-skilled');
+    expect(skilled?.prompt).toContain('skills');
+    expect(skilled?.error?.code).not.toMatch(/^skill_/);
+    const unskilled = await events.get('evt_iam_unskilled', 'iam-unskilled');
+    expect(unskilled?.status).toBe('failed');
+    expect(unskilled?.error).toEqual({ code: 'skill_not_found', message: "No skill named 'no-such-skill'; available: alert-triage, code-review, issue-triage, release-notes" });
   }, 60_000);
 
   test('worker: a copy that finds a live lease is paced with ChangeMessageVisibility, both allowed', async () => {

@@ -4,8 +4,9 @@ import { join } from 'node:path';
 import { HookError } from '../errors';
 import { BUILTIN_SKILL_TEXTS } from './builtin';
 import { parseSkill, SKILL_NAME, type Skill } from './skill';
+import type { SkillSource } from './source';
 
-export class SkillLibrary {
+export class SkillLibrary implements SkillSource {
   constructor(private readonly configDir: string | undefined) {}
 
   /** Names of every available skill, sorted; user skills may shadow built-in ones. */

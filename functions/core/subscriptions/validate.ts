@@ -9,7 +9,7 @@ import { splitSource } from '../events/filters';
 import { GITHUB_EVENTS, GITLAB_EVENTS, eventOrigin as originOf } from '../events/known';
 import { closest } from '../suggest';
 import { HookError } from '../errors';
-import type { SkillLibrary } from '../skills/library';
+import type { SkillSource } from '../skills/source';
 import { checkTemplate } from '../templates/template';
 import { TARGET_KINDS, missingTargetConfig } from '../delivery/targets';
 import { SUBSCRIPTION_NAME_PATTERN, type TargetKind } from '../types';
@@ -66,7 +66,7 @@ export function validatePrompt(prompt: string): Result<string[]> {
   return ok(checked.placeholders);
 }
 
-export function validateSkills(skills: string[], library: SkillLibrary): Result<string[]> {
+export function validateSkills(skills: string[], library: SkillSource): Result<string[]> {
   for (const name of skills) {
     try {
       library.load(name);

@@ -15,7 +15,7 @@ import { describeError, isHookError } from '../errors';
 import { childLogger, type Logger } from '../log';
 import type { Clock, CounterStore, DeadLetterSink, DebounceStore, EventLog, LeaseStore, PayloadStore, SubscriptionStore } from '../ports';
 
-import type { SkillLibrary } from '../skills/library';
+import type { SkillSource } from '../skills/source';
 import type { Skill } from '../skills/skill';
 import { renderPrompt } from '../templates/template';
 import type { EventRecord, QueueMessage, TargetKind } from '../types';
@@ -37,7 +37,7 @@ export interface WorkerDeps {
   payloads: PayloadStore;
   subscriptions: SubscriptionStore;
   agent: Agent;
-  skills: SkillLibrary;
+  skills: SkillSource;
   targets: Partial<Record<TargetKind, DeliveryTarget>>;
   /** Resolved `agent` and `delivery` sections. */
   config: Pick<Config, 'agent' | 'delivery'>;
