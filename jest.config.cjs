@@ -12,6 +12,8 @@ module.exports = {
   // The GitHub client's packages (octokit and what it imports) are ESM-only: turned into CommonJS like our sources.
   transformIgnorePatterns: [`/node_modules/(?!(${ESM_ONLY.join('|')})/)`],
   moduleFileExtensions: ['ts', 'js', 'cjs', 'mjs', 'json', 'md', 'html'],
+  // The GitHub transport's third-party half, by the name the worker Lambda loads it with (tsconfig.json paths).
+  moduleNameMapper: { '^hookagent-octokit$': '<rootDir>/functions/core/delivery/octokit-vendor.ts' },
   setupFiles: ['<rootDir>/tests/support/jest-env.cjs'],
   // One temporary directory per run, removed at its end (tests/support/temp-dir.cjs).
   globalSetup: '<rootDir>/tests/support/global-setup.cjs',

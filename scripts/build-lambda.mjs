@@ -37,6 +37,9 @@ for (const fn of ['ingest', 'worker']) {
   // bundle and loads on the first regex filter only.
   await build({ ...options, entryPoints: [`functions/${fn}/handler.ts`], outfile: join(out, 'index.js') });
   await build({ ...options, sourcemap: false, external: [], entryPoints: ['re2js'], outfile: join(out, 'node_modules', 're2js', 'index.js') });
+  // octokit (external `hookagent-octokit` in the shared settings) likewise beside the worker,
+  // loaded at its first GitHub call: a cold start does not compile it.
+  if (fn === 'worker') await build({ ...options, entryPoints: ['functions/core/delivery/octokit-vendor.ts'], outfile: join(out, 'node_modules', 'hookagent-octokit', 'index.js') });
   mkdirSync(join(out, 'config'), { recursive: true });
   writeFileSync(join(out, 'config', 'config.json'), checked.prepared);
   if (fn === 'worker') {

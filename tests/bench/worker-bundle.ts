@@ -1,10 +1,11 @@
 /**
- * What the GitHub client (octokit) adds to the Lambda bundles, built exactly as for
+ * What the GitHub client (octokit) adds to the Lambda code, built exactly as for
  * deployment (scripts/lambda-esbuild.json, minified): esbuild's metafile gives the bytes
  * each package contributes to the output. Grouped as @octokit/core with its three plugins
  * (and Bottleneck, which the throttling and retry plugins schedule with) and
- * @octokit/auth-app with what only it brings. Target: all of it in the worker, none in
- * ingest.
+ * @octokit/auth-app with what only it brings. octokit ships beside the worker bundle
+ * (node_modules/hookagent-octokit, from functions/core/delivery/octokit-vendor.ts) and
+ * loads at the first GitHub call. Target: all of it there, none in either bundle.
  */
 import { join, resolve } from 'node:path';
 import { build, type BuildOptions } from 'esbuild';
@@ -20,9 +21,9 @@ const GROUPS: Record<string, RegExp> = {
   'auth-app': /node_modules\/(@octokit\/(auth-app|auth-oauth-app|auth-oauth-device|auth-oauth-user|oauth-methods|oauth-authorization-url)|toad-cache|universal-github-app-jwt)\//,
 };
 
-async function bytesByPackage(fn: string): Promise<{ bundle: number; packages: Record<string, number> }> {
+async function bytesByPackage(fn: string, entry = join(ROOT, 'functions', fn, 'handler.ts')): Promise<{ bundle: number; packages: Record<string, number> }> {
   const built = await build({
-    ...(lambdaOptions as BuildOptions), absWorkingDir: ROOT, entryPoints: [join(ROOT, 'functions', fn, 'handler.ts')],
+    ...(lambdaOptions as BuildOptions), absWorkingDir: ROOT, entryPoints: [entry],
     outfile: join(OUT, fn, 'index.js'), metafile: true,
   });
   const output = Object.values(built.metafile.outputs).find((o) => o.entryPoint !== undefined);
@@ -35,20 +36,25 @@ async function bytesByPackage(fn: string): Promise<{ bundle: number; packages: R
   return { bundle: output.bytes, packages };
 }
 
+const sum = (packages: Record<string, number>) => Object.values(packages).reduce((a, b) => a + b, 0);
+
 export async function benchWorkerBundle(): Promise<Measurement> {
+  const beside = await bytesByPackage('hookagent-octokit', join(ROOT, 'functions', 'core', 'delivery', 'octokit-vendor.ts'));
   const worker = await bytesByPackage('worker');
   const ingest = await bytesByPackage('ingest');
-  const total = Object.values(worker.packages).reduce((a, b) => a + b, 0);
-  const inIngest = Object.values(ingest.packages).reduce((a, b) => a + b, 0);
-  if (total === 0) throw new Error('no octokit package found in the worker bundle: the measurement could not be taken');
-  const groups = Object.fromEntries(Object.entries(GROUPS).map(([label, pattern]) => [label, Object.entries(worker.packages)
-    .filter(([name]) => pattern.test(`node_modules/${name}/`)).reduce((sum, [, bytes]) => sum + bytes, 0)]));
+  const total = sum(beside.packages);
+  const inBundles = sum(worker.packages) + sum(ingest.packages);
+  if (total === 0) throw new Error('no octokit package found in the file beside the worker: the measurement could not be taken');
+  const groups = Object.fromEntries(Object.entries(GROUPS).map(([label, pattern]) => [label, Object.entries(beside.packages)
+    .filter(([name]) => pattern.test(`node_modules/${name}/`)).reduce((all, [, bytes]) => all + bytes, 0)]));
   return {
-    name: 'worker bundle: what octokit adds', value: total / 1024, unit: 'KB', target: 'worker only (0 bytes in ingest)', met: inIngest === 0,
-    floor: `the worker bundle: ${worker.bundle.toLocaleString('en')} B; octokit in the ingest bundle (${ingest.bundle.toLocaleString('en')} B): ${inIngest} B`,
+    name: 'worker: what octokit adds, in the file loaded at the first GitHub call', value: total / 1024, unit: 'KB',
+    target: 'beside the worker bundle (0 bytes in either bundle)', met: inBundles === 0,
+    floor: `the worker bundle: ${worker.bundle.toLocaleString('en')} B (octokit in it: ${sum(worker.packages)} B); the file beside it: ${beside.bundle.toLocaleString('en')} B; octokit in the ingest bundle (${ingest.bundle.toLocaleString('en')} B): ${sum(ingest.packages)} B`,
     detail: {
-      octokit_bytes: total, groups_bytes: groups, packages_bytes: worker.packages, bottleneck_bytes: worker.packages.bottleneck ?? 0,
-      worker_bundle_bytes: worker.bundle, ingest_bundle_bytes: ingest.bundle, ingest_octokit_bytes: inIngest,
+      octokit_bytes: total, groups_bytes: groups, packages_bytes: beside.packages, bottleneck_bytes: beside.packages.bottleneck ?? 0,
+      beside_bytes: beside.bundle, worker_bundle_bytes: worker.bundle, worker_octokit_bytes: sum(worker.packages),
+      ingest_bundle_bytes: ingest.bundle, ingest_octokit_bytes: sum(ingest.packages),
     },
   };
 }

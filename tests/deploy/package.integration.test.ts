@@ -25,6 +25,7 @@ import { preparedConfigText } from '../../functions/core/config/prepared';
 import { toSqsRecord } from '../../functions/local/consumer';
 import { startAwsRecorder, type AwsCall, type AwsRecorder } from '../support/aws-recorder';
 import { startDynalite, type TestDynamo } from '../support/dynalite';
+import { startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
 
 const ROOT = join(__dirname, '..', '..');
 const OSLS = join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js');
@@ -36,6 +37,7 @@ const CANARIES = {
   GITLAB_WEBHOOK_SECRET: 'canary-gitlab-webhook-secret-3d4c',
   OPENAI_API_KEY: 'sk-canary-openai-key-5b6a',
   SLACK_WEBHOOK_URL: 'https://hooks.slack.com/services/CANARY/CANARY/canary7890',
+  GITHUB_TOKEN: 'ghp_canaryGithubToken9a8b',
 };
 
 const CONFIG = `webhooks:
@@ -45,6 +47,8 @@ const CONFIG = `webhooks:
 agent: { provider: openai, model: gpt-test, api_key: \${OPENAI_API_KEY}, timeout: 120s }
 delivery:
   teamchat: { provider: slack, webhook_url: \${SLACK_WEBHOOK_URL} }
+  codehost:
+    github: { token: \${GITHUB_TOKEN}, api_url: \${GITHUB_API_URL} }
 `;
 
 const SKILL = `---
@@ -303,6 +307,7 @@ test('no secret value appears in the template or the artifacts; config.yaml (pre
   expect([...ingest.keys()].sort()).toEqual(['dist/lambda/ingest/config/config.json', 'dist/lambda/ingest/index.js', 'dist/lambda/ingest/index.js.map', 'dist/lambda/ingest/node_modules/re2js/index.js']);
   expect([...worker.keys()].sort()).toEqual([
     'dist/lambda/worker/config/config.json', 'dist/lambda/worker/config/skills.json', 'dist/lambda/worker/index.js', 'dist/lambda/worker/index.js.map',
+    'dist/lambda/worker/node_modules/hookagent-octokit/index.js', 'dist/lambda/worker/node_modules/hookagent-octokit/index.js.map',
     'dist/lambda/worker/node_modules/re2js/index.js',
   ]);
   // config.yaml as the CLI's loader reads it (parsed, validated, normalised; references kept), for both functions.
@@ -320,7 +325,12 @@ test('no secret value appears in the template or the artifacts; config.yaml (pre
     const sources = (JSON.parse(zip.get(`dist/lambda/${fn}/index.js.map`)!.toString()) as { sources: string[] }).sources;
     expect(sources.filter((source) => /node_modules\/js-yaml\/|config-validator\.generated|config\/normalise|skills\/skill\.ts|SKILL\.md/.test(source))).toEqual([]);
     expect(sources.some((source) => source.endsWith('config/prepared.ts'))).toBe(true);
+    // octokit ships beside the worker (node_modules/hookagent-octokit), loaded at the first GitHub call.
+    expect(sources.filter((source) => /node_modules\/(@octokit|bottleneck)\//.test(source))).toEqual([]);
   }
+  const octokitSources = (JSON.parse(worker.get('dist/lambda/worker/node_modules/hookagent-octokit/index.js.map')!.toString()) as { sources: string[] }).sources;
+  expect(octokitSources.filter((source) => !/node_modules\/|octokit-vendor\.ts$/.test(source))).toEqual([]);
+  expect(worker.get('dist/lambda/worker/index.js')!.toString()).toContain('require("hookagent-octokit")');
   const everything = [templateText, readFileSync(join(out, 'serverless-state.json'), 'utf8'), ...[...ingest.values(), ...worker.values()].map((b) => b.toString('utf8'))];
   for (const text of everything) for (const value of Object.values(CANARIES)) expect(text.includes(value)).toBe(false);
   // Minified (long lines; only template literals keep their newlines), with its source map beside it.
@@ -436,18 +446,21 @@ test('a packaged ingest bundle without its prepared configuration answers 503 an
 describe('each role allows every AWS call its packaged bundle makes', () => {
   let dynamo: TestDynamo;
   let recorder: AwsRecorder;
+  let github: FakeCodehost;
   let env: NodeJS.ProcessEnv;
   const GH = 'iam-github-secret';
   const queueUrl = (logicalId: string) => `${recorder.url}/000000000000/${logicalId}`;
 
   beforeAll(async () => {
     dynamo = await startDynalite('test');
+    github = await startFakeCodehost();
     recorder = await startAwsRecorder({
       // Queue messages go by reference (no payload): the refusal keys on the delivery id, which they carry.
       dynamoEndpoint: dynamo.endpoint, refuseSendsContaining: 'iam-refused',
       parameters: {
         '/hookagent/test/GITHUB_WEBHOOK_SECRET': GH, '/hookagent/test/GITLAB_WEBHOOK_SECRET': 'iam-gitlab',
         '/hookagent/test/OPENAI_API_KEY': 'sk-iam', '/hookagent/test/SLACK_WEBHOOK_URL': 'http://127.0.0.1:9/services/x',
+        '/hookagent/test/GITHUB_TOKEN': 'ghp_iam', '/hookagent/test/GITHUB_API_URL': github.url,
       },
     });
     env = {
@@ -462,6 +475,7 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
   afterAll(async () => {
     await recorder.close();
     await dynamo.close();
+    await github.close();
   });
 
   /** Whether `role` has an Allow statement for the call's action on the call's resource. */
@@ -585,6 +599,25 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
     const unskilled = await events.get('evt_iam_unskilled', 'iam-unskilled');
     expect(unskilled?.status).toBe('failed');
     expect(unskilled?.error).toEqual({ code: 'skill_not_found', message: "No skill named 'no-such-skill'; available: alert-triage, code-review, issue-triage, release-notes" });
+  }, 60_000);
+
+  test('worker: a comment delivered to GitHub loads octokit from the file beside the bundle (direct delivery, agent none)', async () => {
+    recorder.calls.length = 0;
+    await new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions).create({
+      name: 'iam-github', events: ['pull_request'], skills: [], deliver: ['codehost_comment'], agent: 'none', prompt: 'Seen: {pull_request.title}',
+      state: 'active', created_at: '', updated_at: '', secret: 'x',
+    });
+    const message: QueueMessage = {
+      v: 1, event_id: 'evt_iam_github', subscription: 'iam-github', source: 'github', event: 'pull_request', action: 'opened', delivery_id: 'w6',
+      received_at: new Date().toISOString(),
+      payload: { action: 'opened', number: 7, pull_request: { number: 7, title: 'octokit on demand' }, repository: { full_name: 'o/r', name: 'r', owner: { login: 'o' } } },
+    };
+    const sqsEvent = { Records: [toSqsRecord({ messageId: 'w6', receiptHandle: 'rh-w6', body: JSON.stringify(message), receiveCount: 1, sentAt: Date.now() }, 'arn:aws:sqs:eu-west-1:0:q')] };
+    const answers = await invokeBundle('worker', [sqsEvent], env);
+    expect(answers).toEqual([{ batchItemFailures: [] }]);
+    expect(github.comments.get('/repos/o/r/issues/7')?.map((c) => c.body)).toEqual([expect.stringContaining('Seen: octokit on demand')]);
+    expect((await new DynamoEventLog(dynamo.client, dynamo.tables.events).get('evt_iam_github', 'iam-github'))?.status).toBe('delivered');
+    expect(refused('WorkerRole')).toEqual([]);
   }, 60_000);
 
   test('worker: a copy that finds a live lease is paced with ChangeMessageVisibility, both allowed', async () => {

@@ -15,17 +15,20 @@
  * Every request goes through `guardedFetch` (github-fetch.ts). One Octokit per (api_url,
  * token or App installation) per process: its throttling groups and write queue are what
  * serialise.
+ *
+ * The octokit packages themselves are loaded at the first call (octokit-vendor.ts): the
+ * worker Lambda keeps them in a file of their own, out of its cold start.
  */
 import { createHash } from 'node:crypto';
-import { createAppAuth } from '@octokit/auth-app';
-import { Octokit } from '@octokit/core';
-import { paginateRest } from '@octokit/plugin-paginate-rest';
-import { retry } from '@octokit/plugin-retry';
-import { throttling } from '@octokit/plugin-throttling';
-import Bottleneck from 'bottleneck/light.js';
+import type { Octokit } from '@octokit/core';
 import { appAuthOptions, type GithubAppSettings } from './github-app';
 import { guardedFetch, READ_RETRIES } from './github-fetch';
 import { realSleep } from './http';
+import type * as OctokitVendor from './octokit-vendor';
+
+let vendor: typeof OctokitVendor | undefined;
+/** `hookagent-octokit` is octokit-vendor.ts: a file beside the worker Lambda's bundle, bundled in everywhere else. */
+const octokitVendor = (): typeof OctokitVendor => (vendor ??= require('hookagent-octokit') as typeof OctokitVendor);
 
 /** Statuses plugin-retry leaves alone: its own list, plus 429, a rate limit (github-client.ts). */
 const DO_NOT_RETRY = [400, 401, 403, 404, 410, 422, 429, 451];
@@ -72,14 +75,17 @@ function oneWriteAtATime(octokit: Octokit) {
 /** Exponential backoff with full jitter: 0..(250 ms × 2^attempt). */
 const backoff = (attempt: number) => Math.floor(Math.random() * 250 * 2 ** attempt);
 
-const GithubOctokit = Octokit.plugin(throttling, retryPause, retry, paginateRest, oneWriteAtATime);
-export type GithubOctokit = InstanceType<typeof GithubOctokit>;
+function withPlugins(v: typeof OctokitVendor) {
+  return v.Octokit.plugin(v.throttling, retryPause, v.retry, v.paginateRest, oneWriteAtATime);
+}
+let GithubOctokit: ReturnType<typeof withPlugins> | undefined;
+export type GithubOctokit = InstanceType<ReturnType<typeof withPlugins>>;
 
 export type GithubIdentity = { token: string } | { app: GithubAppSettings; installationId: number };
 
 const instances = new Map<string, GithubOctokit>();
 
-const group = (maxConcurrent: number, minTime: number) => new Bottleneck.Group({ maxConcurrent, minTime });
+const group = (maxConcurrent: number, minTime: number) => new (octokitVendor().Bottleneck.Group)({ maxConcurrent, minTime });
 
 /**
  * The pause between two writes through one identity: a second on GitHub's hosted API
@@ -102,10 +108,11 @@ export function githubOctokit(apiUrl: string, identity: GithubIdentity, writeInt
   const known = instances.get(key);
   if (known) return known;
   if (instances.size >= MAX_INSTANCES) instances.delete(instances.keys().next().value as string);
+  GithubOctokit ??= withPlugins(octokitVendor());
   const octokit = new GithubOctokit({
     baseUrl: apiUrl,
     userAgent: 'hookagent',
-    ...('token' in identity ? { auth: identity.token } : { authStrategy: createAppAuth, auth: appAuthOptions(apiUrl, identity.app, identity.installationId) }),
+    ...('token' in identity ? { auth: identity.token } : { authStrategy: octokitVendor().createAppAuth, auth: appAuthOptions(apiUrl, identity.app, identity.installationId) }),
     request: { fetch: guardedFetch(new URL(apiUrl), FALLBACK_TIMEOUT_MS) },
     throttle: {
       // Its global (10 at once) and auth groups are shared by the process, keyed by this id.
