@@ -443,6 +443,18 @@ test('a packaged ingest bundle without its prepared configuration answers 503 an
   expect(logged[0]).toContain(`${join(empty, 'config.json')} is missing: package the service again`);
 }, 30_000);
 
+test('a packaged worker without its prepared configuration fails the whole batch (the messages stay queued) and says why', async () => {
+  const empty = mkdtempSync(join(tmpdir(), 'hookagent-no-config-'));
+  const message = { v: 1, event_id: 'evt_no_config', subscription: 'any', source: 'github', event: 'push', delivery_id: 'nc', received_at: new Date().toISOString(), payload: {} };
+  const batch = { Records: [toSqsRecord({ messageId: 'nc', receiptHandle: 'rh-nc', body: JSON.stringify(message), receiveCount: 1, sentAt: Date.now() }, 'arn:aws:sqs:eu-west-1:0:q')] };
+  const failed = await invokeBundle('worker', [batch], {
+    QUEUE_URL: 'http://127.0.0.1:9/queue', PAYLOAD_BUCKET: 'bucket', HOOKAGENT_CONFIG_DIR: empty,
+  }).then(() => undefined, (error: { code?: number; stderr?: string }) => error);
+  // The handler rejected: Lambda then returns every message of the batch to the queue.
+  expect(failed?.code).not.toBe(0);
+  expect(failed?.stderr).toContain(`The prepared configuration ${join(empty, 'config.json')} is missing: package the service again`);
+}, 30_000);
+
 describe('each role allows every AWS call its packaged bundle makes', () => {
   let dynamo: TestDynamo;
   let recorder: AwsRecorder;
