@@ -43,8 +43,10 @@ async function buildSample(ctx: CliContext, subscription: Subscription, payloadO
     const body = JSON.stringify(payloadOption ?? sample?.[1]);
     return { path: '/webhooks/gitlab', body, headers: { 'x-gitlab-event': sample?.[0] ?? `${event} Hook`, 'idempotency-key': id, 'x-gitlab-token': resolved.value.webhooks.gitlab.secret[0] } };
   }
+  // The custom endpoint takes any JSON: a GitHub or GitLab sample too (its secret is not set yet), so the
+  // prompt renders from the same realistic payload as `test --dry-run`.
   const shipped = payloadOption ? undefined : sampleFor(qualified.rest === '*' ? 'custom' : `${event}${action ? `.${action}` : ''}`);
-  const body = JSON.stringify(payloadOption ?? (shipped?.source === 'custom' ? shipped.payload : { event_type: event, ...(action ? { action } : {}), test: true, sent_by: 'hookagent webhook test --send' }));
+  const body = JSON.stringify(payloadOption ?? shipped?.payload ?? { event_type: event, ...(action ? { action } : {}), test: true, sent_by: 'hookagent webhook test --send' });
   const timestamp = Math.floor(Date.now() / 1000);
   return {
     path: `/webhooks/custom/${subscription.name}`, body,

@@ -66,3 +66,25 @@ describe('configuration changes apply without a restart', () => {
     expect([refused.code, refused.stderr]).toEqual([1, expect.stringContaining('webhookz')]);
   }, 60_000);
 });
+
+describe('test --send before any GitHub secret is set', () => {
+  let serve: Serve;
+  const dir = mkdtempSync(join(tmpdir(), 'hookagent-first-send-'));
+  afterAll(async () => {
+    if (serve) await stopServe(serve);
+  });
+
+  test('goes through the custom endpoint with the same realistic sample as the dry run, so the prompt renders', async () => {
+    serve = await startServe(dir, { GITHUB_WEBHOOK_SECRET: '' });
+    const issue = githubExamples.find((g) => g.name === 'issues')!.examples[0] as { issue: { title: string } };
+    expect((await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'triage', '--events', 'issues', '--prompt', 'Triage: {issue.title}'])).code).toBe(0);
+    const dry = await runCli(['--config-dir', dir, 'webhook', 'test', 'triage', '--dry-run']);
+    expect(dry.stdout).toContain(`Triage: ${issue.issue.title}`);
+    const sent = await runCli(['--config-dir', dir, 'webhook', 'test', 'triage', '--send', '--url', serve.url]);
+    expect(sent.code).toBe(0);
+    expect(sent.stdout).toContain('POST /webhooks/custom/triage → 202');
+    expect(sent.stdout).toContain('Outcome: delivered');
+    expect(sent.stdout).toContain(`Triage: ${issue.issue.title}`);
+    expect(sent.stdout).not.toContain('not found in the payload');
+  }, 60_000);
+});
