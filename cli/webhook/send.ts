@@ -20,6 +20,8 @@ interface Sample {
   path: string;
   body: string;
   headers: Record<string, string>;
+  /** No sample ships for the event and none was given: a stub was sent. */
+  stub?: boolean;
 }
 
 async function buildSample(ctx: CliContext, subscription: Subscription, payloadOption: Record<string, unknown> | undefined, eventOption: string | undefined): Promise<Sample> {
@@ -46,10 +48,11 @@ async function buildSample(ctx: CliContext, subscription: Subscription, payloadO
   // The custom endpoint takes any JSON: a GitHub or GitLab sample too (its secret is not set yet), so the
   // prompt renders from the same realistic payload as `test --dry-run`.
   const shipped = payloadOption ? undefined : sampleFor(qualified.rest === '*' ? 'custom' : `${event}${action ? `.${action}` : ''}`);
+  const stub = !payloadOption && !shipped;
   const body = JSON.stringify(payloadOption ?? shipped?.payload ?? { event_type: event, ...(action ? { action } : {}), test: true, sent_by: 'hookagent webhook test --send' });
   const timestamp = Math.floor(Date.now() / 1000);
   return {
-    path: `/webhooks/custom/${subscription.name}`, body,
+    path: `/webhooks/custom/${subscription.name}`, body, ...(stub ? { stub } : {}),
     headers: { 'x-event-type': event, 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signStandardWebhooks(body, subscription.secret, id, timestamp) },
   };
 }
@@ -60,6 +63,8 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
   const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
   if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
   const sample = await buildSample(ctx, subscription, payload, event);
+  // As `webhook test` says it: placeholders the stub lacks are then reported missing.
+  if (sample.stub) ctx.warn(`note: no sample payload ships for this event: sending ${sample.body}; pass --payload <file|json> to send what your sender sends`);
   let response: Response;
   try {
     response = await fetch(`${url}${sample.path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...sample.headers }, body: sample.body });

@@ -86,5 +86,14 @@ describe('test --send before any GitHub secret is set', () => {
     expect(sent.stdout).toContain('Outcome: delivered');
     expect(sent.stdout).toContain(`Triage: ${issue.issue.title}`);
     expect(sent.stdout).not.toContain('not found in the payload');
+    expect(sent.stderr).not.toContain('no sample payload ships');
+
+    // A subscription without events has no sample: the stub it sends is named, with the way out.
+    expect((await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'alerts', '--prompt', 'Alert {alerts.0.labels.alertname}'])).code).toBe(0);
+    const stubbed = await runCli(['--config-dir', dir, 'webhook', 'test', 'alerts', '--send', '--url', serve.url]);
+    expect(stubbed.code).toBe(0);
+    expect(stubbed.stderr).toContain('note: no sample payload ships for this event: sending {"event_type":"custom","test":true');
+    expect(stubbed.stderr).toContain('pass --payload <file|json>');
+    expect(stubbed.stdout).toContain('placeholder {alerts.0.labels.alertname} not found in the payload');
   }, 60_000);
 });
