@@ -24,15 +24,21 @@ async function postGithub(url: string, secret: string, delivery: string) {
 
 beforeAll(() => buildCli(), 60_000);
 
-describe('configuration changes apply without a restart', () => {
-  let serve: Serve;
-  const dir = mkdtempSync(join(tmpdir(), 'hookagent-first-hour-'));
+/** A fresh config dir and, once `start` is called, serve on it as a first start leaves it (no GitHub secret); stopped after the block. */
+function starterServe(prefix: string): { dir: string; start: () => Promise<Serve> } {
+  const dir = mkdtempSync(join(tmpdir(), prefix));
+  let serve: Serve | undefined;
   afterAll(async () => {
     if (serve) await stopServe(serve);
   });
+  return { dir, start: async () => (serve = await startServe(dir, { GITHUB_WEBHOOK_SECRET: '' })) };
+}
+
+describe('configuration changes apply without a restart', () => {
+  const { dir, start } = starterServe('hookagent-first-hour-');
 
   test('starter config → banner warns; uncomment the GitHub secret and set it in .env → the next signed request verifies', async () => {
-    serve = await startServe(dir, { GITHUB_WEBHOOK_SECRET: '' });
+    const serve = await start();
     expect(serve.output()).toContain('/webhooks/github refuses every request (401): no secret is configured');
     const sub = await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'pr-review', '--events', 'pull_request']);
     expect(sub.code).toBe(0);
@@ -68,14 +74,10 @@ describe('configuration changes apply without a restart', () => {
 });
 
 describe('test --send before any GitHub secret is set', () => {
-  let serve: Serve;
-  const dir = mkdtempSync(join(tmpdir(), 'hookagent-first-send-'));
-  afterAll(async () => {
-    if (serve) await stopServe(serve);
-  });
+  const { dir, start } = starterServe('hookagent-first-send-');
 
   test('goes through the custom endpoint with the same realistic sample as the dry run, so the prompt renders', async () => {
-    serve = await startServe(dir, { GITHUB_WEBHOOK_SECRET: '' });
+    const serve = await start();
     const issue = githubExamples.find((g) => g.name === 'issues')!.examples[0] as { issue: { title: string } };
     expect((await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'triage', '--events', 'issues', '--prompt', 'Triage: {issue.title}'])).code).toBe(0);
     const dry = await runCli(['--config-dir', dir, 'webhook', 'test', 'triage', '--dry-run']);
