@@ -13,13 +13,15 @@ import { loadDotEnv } from '../local/first-run';
 import { dataDir } from '../context';
 import { staleConfigNote } from '../local/config-source';
 import { GITLAB_SAMPLES, githubSample, sampleFor } from '../samples';
-import { withStores, type CliContext } from '../context';
+import { withStores, type CliContext, type Stores } from '../context';
 import { progress } from '../progress';
 
 interface Sample {
   path: string;
   body: string;
   headers: Record<string, string>;
+  /** The delivery id it carries (its request log entry is found by it). */
+  deliveryId: string;
   /** No sample ships for the event and none was given: a stub was sent. */
   stub?: boolean;
 }
@@ -37,13 +39,13 @@ async function buildSample(ctx: CliContext, subscription: Subscription, payloadO
     const sample = payloadOption ?? githubSample(event, action);
     if (!sample) throw new HookError('sample_unavailable', `No sample payload for GitHub '${event}' (samples come from @octokit/webhooks-examples, a dev dependency); pass --payload`);
     const body = JSON.stringify(sample);
-    return { path: '/webhooks/github', body, headers: { 'x-github-event': event, 'x-github-delivery': id, 'x-hub-signature-256': signHub(body, resolved.value.webhooks.github.secret[0]) } };
+    return { path: '/webhooks/github', body, deliveryId: id, headers: { 'x-github-event': event, 'x-github-delivery': id, 'x-hub-signature-256': signHub(body, resolved.value.webhooks.github.secret[0]) } };
   }
   if ((origin === 'gitlab' || origin === 'both') && resolved.value.webhooks.gitlab?.secret[0]) {
     const sample = GITLAB_SAMPLES[event];
     if (!payloadOption && !sample) throw new HookError('sample_unavailable', `No sample payload for GitLab '${event}'; pass --payload`);
     const body = JSON.stringify(payloadOption ?? sample?.[1]);
-    return { path: '/webhooks/gitlab', body, headers: { 'x-gitlab-event': sample?.[0] ?? `${event} Hook`, 'idempotency-key': id, 'x-gitlab-token': resolved.value.webhooks.gitlab.secret[0] } };
+    return { path: '/webhooks/gitlab', body, deliveryId: id, headers: { 'x-gitlab-event': sample?.[0] ?? `${event} Hook`, 'idempotency-key': id, 'x-gitlab-token': resolved.value.webhooks.gitlab.secret[0] } };
   }
   // The custom endpoint takes any JSON: a GitHub or GitLab sample too (its secret is not set yet), so the
   // prompt renders from the same realistic payload as `test --dry-run`.
@@ -52,12 +54,18 @@ async function buildSample(ctx: CliContext, subscription: Subscription, payloadO
   const body = JSON.stringify(payloadOption ?? shipped?.payload ?? { event_type: event, ...(action ? { action } : {}), test: true, sent_by: 'hookagent webhook test --send' });
   const timestamp = Math.floor(Date.now() / 1000);
   return {
-    path: `/webhooks/custom/${subscription.name}`, body, ...(stub ? { stub } : {}),
+    path: `/webhooks/custom/${subscription.name}`, body, deliveryId: id, ...(stub ? { stub } : {}),
     headers: { 'x-event-type': event, 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signStandardWebhooks(body, subscription.secret, id, timestamp) },
   };
 }
 
 const FINAL = new Set(['delivered', 'suppressed', 'failed']);
+
+/** What the request log says about `name` for this delivery: the filter that failed, or why it was not a candidate. */
+async function turnedAway(stores: Stores, name: string, deliveryId: string): Promise<string | undefined> {
+  const entry = (await stores.requests?.list({ limit: 100, since: Date.now() - 60_000 }))?.find((r) => r.delivery_id === deliveryId);
+  return entry?.candidates?.find((c) => c.subscription === name && !c.matched)?.reason;
+}
 
 export async function send(ctx: CliContext, name: string, payload: Record<string, unknown> | undefined, event: string | undefined, url: string, waitMs: number): Promise<void> {
   const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
@@ -71,8 +79,15 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
   } catch {
     throw new HookError('service_unreachable', `Nothing answers at ${url}: start the service with 'hookagent serve' (or pass --url)`);
   }
-  const answer = (await response.json()) as { status?: string; event_id?: string };
+  const answer = (await response.json()) as { status?: string; event_id?: string; subscriptions?: string[]; held?: string[] };
   ctx.out(`POST ${sample.path} → ${response.status} ${JSON.stringify(answer)}`);
+  // Taken by others only, or by nobody: its record will never appear; say why now instead of waiting.
+  const taken = [...(answer.subscriptions ?? []), ...(answer.held ?? [])];
+  if (answer.status === 'ignored' || (answer.event_id && !taken.includes(name))) {
+    const why = await withStores(ctx, (stores) => turnedAway(stores, name, sample.deliveryId)).catch(() => undefined);
+    ctx.out(`'${name}' did not take this event${why ? `: ${why}` : ''}${taken.length > 0 ? `; it went to ${taken.join(', ')}` : ''}`);
+    return;
+  }
   if (!answer.event_id) {
     if (response.status >= 300) {
       const stale = staleConfigNote(ctx.configDir, dataDir(ctx.configDir));

@@ -99,3 +99,28 @@ describe('test --send before any GitHub secret is set', () => {
     expect(stubbed.stdout).toContain('placeholder {alerts.0.labels.alertname} not found in the payload');
   }, 60_000);
 });
+
+describe('test --send and payload filters', () => {
+  const { dir, start } = starterServe('hookagent-filtered-send-');
+
+  test('a sample the subscription\'s filter turns away is reported at once with the filter that failed, also when another subscription took it', async () => {
+    writeFileSync(join(dir, '.env'), 'GITHUB_WEBHOOK_SECRET=filtered-send-secret\n');
+    writeFileSync(join(dir, 'config.yaml'), 'webhooks:\n  github: { secret: ${GITHUB_WEBHOOK_SECRET} }\n');
+    const serve = await start();
+    for (const [name, draft] of [['ready', 'false'], ['drafts', 'true']] as const) {
+      expect((await runCli(['--config-dir', dir, 'webhook', 'subscribe', name, '--events', 'pull_request', '--filter', `pull_request.draft == ${draft}`])).code).toBe(0);
+    }
+    const started = Date.now();
+    const taken = await runCli(['--config-dir', dir, 'webhook', 'test', 'drafts', '--send', '--url', serve.url, '--wait', '20']);
+    expect(Date.now() - started).toBeLessThan(15_000);
+    expect(taken.stdout).toContain('"subscriptions":["ready"]');
+    expect(taken.stdout).toContain(`'drafts' did not take this event: filter "pull_request.draft == true" failed (pull_request.draft is false); it went to ready`);
+    expect(taken.stdout).not.toContain('Still queued');
+
+    // Alone, the filtered sample is answered 200 ignored: the same explanation.
+    expect((await runCli(['--config-dir', dir, 'webhook', 'delete', 'ready'])).code).toBe(0);
+    const ignored = await runCli(['--config-dir', dir, 'webhook', 'test', 'drafts', '--send', '--url', serve.url]);
+    expect(ignored.stdout).toContain('→ 200');
+    expect(ignored.stdout).toContain(`'drafts' did not take this event: filter "pull_request.draft == true" failed (pull_request.draft is false)`);
+  }, 60_000);
+});
