@@ -83,7 +83,7 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
   ctx.out(`POST ${sample.path} → ${response.status} ${JSON.stringify(answer)}`);
   // Taken by others only, or by nobody: its record will never appear; say why now instead of waiting.
   const taken = [...(answer.subscriptions ?? []), ...(answer.held ?? [])];
-  if (answer.status === 'ignored' || (answer.event_id && !taken.includes(name))) {
+  if (answer.status === 'ignored' || (answer.event_id && Array.isArray(answer.subscriptions) && !taken.includes(name))) {
     const why = await withStores(ctx, (stores) => turnedAway(stores, name, sample.deliveryId)).catch(() => undefined);
     ctx.out(`'${name}' did not take this event${why ? `: ${why}` : ''}${taken.length > 0 ? `; it went to ${taken.join(', ')}` : ''}`);
     return;
