@@ -5,6 +5,7 @@
  */
 import { GetParametersByPathCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { isVariableName, referencedNames } from '../functions/core/config/references';
+import { join } from 'node:path';
 import { HookError } from '../functions/core/errors';
 import { ssmParameterName } from '../functions/aws/ssm-secrets';
 import { awsDeployment, type CliContext, type GlobalOptions } from './context';
@@ -15,7 +16,8 @@ const MAX_VALUE_BYTES = 4096;
 function deploymentOf(ctx: CliContext, options: GlobalOptions): { stage: string; client: SSMClient } {
   const deployment = awsDeployment(ctx.config, options);
   if (!deployment) {
-    throw new HookError('no_deployment', 'Secrets are stored per AWS deployment: pass --stage (and --region) or add `aws: { stage, region }` to config.yaml. Locally, set them as environment variables for `hookagent serve`.');
+    // Locally there is nothing to store them in but the file serve and the CLI read (cli/local/first-run.ts).
+    throw new HookError('no_deployment', `Secrets are stored per AWS deployment: pass --stage (and --region) or add \`aws: { stage, region }\` to config.yaml. Locally, put NAME=value lines in ${join(ctx.configDir, '.env')} (or set environment variables): \`hookagent serve\` reads them and picks up a change without a restart.`);
   }
   return { stage: deployment.stage, client: new SSMClient(deployment.region ? { region: deployment.region } : {}) };
 }
