@@ -154,3 +154,15 @@ test('first run writes a commented config.yaml and prints what to do next', asyn
     expect(await serve.exited).toBe(0);
   }
 }, 60_000);
+
+test('a port in use: serve says so and exits 1 (it once exited 0 without a word: the store closing left nothing that kept the process alive)', async () => {
+  const holder = await startLocalServer((_req, res) => sendJson(res, 200, {}));
+  try {
+    const port = new URL(holder.url).port;
+    const result = await runCli(['--config-dir', configDir(), 'serve', '--port', port], env);
+    expect(result.stderr).toContain(`error: Port ${port} on 127.0.0.1 is in use; choose another with --port`);
+    expect(result.code).toBe(1);
+  } finally {
+    await holder.close();
+  }
+}, 30_000);

@@ -90,6 +90,9 @@ export function startCheckpointer(file: string, options: { onError?: (message: s
     },
     next: () => new Promise<void>((resolve) => waiters.push(resolve)),
     stop: async () => {
+      // Referenced again while it stops: the caller awaits its exit, and an unreferenced thread
+      // would let the process end before that (a serve that cannot listen exited 0, silently).
+      worker.ref();
       worker.postMessage('stop');
       await exited;
     },
