@@ -14,6 +14,7 @@ import { dataDir } from '../context';
 import { staleConfigNote } from '../local/config-source';
 import { GITLAB_SAMPLES, githubSample, sampleFor } from '../samples';
 import { withStores, type CliContext, type Stores } from '../context';
+import { commandName } from '../invocation';
 import { progress } from '../progress';
 
 interface Sample {
@@ -86,6 +87,11 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
   if (answer.status === 'ignored' || (answer.event_id && Array.isArray(answer.subscriptions) && !taken.includes(name))) {
     const why = await withStores(ctx, (stores) => turnedAway(stores, name, sample.deliveryId)).catch(() => undefined);
     ctx.out(`'${name}' did not take this event${why ? `: ${why}` : ''}${taken.length > 0 ? `; it went to ${taken.join(', ')}` : ''}`);
+    return;
+  }
+  // Held for a paused subscription: nothing happens until it is resumed.
+  if ((answer.status === 'held' && answer.subscriptions?.includes(name)) || answer.held?.includes(name)) {
+    ctx.out(`'${name}' is paused: the event is held until '${commandName()} webhook resume ${name}' releases it (then 'webhook events ${name}' shows its outcome)`);
     return;
   }
   if (!answer.event_id) {

@@ -103,7 +103,7 @@ describe('test --send before any GitHub secret is set', () => {
 describe('test --send and payload filters', () => {
   const { dir, start } = starterServe('hookagent-filtered-send-');
 
-  test('a sample the subscription\'s filter turns away is reported at once with the filter that failed, also when another subscription took it', async () => {
+  test('a sample the subscription\'s filter turns away is reported at once with the filter that failed, also when another subscription took it; a paused one says it holds the event', async () => {
     writeFileSync(join(dir, '.env'), 'GITHUB_WEBHOOK_SECRET=filtered-send-secret\n');
     writeFileSync(join(dir, 'config.yaml'), 'webhooks:\n  github: { secret: ${GITHUB_WEBHOOK_SECRET} }\n');
     const serve = await start();
@@ -122,5 +122,14 @@ describe('test --send and payload filters', () => {
     const ignored = await runCli(['--config-dir', dir, 'webhook', 'test', 'drafts', '--send', '--url', serve.url]);
     expect(ignored.stdout).toContain('→ 200');
     expect(ignored.stdout).toContain(`'drafts' did not take this event: filter "pull_request.draft == true" failed (pull_request.draft is false)`);
+
+    // Paused: the event is held, and no waiting can change that.
+    expect((await runCli(['--config-dir', dir, 'webhook', 'pause', 'drafts'])).code).toBe(0);
+    const before = Date.now();
+    const held = await runCli(['--config-dir', dir, 'webhook', 'test', 'drafts', '--send', '--url', serve.url, '--payload', JSON.stringify({ action: 'opened', pull_request: { draft: true } }), '--wait', '20']);
+    expect(Date.now() - before).toBeLessThan(15_000);
+    expect(held.stdout).toContain('"status":"held"');
+    expect(held.stdout).toMatch(/'drafts' is paused: the event is held until '(npx )?hookagent webhook resume drafts' releases it/);
+    expect(held.stdout).not.toContain('Still held');
   }, 60_000);
 });
