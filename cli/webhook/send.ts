@@ -113,7 +113,11 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   waiting.done();
-  if (!record || !FINAL.has(record.status)) return ctx.out(`Still ${record?.status ?? 'queued'} after ${waitMs / 1000}s; see 'hookagent webhook events ${name}'.`);
+  if (!record || !FINAL.has(record.status)) {
+    // A debounced event is queued for its debounce first: say so when that is why it is not done.
+    const debounced = subscription.debounce_seconds && subscription.debounce_seconds * 1000 >= waitMs ? ` ('${name}' debounces each subject for ${subscription.debounce_seconds}s before it runs)` : '';
+    return ctx.out(`Still ${record?.status ?? 'queued'} after ${waitMs / 1000}s${debounced}; see '${commandName()} webhook events ${name}'.`);
+  }
   const targets = Object.entries(record.targets ?? {}).map(([t, o]) => `${t}: ${o.status}${o.detail ? ` (${o.detail})` : ''}`);
   ctx.out(`Outcome: ${record.status}${record.error ? ` — ${record.error.code}: ${record.error.message}` : ''}${targets.length ? `\n  ${targets.join('\n  ')}` : ''}`);
   for (const warning of record.warnings ?? []) ctx.out(`  warning: ${warning}`);

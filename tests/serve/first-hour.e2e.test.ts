@@ -131,5 +131,10 @@ describe('test --send and payload filters', () => {
     expect(held.stdout).toContain('"status":"held"');
     expect(held.stdout).toMatch(/'drafts' is paused: the event is held until '(npx )?hookagent webhook resume drafts' releases it/);
     expect(held.stdout).not.toContain('Still held');
+
+    // Debounced: still queued when --wait ends, and the debounce is named as the reason.
+    expect((await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'later', '--events', 'issues', '--debounce', '30s'])).code).toBe(0);
+    const debounced = await runCli(['--config-dir', dir, 'webhook', 'test', 'later', '--send', '--url', serve.url, '--wait', '1']);
+    expect(debounced.stdout).toMatch(/Still queued after 1s \('later' debounces each subject for 30s before it runs\); see '(npx )?hookagent webhook events later'\./);
   }, 60_000);
 });
