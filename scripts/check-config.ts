@@ -8,7 +8,7 @@ import { readConfigFile } from '../functions/core/config/file';
 import { preparedConfigText } from '../functions/core/config/prepared';
 import { awsLimitIssues } from '../functions/aws/limits';
 import { SkillLibrary } from '../functions/core/skills/library';
-import { preparedSkillsText } from '../functions/core/skills/prepared';
+import { preparedSkillEntries, preparedSkillsText } from '../functions/core/skills/prepared';
 
 /** The prepared configuration's text, or the problems that stop packaging. */
 export function prepareForAws(configDir: string): { problems: string } | { prepared: string } {
@@ -21,7 +21,6 @@ export function prepareForAws(configDir: string): { problems: string } | { prepa
 
 /** The prepared skills' text (built-in and `{configDir}/skills`), and the skills that will be refused if a subscription uses them. */
 export function prepareSkills(configDir: string): { prepared: string; invalid: string[] } {
-  const prepared = preparedSkillsText(new SkillLibrary(configDir));
-  const { skills } = JSON.parse(prepared) as { skills: Record<string, { error?: { message: string } }> };
-  return { prepared, invalid: Object.values(skills).flatMap((entry) => (entry.error ? [entry.error.message] : [])) };
+  const entries = preparedSkillEntries(new SkillLibrary(configDir));
+  return { prepared: preparedSkillsText(entries), invalid: Object.values(entries).flatMap((entry) => ('error' in entry ? [entry.error.message] : [])) };
 }

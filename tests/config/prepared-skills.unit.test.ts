@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { HookError } from '../../functions/core/errors';
 import { SkillLibrary } from '../../functions/core/skills/library';
-import { PREPARED_SKILLS_FILE, PreparedSkills, preparedSkillsText } from '../../functions/core/skills/prepared';
+import { PREPARED_SKILLS_FILE, PreparedSkills, preparedSkillEntries, preparedSkillsText } from '../../functions/core/skills/prepared';
 
 const skillFile = (name: string, extra = '') => `---\nname: ${name}\ndescription: Does ${name} things\ntools: [get_pull_request]\n${extra}---\nInstructions of ${name}.\n`;
 
@@ -24,7 +24,7 @@ function configDir(): string {
 
 function preparedFrom(library: SkillLibrary): PreparedSkills {
   const out = mkdtempSync(join(tmpdir(), 'hookagent-prepared-skills-'));
-  writeFileSync(join(out, PREPARED_SKILLS_FILE), preparedSkillsText(library));
+  writeFileSync(join(out, PREPARED_SKILLS_FILE), preparedSkillsText(preparedSkillEntries(library)));
   return new PreparedSkills(out);
 }
 
@@ -72,7 +72,7 @@ test('without a config dir: the built-in skills only', () => {
 test('the file is read at the first use, not when the source is made', () => {
   const dir = mkdtempSync(join(tmpdir(), 'hookagent-prepared-skills-'));
   const prepared = new PreparedSkills(dir);
-  writeFileSync(join(dir, PREPARED_SKILLS_FILE), preparedSkillsText(new SkillLibrary(undefined)));
+  writeFileSync(join(dir, PREPARED_SKILLS_FILE), preparedSkillsText(preparedSkillEntries(new SkillLibrary(undefined))));
   expect(prepared.names()).toContain('code-review');
 });
 

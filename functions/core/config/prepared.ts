@@ -7,8 +7,8 @@
  * `${VAR}` references stay in the file and are resolved at run time, as before.
  */
 import { join } from 'node:path';
-import { readFileBounded } from '../bounded-read';
-import { HookError, isHookError } from '../errors';
+import { HookError } from '../errors';
+import { isObject, readPreparedJson } from '../prepared-file';
 import { MAX_CONFIG_BYTES } from './size';
 import type { AgentProvider, Config } from './types';
 
@@ -24,7 +24,6 @@ export function preparedConfigText(config: Config): string {
   return `${JSON.stringify({ hookagent_prepared_config: PREPARED_CONFIG_FORMAT, config }, null, 2)}\n`;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 const isCount = (value: unknown) => typeof value === 'number' && Number.isFinite(value) && value >= 0;
 
 /**
@@ -60,20 +59,12 @@ function problemOf(document: unknown): string | undefined {
 export function readPreparedConfig(dir: string): Config {
   const file = join(dir, PREPARED_CONFIG_FILE);
   const repackage = 'package the service again (npx osls package or deploy prepares it from config.yaml)';
-  let text: string;
-  try {
-    text = readFileBounded(file, MAX_PREPARED_BYTES, 'the prepared configuration', 'the most a prepared configuration may hold');
-  } catch (error) {
-    const cause = (isHookError(error) ? error.cause : undefined) as NodeJS.ErrnoException | undefined;
-    const reason = cause?.code === 'ENOENT' ? 'is missing' : `cannot be read (${isHookError(error) ? error.message : String(error)})`;
-    throw new HookError('config_invalid', `The prepared configuration ${file} ${reason}: ${repackage}`, { cause: error });
+  const read = readPreparedJson(file, MAX_PREPARED_BYTES, 'the prepared configuration');
+  if (!read.ok) {
+    const reason = read.failure === 'missing' ? 'is missing' : read.failure === 'not_json' ? `is not valid JSON (${read.detail})` : `cannot be read (${read.detail})`;
+    throw new HookError('config_invalid', `The prepared configuration ${file} ${reason}: ${repackage}`, { cause: read.cause });
   }
-  let document: unknown;
-  try {
-    document = JSON.parse(text);
-  } catch (error) {
-    throw new HookError('config_invalid', `The prepared configuration ${file} is not valid JSON (${(error as Error).message}): ${repackage}`, { cause: error });
-  }
+  const document = read.document;
   const problem = problemOf(document);
   if (problem) throw new HookError('config_invalid', `The prepared configuration ${file} cannot be used: ${problem}; ${repackage}`);
   return (document as { config: Config }).config;

@@ -7,8 +7,8 @@
  * SkillLibrary refuses it.
  */
 import { join } from 'node:path';
-import { readFileBounded } from '../bounded-read';
 import { HookError, isHookError } from '../errors';
+import { isObject, readPreparedJson } from '../prepared-file';
 import type { Skill } from './skill';
 import type { SkillSource } from './source';
 
@@ -16,10 +16,10 @@ export const PREPARED_SKILLS_FILE = 'skills.json';
 export const PREPARED_SKILLS_FORMAT = 1;
 const MAX_PREPARED_BYTES = 16 * 1024 * 1024;
 
-type Entry = { skill: Skill } | { error: { code: 'skill_invalid'; message: string } };
+export type Entry = { skill: Skill } | { error: { code: 'skill_invalid'; message: string } };
 
-/** The file's text: each name `source` offers, with its skill or why it cannot be used. */
-export function preparedSkillsText(source: SkillSource): string {
+/** Each name `source` offers, with its skill or why it cannot be used. */
+export function preparedSkillEntries(source: SkillSource): Record<string, Entry> {
   const skills: Record<string, Entry> = {};
   for (const name of source.names()) {
     try {
@@ -29,10 +29,14 @@ export function preparedSkillsText(source: SkillSource): string {
       skills[name] = { error: { code: 'skill_invalid', message: error.message } };
     }
   }
+  return skills;
+}
+
+/** The file's text for those entries. */
+export function preparedSkillsText(skills: Record<string, Entry>): string {
   return `${JSON.stringify({ hookagent_prepared_skills: PREPARED_SKILLS_FORMAT, skills }, null, 2)}\n`;
 }
 
-const isObject = (value: unknown): value is Record<string, unknown> => value !== null && typeof value === 'object' && !Array.isArray(value);
 const isSkill = (value: unknown): value is Skill => isObject(value) && typeof value.name === 'string' && typeof value.description === 'string'
   && typeof value.instructions === 'string' && Array.isArray(value.tools) && value.tools.every((t) => typeof t === 'string') && (value.origin === 'built-in' || value.origin === 'user');
 
@@ -57,13 +61,9 @@ export class PreparedSkills implements SkillSource {
     if (this.entries) return this.entries;
     const file = join(this.dir, PREPARED_SKILLS_FILE);
     const refuse = (problem: string, cause?: unknown) => new HookError('skill_invalid', `The prepared skills ${file} ${problem}: package the service again (npx osls package or deploy prepares them from the skills)`, { cause });
-    let document: unknown;
-    try {
-      document = JSON.parse(readFileBounded(file, MAX_PREPARED_BYTES, 'the prepared skills', 'the most the prepared skills may hold'));
-    } catch (error) {
-      const missing = ((isHookError(error) ? error.cause : undefined) as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
-      throw refuse(missing ? 'are missing' : `cannot be read (${error instanceof Error ? error.message : String(error)})`, error);
-    }
+    const read = readPreparedJson(file, MAX_PREPARED_BYTES, 'the prepared skills');
+    if (!read.ok) throw refuse(read.failure === 'missing' ? 'are missing' : `cannot be read (${read.detail})`, read.cause);
+    const document = read.document;
     if (!isObject(document) || document.hookagent_prepared_skills !== PREPARED_SKILLS_FORMAT || !isObject(document.skills)) {
       throw refuse(`are not skills prepared by this hookagent (format ${PREPARED_SKILLS_FORMAT})`);
     }
