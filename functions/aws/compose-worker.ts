@@ -1,7 +1,8 @@
 /**
- * The worker's half of the Lambda wiring (functions/aws/compose.ts has the shared parts and
- * ingest): a module of its own so the ingest bundle never carries the agent, the tools or
- * the delivery targets.
+ * The worker's half of the Lambda wiring (runtime.ts has the shared parts, compose-ingest.ts
+ * the ingest half): a module of its own so the ingest bundle never carries the agent, the
+ * tools or the delivery targets, and it imports nothing of ingest's, so the worker bundle
+ * never carries the ingest path (nor ipaddr.js, 13 KB, for allowed_ips).
  */
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { leanSqsClient } from './sdk-clients';
@@ -15,7 +16,7 @@ import type { WorkerDeps } from '../core/worker/process';
 import { createAgent } from '../worker/agent-factory';
 import { agentsByModel } from '../worker/agents-by-model';
 import type { WorkerHandlerOptions } from '../worker/batch';
-import { readConfig, type Runtime } from './compose';
+import { readConfig, type Runtime } from './runtime';
 import { DynamoCounterStore } from './counter-store';
 import { SqsDeadLetters } from './dead-letters';
 import { DynamoDebounceStore } from './debounce-store';

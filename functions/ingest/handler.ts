@@ -1,6 +1,7 @@
-/** The ingest Lambda: functions/aws/compose.ts wires it; here the Lambda context and metrics. */
+/** The ingest Lambda: functions/aws/compose-ingest.ts wires it (runtime.ts the shared parts); here the Lambda context and metrics. */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { composeIngest, deploymentFromEnv, lambdaLogger, refreshing } from '../aws/compose';
+import { composeIngest } from '../aws/compose-ingest';
+import { deploymentFromEnv, lambdaLogger, refreshing } from '../aws/runtime';
 import { emfMetrics } from '../aws/emf-metrics';
 import { METRIC } from '../core/metrics/metrics';
 import { apiGatewayHandler } from './api-gateway';

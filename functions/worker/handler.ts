@@ -1,6 +1,6 @@
-/** The worker Lambda: functions/aws/compose.ts wires it; here the Lambda context, batch shape and metrics. */
+/** The worker Lambda: functions/aws/compose-worker.ts wires it (runtime.ts the shared parts); here the Lambda context, batch shape and metrics. */
 import type { Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import { deploymentFromEnv, lambdaLogger, refreshing } from '../aws/compose';
+import { deploymentFromEnv, lambdaLogger, refreshing } from '../aws/runtime';
 import { composeWorker, workerHandlerOptions } from '../aws/compose-worker';
 import { emfMetrics } from '../aws/emf-metrics';
 import { METRIC } from '../core/metrics/metrics';

@@ -50,7 +50,7 @@ interface Options {
   dedupClient?: ReturnType<typeof createDynamoClient>;
 }
 
-/** An ingest "container" over the shared tables, wired as functions/aws/compose.ts does. */
+/** An ingest "container" over the shared tables, wired as functions/aws/compose-ingest.ts does. */
 async function container(clock: ManualClock, options: Options = {}) {
   const parsed = parseConfig('webhooks: { github: { secret: ${S} } }');
   if (!parsed.ok) throw new Error(parsed.error.message);

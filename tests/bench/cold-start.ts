@@ -30,8 +30,8 @@ const DEPLOYED_NODE_OPTIONS = '--enable-source-maps';
 /** `export { A, B } from '@aws-sdk/x'` for every value import from the AWS SDK in our own sources. */
 function sdkOnlyEntry(metafile: Metafile): string {
   const imports = new Map<string, Set<string>>();
-  // Only our modules that are in the bundle: a module parsed but shaken out (compose.ts
-  // reaches the worker's modules from ingest) adds no SDK code to the real bundle either.
+  // Only our modules that are in the bundle: a module parsed but shaken out (a module
+  // imported only for a type, or whose exports go unused) adds no SDK code to the real bundle either.
   const kept = Object.values(metafile.outputs).flatMap((output) => Object.entries(output.inputs).filter(([, i]) => i.bytesInOutput > 0).map(([name]) => name));
   for (const input of new Set(kept)) {
     if (input.includes('node_modules') || !input.endsWith('.ts')) continue;

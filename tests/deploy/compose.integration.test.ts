@@ -1,5 +1,5 @@
-/** functions/aws/compose.ts: configuration and secrets re-read after their max age (rotated secrets apply without a redeploy). */
-import { refreshing } from '../../functions/aws/compose';
+/** functions/aws/runtime.ts: configuration and secrets re-read after their max age (rotated secrets apply without a redeploy). */
+import { refreshing } from '../../functions/aws/runtime';
 import { jsonLogger } from '../../functions/core/log';
 import { ManualClock } from '../support/recording-queue';
 
@@ -41,7 +41,7 @@ test('a failed first build is retried on the next call; a failed rebuild keeps t
 });
 
 test('the Lambda logger adds the Lambda context (request id, cold start) and keeps event id and subscription on the line', async () => {
-  const { lambdaLogger } = await import('../../functions/aws/compose');
+  const { lambdaLogger } = await import('../../functions/aws/runtime');
   const written: string[] = [];
   const spy = jest.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
     written.push(String(chunk));

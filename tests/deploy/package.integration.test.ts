@@ -328,6 +328,11 @@ test('no secret value appears in the template or the artifacts; config.yaml (pre
     // octokit ships beside the worker (node_modules/hookagent-octokit), loaded at the first GitHub call.
     expect(sources.filter((source) => /node_modules\/(@octokit|bottleneck)\//.test(source))).toEqual([]);
   }
+  // The worker's composition imports nothing of ingest's: none of the ingest path, nor ipaddr.js (allowed_ips).
+  const workerSources = (JSON.parse(worker.get('dist/lambda/worker/index.js.map')!.toString()) as { sources: string[] }).sources;
+  expect(workerSources.filter((source) => /node_modules\/ipaddr\.js\/|core\/ingest\/|aws\/compose-ingest/.test(source))).toEqual([]);
+  const ingestSources = (JSON.parse(ingest.get('dist/lambda/ingest/index.js.map')!.toString()) as { sources: string[] }).sources;
+  expect(ingestSources.some((source) => /node_modules\/ipaddr\.js\//.test(source))).toBe(true);
   const octokitSources = (JSON.parse(worker.get('dist/lambda/worker/node_modules/hookagent-octokit/index.js.map')!.toString()) as { sources: string[] }).sources;
   expect(octokitSources.filter((source) => !/node_modules\/|octokit-vendor\.ts$/.test(source))).toEqual([]);
   expect(worker.get('dist/lambda/worker/index.js')!.toString()).toContain('require("hookagent-octokit")');

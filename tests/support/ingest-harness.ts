@@ -57,7 +57,7 @@ export async function startHarness(yaml = DEFAULT_CONFIG, env: Record<string, st
   const logger = jsonLogger((line) => logs.push(line));
   const subscriptions = new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions);
   const events = new DynamoEventLog(dynamo.client, dynamo.tables.events);
-  // Wired as functions/aws/compose.ts does: the claim and the records in one transaction, the commit with the request log.
+  // Wired as functions/aws/compose-ingest.ts does: the claim and the records in one transaction, the commit with the request log.
   const dedup = new DynamoDedupStore(dynamo.client, dynamo.tables.dedup, clock, dynamo.tables.events);
   const requests = new DynamoRequestLog(dynamo.client, dynamo.tables.requests, clock, dynamo.tables.dedup);
   const debounce = new DynamoDebounceStore(dynamo.client, dynamo.tables.dedup, clock);

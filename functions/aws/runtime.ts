@@ -1,7 +1,9 @@
 /**
- * The one wiring place of the Lambda runtime: configuration, secrets and adapters for the
- * ingest and worker functions. The handlers only add the Lambda context, metrics flushing
- * and the batch shape.
+ * What both Lambda functions share when they start: the logger, the prepared
+ * configuration, the deployment read from the environment, and the periodic rebuild that
+ * picks up rotated secrets. The compositions (compose-ingest.ts, compose-worker.ts)
+ * each import this and nothing of the other: the worker bundle carries none of ingest's
+ * modules (ipaddr.js for allowed_ips, the ingest path), and the reverse.
  *
  * Secrets are read when a function starts and again after `HOOKAGENT_SECRETS_MAX_AGE`
  * seconds (default 300): a secret rotated with `hookagent secrets set` applies within that
@@ -10,26 +12,12 @@
 import { Logger as PowertoolsLogger } from '@aws-lambda-powertools/logger';
 import type { Context } from 'aws-lambda';
 import { readPreparedConfig } from '../core/config/prepared';
-import { resolveConfig } from '../core/config/resolve';
-import { describeError, HookError } from '../core/errors';
-import { SubscriptionCache } from '../core/ingest/subscription-cache';
-import { createIngest, type Ingest } from '../core/ingest/service';
+import { describeError } from '../core/errors';
 import { escapingLogger, type Logger } from '../core/log';
 import type { Metrics } from '../core/metrics/metrics';
 import { systemClock, type Clock } from '../core/ports';
-import { DynamoDedupStore } from './dedup-store';
-import { createDynamoClient } from './dynamo';
 import { deploymentFromEnv, type Deployment } from './environment';
-import { DynamoEventLog } from './event-log';
-import { lazyPayloadStore, lazySecretSource } from './lazy-clients';
-import { SqsEventQueue } from './sqs-queue';
-import { DynamoSubscriptionStore } from './subscription-store';
-import { leanSqsClient } from './sdk-clients';
-import { DynamoDebounceStore } from './debounce-store';
-import { DynamoLeaseStore } from './lease-store';
-import { DynamoRequestLog } from './request-log';
 
-const SUBSCRIPTION_CACHE_MS = 5_000;
 const DEFAULT_SECRETS_MAX_AGE_S = 300;
 
 /** Powertools Logger behind the domain's Logger port; `withContext` adds the Lambda context (request id, cold start). */
@@ -60,27 +48,6 @@ export interface Runtime {
 /** The configuration packaging prepared from config.yaml (core/config/prepared.ts): no YAML parsing on a cold start. */
 export function readConfig(deployment: Deployment) {
   return readPreparedConfig(deployment.configDir);
-}
-
-export async function composeIngest({ deployment, logger }: Runtime): Promise<Ingest> {
-  const resolved = await resolveConfig(readConfig(deployment), lazySecretSource(deployment.stage), ['webhooks']);
-  if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
-  const dynamo = createDynamoClient({ region: deployment.region });
-  return createIngest({
-    config: resolved.value,
-    subscriptions: new SubscriptionCache(new DynamoSubscriptionStore(dynamo, deployment.tables.subscriptions), SUBSCRIPTION_CACHE_MS, systemClock),
-    queue: new SqsEventQueue(leanSqsClient(), deployment.queueUrl),
-    // The claim and the records in one transaction; the commit in the request log's write (issue 16).
-    dedup: new DynamoDedupStore(dynamo, deployment.tables.dedup, systemClock, deployment.tables.events),
-    events: new DynamoEventLog(dynamo, deployment.tables.events),
-    // Release claims for events held while a resume ran (issue 14 item 4).
-    leases: new DynamoLeaseStore(dynamo, deployment.tables.dedup, systemClock),
-    requests: new DynamoRequestLog(dynamo, deployment.tables.requests, systemClock, deployment.tables.dedup),
-    debounce: new DynamoDebounceStore(dynamo, deployment.tables.dedup, systemClock),
-    payloads: lazyPayloadStore(deployment.payloadBucket),
-    clock: systemClock,
-    logger,
-  });
 }
 
 /**

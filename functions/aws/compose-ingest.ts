@@ -1,0 +1,46 @@
+/**
+ * The ingest function's wiring: configuration, secrets and the DynamoDB, SQS and S3
+ * adapters behind the ingest path. The handler only adds the Lambda context and metrics
+ * flushing; what both functions share is in runtime.ts.
+ */
+import { resolveConfig } from '../core/config/resolve';
+import { HookError } from '../core/errors';
+import { SubscriptionCache } from '../core/ingest/subscription-cache';
+import { createIngest, type Ingest } from '../core/ingest/service';
+import { systemClock } from '../core/ports';
+import { readConfig, type Runtime } from './runtime';
+import { DynamoDedupStore } from './dedup-store';
+import { createDynamoClient } from './dynamo';
+import { deploymentFromEnv, type Deployment } from './environment';
+import { DynamoEventLog } from './event-log';
+import { lazyPayloadStore, lazySecretSource } from './lazy-clients';
+import { SqsEventQueue } from './sqs-queue';
+import { DynamoSubscriptionStore } from './subscription-store';
+import { leanSqsClient } from './sdk-clients';
+import { DynamoDebounceStore } from './debounce-store';
+import { DynamoLeaseStore } from './lease-store';
+import { DynamoRequestLog } from './request-log';
+
+const SUBSCRIPTION_CACHE_MS = 5_000;
+
+export async function composeIngest({ deployment, logger }: Runtime): Promise<Ingest> {
+  const resolved = await resolveConfig(readConfig(deployment), lazySecretSource(deployment.stage), ['webhooks']);
+  if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
+  const dynamo = createDynamoClient({ region: deployment.region });
+  return createIngest({
+    config: resolved.value,
+    subscriptions: new SubscriptionCache(new DynamoSubscriptionStore(dynamo, deployment.tables.subscriptions), SUBSCRIPTION_CACHE_MS, systemClock),
+    queue: new SqsEventQueue(leanSqsClient(), deployment.queueUrl),
+    // The claim and the records in one transaction; the commit in the request log's write (issue 16).
+    dedup: new DynamoDedupStore(dynamo, deployment.tables.dedup, systemClock, deployment.tables.events),
+    events: new DynamoEventLog(dynamo, deployment.tables.events),
+    // Release claims for events held while a resume ran (issue 14 item 4).
+    leases: new DynamoLeaseStore(dynamo, deployment.tables.dedup, systemClock),
+    requests: new DynamoRequestLog(dynamo, deployment.tables.requests, systemClock, deployment.tables.dedup),
+    debounce: new DynamoDebounceStore(dynamo, deployment.tables.dedup, systemClock),
+    payloads: lazyPayloadStore(deployment.payloadBucket),
+    clock: systemClock,
+    logger,
+  });
+}
+
