@@ -240,6 +240,14 @@ describe('Slack', () => {
     ['a < b & c > d', 'a &lt; b &amp; c &gt; d'],
     ['```\n**not bold** <x>\n```', '```\n**not bold** &lt;x&gt;\n```'],
     ['use `a**b**c` here', 'use `a**b**c` here'],
+    // Asterisks that are not emphasis in Markdown stay as written (cron schedules, arithmetic, globs, paths).
+    ['Job cleanup runs at */5 * * * *; cleans /tmp/*.log', 'Job cleanup runs at */5 * * * *; cleans /tmp/*.log'],
+    ['5 * 3 * 2 = 30', '5 * 3 * 2 = 30'],
+    ['removed *.tmp and *.log files', 'removed *.tmp and *.log files'],
+    ['path /var/log/* and /tmp/*', 'path /var/log/* and /tmp/*'],
+    ['2*3*4 and ** spaced ** and ~~ spaced ~~', '2*3*4 and ** spaced ** and ~~ spaced ~~'],
+    ['0 * * * * runs *nightly*', '0 * * * * runs _nightly_'],
+    ['**Bold:** *a **b** c* *(note)* *ünïcode*', '*Bold:* _a *b* c_ _(note)_ _ünïcode_'],
   ])('mrkdwn: %p → %p', (markdown, mrkdwn) => {
     expect(markdownToMrkdwn(markdown)).toBe(mrkdwn);
   });

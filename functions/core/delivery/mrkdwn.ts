@@ -26,6 +26,19 @@ export function slackLinkUrl(raw: string): string | undefined {
 const LINK = '\u0000';
 const BOLD = '\u0001';
 
+/**
+ * A pair of `marker`s around text, as Markdown means emphasis: the opening marker starts a
+ * word (after the line's start, a space or punctuation, and before a letter, digit or
+ * opening quote or bracket), the closing one ends it (after a non-space, before anything
+ * but a word character). So a cron schedule (`0 * * * *`), `5 * 3 * 2`, globs such as
+ * `*.tmp and *.log` and paths ending in `/*` stay as written instead of turning into
+ * italics markers.
+ */
+const EMPHASIS = (marker: RegExp) => {
+  const m = marker.source;
+  return new RegExp(`(^|[^\\p{L}\\p{N}_*~])${m}([\\p{L}\\p{N}(\\["'\\u0001\\u0000](?:[^\\n]*?[^\\s])??)${m}(?![\\p{L}\\p{N}_])`, 'gu');
+};
+
 function convertInline(text: string): string {
   const links: string[] = [];
   let out = text.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (whole, label: string, raw: string) => {
@@ -35,10 +48,10 @@ function convertInline(text: string): string {
     return `${LINK}${links.length - 1}${LINK}`;
   });
   out = escapeSlack(out)
-    .replace(/\*\*([^*\n]+)\*\*/g, `${BOLD}$1${BOLD}`)
-    .replace(/__([^_\n]+)__/g, `${BOLD}$1${BOLD}`)
-    .replace(/(^|[^*\w])\*([^*\n]+)\*(?!\w)/g, '$1_$2_')
-    .replace(/~~([^~\n]+)~~/g, '~$1~')
+    .replace(EMPHASIS(/\*\*/), `$1${BOLD}$2${BOLD}`)
+    .replace(EMPHASIS(/__/), `$1${BOLD}$2${BOLD}`)
+    .replace(EMPHASIS(/\*/), '$1_$2_')
+    .replace(EMPHASIS(/~~/), '$1~$2~')
     .replace(new RegExp(BOLD, 'g'), '*');
   return out.replace(new RegExp(`${LINK}(\\d+)${LINK}`, 'g'), (_m, i: string) => links[Number(i)] ?? '');
 }
