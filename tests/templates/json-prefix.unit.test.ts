@@ -1,12 +1,13 @@
 /** jsonPrefix is the start of JSON.stringify's text, exactly, for any value JSON.parse can produce. */
 import fc from 'fast-check';
 import githubExamples from '@octokit/webhooks-examples';
+import { cutText } from '../../functions/core/cut-text';
 import { jsonPrefix } from '../../functions/core/templates/json-prefix';
 
 test('equals JSON.stringify (compact and indented) cut at any length, for arbitrary JSON values', () => {
   fc.assert(fc.property(fc.jsonValue(), fc.nat(400), fc.constantFrom(0, 2, 4), (value, limit, indent) => {
     const full = JSON.stringify(value, null, indent);
-    expect(jsonPrefix(value, limit, indent)).toEqual({ text: full.slice(0, limit), cut: full.length > limit });
+    expect(jsonPrefix(value, limit, indent)).toEqual({ text: cutText(full, limit), cut: full.length > limit });
   }), { numRuns: 2000 });
 });
 

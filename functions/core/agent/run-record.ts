@@ -8,6 +8,7 @@
 import { createHash } from 'node:crypto';
 import type { AgentUsage } from '../types';
 import type { StopReason, TurnUsage } from './conversation';
+import { cutText } from '../cut-text';
 
 /** What a transcript keeps of one tool result, input or model text. */
 export const TRANSCRIPT_TEXT_CAP = 4096;
@@ -49,7 +50,7 @@ export interface AgentRun {
 }
 
 export const capText = (text: string, cap = TRANSCRIPT_TEXT_CAP): string =>
-  text.length > cap ? `${text.slice(0, cap)}…[truncated: ${text.length - cap} more characters]` : text;
+  text.length > cap ? `${cutText(text, cap)}…[truncated: ${text.length - cap} more characters]` : text;
 
 export class RunRecorder {
   readonly usage: AgentUsage;

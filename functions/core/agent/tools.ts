@@ -11,6 +11,7 @@ import type { Finding } from '../delivery/findings';
 import { FINDING_TOOLS } from './tools/findings';
 import { REVIEW_TOOLS } from './tools/review';
 import { TRIAGE_TOOLS } from './tools/triage';
+import { cutText } from '../cut-text';
 
 export const TOOL_OUTPUT_CAP = 20_000;
 
@@ -31,7 +32,7 @@ export interface Tool extends ToolSpec {
 }
 
 export function capToolOutput(text: string): string {
-  return text.length > TOOL_OUTPUT_CAP ? `${text.slice(0, TOOL_OUTPUT_CAP)}\n…[truncated: ${text.length - TOOL_OUTPUT_CAP} more characters]` : text;
+  return text.length > TOOL_OUTPUT_CAP ? `${cutText(text, TOOL_OUTPUT_CAP)}\n…[truncated: ${text.length - TOOL_OUTPUT_CAP} more characters]` : text;
 }
 
 export const BUILTIN_TOOLS: Record<string, Tool> = { ...REVIEW_TOOLS, ...FINDING_TOOLS, ...TRIAGE_TOOLS };

@@ -6,6 +6,7 @@
  * Telegram's carries the bot token.
  */
 import type { DeliveryOutcome } from './target';
+import { cutText } from '../cut-text';
 
 export interface HttpOptions {
   timeoutMs: number;
@@ -107,7 +108,7 @@ function backoff(attempt: number): number {
 export function fitReply(reply: string, limit: number, suffix: string): string {
   if (reply.length + suffix.length <= limit) return reply + suffix;
   const note = `\n\n…(cut: the reply was ${reply.length} characters)`;
-  return reply.slice(0, Math.max(0, limit - suffix.length - note.length)) + note + suffix;
+  return cutText(reply, Math.max(0, limit - suffix.length - note.length)) + note + suffix;
 }
 
 /**

@@ -1,3 +1,5 @@
+import { cutText } from '../cut-text';
+
 /** Splits text into chunks of at most `limit` characters, at line boundaries when it can. */
 export function splitMessage(text: string, limit: number): string[] {
   const chunks: string[] = [];
@@ -16,8 +18,10 @@ export function splitMessage(text: string, limit: number): string[] {
     // A single line longer than the limit is cut hard.
     let rest = line;
     while (rest.length > limit) {
-      chunks.push(rest.slice(0, limit));
-      rest = rest.slice(limit);
+      // Never an empty chunk (a limit of 1 before an emoji): that would not advance.
+      const chunk = cutText(rest, limit) || rest.slice(0, limit);
+      chunks.push(chunk);
+      rest = rest.slice(chunk.length);
     }
     current = rest;
   }

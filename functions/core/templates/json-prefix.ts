@@ -7,6 +7,8 @@
  * `toJSON` method is handed to JSON.stringify itself.
  */
 
+import { cutText } from '../cut-text';
+
 // Thrown to stop printing: plain objects, not Errors (an Error captures a stack trace each time).
 const ENOUGH = { reason: 'enough' };
 const NOT_PLAIN = { reason: 'not plain' };
@@ -57,10 +59,10 @@ export function jsonPrefix(value: unknown, limit: number, indent = 0): { text: s
   } catch (error) {
     if (error === NOT_PLAIN) {
       const text = JSON.stringify(value, null, indent) ?? 'undefined';
-      return { text: text.slice(0, limit), cut: text.length > limit };
+      return { text: cutText(text, limit), cut: text.length > limit };
     }
     if (error !== ENOUGH) throw error;
-    return { text: pieces.join('').slice(0, limit), cut: true };
+    return { text: cutText(pieces.join(''), limit), cut: true };
   }
   return { text: pieces.join(''), cut: false };
 }

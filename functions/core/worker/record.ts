@@ -9,6 +9,7 @@
 import type { EventLog, PayloadStore } from '../ports';
 import type { EventRecord, EventStatus, QueueMessage } from '../types';
 import { messageJson } from '../message-json';
+import { cutText } from '../cut-text';
 
 /** What the event log keeps of a prompt or a reply, in characters, before the byte budget. */
 export const STORED_TEXT_CAP = 64 * 1024;
@@ -40,7 +41,7 @@ export function cutToBytes(text: string, limit: number): string {
 }
 
 function capChars(text: string): string {
-  return text.length > STORED_TEXT_CAP ? `${text.slice(0, STORED_TEXT_CAP)}…[truncated]` : text;
+  return text.length > STORED_TEXT_CAP ? `${cutText(text, STORED_TEXT_CAP)}…[truncated]` : text;
 }
 
 /** UTF-8 bytes of each message's JSON, measured once: a message (with its payload) never changes. */

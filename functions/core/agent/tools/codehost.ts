@@ -10,6 +10,7 @@ import { codehostClient, isFailure, type CodehostClient } from '../../delivery/c
 import { installationIdOf } from '../../delivery/github-app';
 import type { HttpResult } from '../../delivery/http';
 import type { ToolContext } from '../tools';
+import { cutText } from '../../cut-text';
 
 /** Tools wait out rate limits in-process up to this long (a GitHub secondary limit asks for 60 s). */
 export const TOOL_MAX_WAIT_MS = 90_000;
@@ -83,7 +84,7 @@ export async function listAll<T>(opened: { client: CodehostClient }, path: strin
 /** Cuts `text` to `limit` characters, saying what was cut and how to read the rest. */
 export function capText(text: string, limit: number, hint: string): string {
   if (text.length <= limit) return text;
-  return `${text.slice(0, limit)}\n…[cut at ${limit} of ${text.length} characters; ${hint}]`;
+  return `${cutText(text, limit)}\n…[cut at ${limit} of ${text.length} characters; ${hint}]`;
 }
 
 /** A repository file path: relative, no empty, `.` or `..` segments, no control characters. */

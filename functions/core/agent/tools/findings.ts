@@ -7,6 +7,7 @@ import { HookError } from '../../errors';
 import { MAX_FINDING_BODY, MAX_FINDINGS, SEVERITIES, type Severity } from '../../delivery/findings';
 import type { Tool } from '../tools';
 import { inputOf, positiveLine, safeFilePath } from './codehost';
+import { cutText } from '../../cut-text';
 
 export const FINDING_TOOLS: Record<string, Tool> = {
   record_finding: {
@@ -31,7 +32,7 @@ export const FINDING_TOOLS: Record<string, Tool> = {
       const findings = context.findings;
       if (!findings) throw new HookError('tool_unavailable', 'Findings cannot be recorded in this run');
       if (findings.length >= MAX_FINDINGS) throw new HookError('tool_bad_input', `At most ${MAX_FINDINGS} findings per review; put the rest in your answer`);
-      findings.push({ path, line, side, severity: args.severity as Severity, body: args.body.trim().slice(0, MAX_FINDING_BODY) });
+      findings.push({ path, line, side, severity: args.severity as Severity, body: cutText(args.body.trim(), MAX_FINDING_BODY) });
       return `Recorded finding ${findings.length} on ${path}:${line} (${side}).`;
     },
   },
