@@ -388,6 +388,26 @@ describe('GitLab fixtures', () => {
     }));
     expect(bodyOf(result)).toMatchObject({ status: 'accepted', event: 'issue' });
   });
+
+  test('without object_kind, an X-Gitlab-Event GitLab never sends is no event type (400), not an event for gitlab:*', async () => {
+    await h.addSubscription({ name: 'gl', events: ['gitlab:*'] });
+    const payload = JSON.parse(fixture('gitlab/issue.json')) as Record<string, unknown>;
+    delete payload.object_kind;
+    for (const header of ['hello', 'Not A Real Hook', 'Push Event']) {
+      const result = await h.handler(apiEvent({ path: '/webhooks/gitlab', body: JSON.stringify(payload), headers: { 'x-gitlab-event': header, 'x-gitlab-token': GITLAB_SECRET } }));
+      expect(result.statusCode).toBe(400);
+      expect(bodyOf(result)).toMatchObject({ code: 'invalid_event' });
+    }
+    expect(h.queue.sent).toHaveLength(0);
+  });
+
+  test('an unsigned request\'s webhook-id is not its delivery id: the same request twice is two events', async () => {
+    await h.addSubscription({ name: 'gl', events: ['issue'] });
+    const send = () => h.handler(apiEvent({ path: '/webhooks/gitlab', body: fixture('gitlab/issue.json'), headers: { 'x-gitlab-token': GITLAB_SECRET, 'webhook-id': 'unsigned-1' } }));
+    expect(bodyOf(await send())).toMatchObject({ status: 'accepted' });
+    expect(bodyOf(await send())).toMatchObject({ status: 'accepted' });
+    expect(h.queue.sent).toHaveLength(2);
+  });
 });
 
 describe('custom endpoints', () => {

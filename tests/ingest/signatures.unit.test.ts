@@ -99,7 +99,19 @@ describe('event classification and filters', () => {
     expect(gitlabKindFromHeader('Merge Request Hook')).toBe('merge_request');
     expect(gitlabKindFromHeader('Job Hook')).toBe('build');
     expect(gitlabKindFromHeader('Confidential Note Hook')).toBe('note');
+    expect(gitlabKindFromHeader('Tag Push Hook')).toBe('tag_push');
+    expect(gitlabKindFromHeader('Wiki Page Hook')).toBe('wiki_page');
     expect(gitlabKindFromHeader(undefined)).toBeUndefined();
+    // Only values GitLab sends.
+    expect(gitlabKindFromHeader('hello')).toBeUndefined();
+    expect(gitlabKindFromHeader('Not A Real Hook')).toBeUndefined();
+  });
+  test('GitLab delivery id: the signed webhook-id, else Idempotency-Key, else X-Gitlab-Event-UUID; never an unsigned webhook-id', () => {
+    const kind = { object_kind: 'push' };
+    expect(classifyEvent('gitlab', { 'webhook-id': 'w', 'webhook-signature': 'v1,x', 'idempotency-key': 'i' }, kind)?.deliveryId).toBe('w');
+    expect(classifyEvent('gitlab', { 'webhook-id': 'w', 'idempotency-key': 'i', 'x-gitlab-event-uuid': 'u' }, kind)?.deliveryId).toBe('i');
+    expect(classifyEvent('gitlab', { 'webhook-id': 'w', 'x-gitlab-event-uuid': 'u' }, kind)?.deliveryId).toBe('u');
+    expect(classifyEvent('gitlab', { 'webhook-id': 'w' }, kind)?.deliveryId).toBeUndefined();
   });
   test('odd event types are refused; long delivery ids are hashed', () => {
     expect(classifyEvent('github', { 'x-github-event': 'bad event\n' }, {})).toBeUndefined();

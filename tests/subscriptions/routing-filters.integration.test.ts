@@ -185,8 +185,11 @@ describe('the request log explains each outcome of DESIGN §2.1', () => {
     await h.handler(apiEvent({ path: '/webhooks/github', body: '{}', headers: { 'x-hub-signature-256': signHub('{}', GITHUB_SECRET) } }));
     expect((await latest())).toMatchObject({ outcome: 'invalid_event', status: 400, message: 'X-GitHub-Event header is missing or invalid' });
 
+    // Under the endpoint it was sent to (`webhook requests --endpoint github` finds it), not `unknown`.
     await h.handler(apiEvent({ path: '/webhooks/github', method: 'GET' }));
-    expect((await latest())).toMatchObject({ outcome: 'method_not_allowed', status: 405 });
+    expect((await latest())).toMatchObject({ outcome: 'method_not_allowed', status: 405, endpoint: 'github' });
+    await h.handler(apiEvent({ path: '/webhooks/custom/alerts', method: 'PUT' }));
+    expect((await latest())).toMatchObject({ outcome: 'method_not_allowed', status: 405, endpoint: 'custom/alerts' });
 
     const marker = await h.handler(githubEvent('issue_comment', JSON.stringify({ action: 'created', comment: { body: 'x <!-- hookagent:prs:evt_1 -->' } }), GITHUB_SECRET));
     expect(bodyOf(marker).reason).toBe('Event caused by hookagent');

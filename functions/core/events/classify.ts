@@ -13,12 +13,35 @@ export interface EventIdentity {
 
 export type Payload = Record<string, unknown>;
 
-/** GitLab's `X-Gitlab-Event` values whose `object_kind` is not the obvious snake case. */
+/**
+ * GitLab's `X-Gitlab-Event` values (project, group and system hooks) and the `object_kind`
+ * each stands for. Only these: the header is a fallback for a payload without
+ * `object_kind`, and any other value (a made-up `hello`) is no event type (400), not an
+ * event a `gitlab:*` subscription would wake on.
+ */
 const GITLAB_HEADER_KINDS: Record<string, string> = {
+  'Push Hook': 'push',
+  'Tag Push Hook': 'tag_push',
+  'Issue Hook': 'issue',
   'Confidential Issue Hook': 'issue',
-  'Confidential Note Hook': 'note',
-  'Job Hook': 'build',
   'Work Item Hook': 'work_item',
+  'Note Hook': 'note',
+  'Confidential Note Hook': 'note',
+  'Merge Request Hook': 'merge_request',
+  'Wiki Page Hook': 'wiki_page',
+  'Pipeline Hook': 'pipeline',
+  'Job Hook': 'build',
+  'Deployment Hook': 'deployment',
+  'Feature Flag Hook': 'feature_flag',
+  'Release Hook': 'release',
+  'Milestone Hook': 'milestone',
+  'Emoji Hook': 'emoji',
+  'Resource Access Token Hook': 'access_token',
+  'Vulnerability Hook': 'vulnerability',
+  'Member Hook': 'member',
+  'Subgroup Hook': 'subgroup',
+  'Project Hook': 'project',
+  'System Hook': 'system',
 };
 
 const EVENT_TYPE = /^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,99}$/;
@@ -34,11 +57,7 @@ function deliveryKey(value: string | undefined): string | undefined {
 }
 
 export function gitlabKindFromHeader(header: string | undefined): string | undefined {
-  if (!header) return undefined;
-  const mapped = GITLAB_HEADER_KINDS[header];
-  if (mapped) return mapped;
-  const words = header.replace(/\s+Hook$/i, '').trim();
-  return words ? words.toLowerCase().replace(/\s+/g, '_') : undefined;
+  return header === undefined ? undefined : GITLAB_HEADER_KINDS[header.trim()];
 }
 
 /**
@@ -85,9 +104,10 @@ export function classifyEvent(source: Source, headers: Headers, payload: Payload
       if (attributes && typeof attributes === 'object') action = text((attributes as Payload).action);
       // A signed request (Standard Webhooks, GitLab 19+) is deduplicated on the signed
       // webhook-id: the unsigned Idempotency-Key could be changed to replay a captured request.
+      // An unsigned webhook-id is not a key either: nothing vouches for it (DESIGN §2.1).
       deliveryId = headers['webhook-signature'] && headers['webhook-id']
         ? headers['webhook-id']
-        : headers['idempotency-key'] ?? headers['x-gitlab-event-uuid'] ?? headers['webhook-id'];
+        : headers['idempotency-key'] ?? headers['x-gitlab-event-uuid'];
       break;
     }
     case 'custom': {

@@ -71,10 +71,11 @@ export function createIngest(deps: IngestDeps): Ingest {
     const route = parseRoute(request.path);
     const method = allowedMethod(route);
     if (route.kind === 'not-found' || route.kind === 'custom-unnamed' || method === undefined) return errors.notFound();
+    // Known before the method is checked: a GET to /webhooks/github is logged under github, not unknown.
+    if (route.kind === 'webhook') trace.endpoint = route.source === 'custom' ? `custom/${route.name && /^[a-z0-9_-]{1,63}$/.test(route.name) ? route.name : '?'}` : route.source;
     if (request.method.toUpperCase() !== method) return errors.methodNotAllowed(method);
     if (route.kind === 'health') return reply(200, { status: 'ok' });
     const { source, name } = route;
-    trace.endpoint = source === 'custom' ? `custom/${name && /^[a-z0-9_-]{1,63}$/.test(name) ? name : '?'}` : source;
 
     // 1. Source address.
     if (allowList && !isAllowed(allowList, request.sourceIp)) {
