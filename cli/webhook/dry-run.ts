@@ -9,7 +9,7 @@ import { runOf, type AgentRun } from '../../functions/core/agent/run-record';
 import { fencePrompt, systemPrompt } from '../../functions/core/agent/system-prompt';
 import { resolveConfig } from '../../functions/core/config/load';
 import { HookError, isHookError } from '../../functions/core/errors';
-import { eventOrigin } from '../../functions/core/events/known';
+import { splitSource } from '../../functions/core/events/filters';
 import type { QueueMessage } from '../../functions/core/types';
 import { renderPrompt } from '../../functions/core/templates/template';
 import { createAgent } from '../../functions/worker/agent-factory';
@@ -18,6 +18,7 @@ import { withStores, type CliContext } from '../context';
 import { transcriptLines } from './event';
 import { sampleFor } from '../samples';
 import { readPayload } from './test';
+import { previewEvent } from './preview-event';
 
 function samplePayload(filter: string, event: string, action: string | undefined): Record<string, unknown> {
   return sampleFor(filter)?.payload ?? { event_type: event, ...(action ? { action } : {}), test: true, sent_by: 'hookagent webhook test --dry-run' };
@@ -32,17 +33,17 @@ export async function dryRun(ctx: CliContext, name: string, payloadOption: strin
   const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
   if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
   const filter = eventOption ?? subscription.events[0] ?? 'custom';
-  const [event = 'custom', action] = filter.split('.');
-  const payload = payloadOption === undefined ? samplePayload(filter, event, action) : readPayload(payloadOption);
+  const [sampleEvent = 'custom', sampleAction] = splitSource(filter).rest.split('.');
+  const payload = payloadOption === undefined ? samplePayload(filter, sampleEvent, sampleAction) : readPayload(payloadOption);
+  const { event, action, source } = previewEvent(subscription, payload, eventOption);
   loadDotEnv(ctx.configDir);
   const resolved = await resolveConfig(ctx.config, { get: async (n) => process.env[n] }, ['agent', 'delivery']);
   if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
   const config = resolved.value;
   const skills = subscription.skills.map((s) => ctx.skills.load(s));
   const rendered = renderPrompt(subscription.prompt, payload, action ? `${event}.${action}` : event);
-  const origin = eventOrigin(event);
   const message: QueueMessage = {
-    v: 1, event_id: 'evt_dry_run', subscription: name, source: origin === 'github' || origin === 'gitlab' ? origin : 'custom', event, ...(action ? { action } : {}),
+    v: 1, event_id: 'evt_dry_run', subscription: name, source, event, ...(action ? { action } : {}),
     delivery_id: 'dry-run', received_at: new Date().toISOString(), payload,
   };
   const agent = createAgent(config.agent, config.delivery, config.aws?.region);

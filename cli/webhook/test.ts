@@ -8,6 +8,7 @@ import { filterReport } from './filter-report';
 import { splitSource } from '../../functions/core/events/filters';
 import { withStores, type CliContext } from '../context';
 import { sampleFor } from '../samples';
+import { previewEvent, previewType } from './preview-event';
 
 export function readPayload(value: string): Record<string, unknown> {
   const looksInline = value.trim().startsWith('{') || value.trim().startsWith('[');
@@ -29,14 +30,16 @@ export async function test(ctx: CliContext, name: string, payloadOption: string 
   const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
   if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
   let payload: Record<string, unknown>;
-  let type = event ?? subscription.events[0]?.replace(/^[a-z]+:/, '').split('.')[0] ?? 'custom';
-  if (payloadOption !== undefined) payload = readPayload(payloadOption);
-  else {
+  let type: string;
+  if (payloadOption !== undefined) {
+    payload = readPayload(payloadOption);
+    type = previewType(previewEvent(subscription, payload, event));
+  } else {
     // A realistic sample of the subscription's first event, as --send uses.
     const filter = event ?? subscription.events[0];
     const sample = filter === undefined ? undefined : sampleFor(filter);
     payload = sample?.payload ?? {};
-    if (sample) type = sample.action ? `${sample.event}.${sample.action}` : sample.event;
+    type = sample ? (sample.action ? `${sample.event}.${sample.action}` : sample.event) : previewType(previewEvent(subscription, payload, event));
     ctx.warn(sample ? `(rendered against a sample ${sample.source} '${type}' payload; pass --payload for your own)` : '(no sample payload ships for this event: rendered against {}; pass --payload)');
   }
   const rendered = renderPrompt(subscription.prompt, payload, type);

@@ -107,6 +107,19 @@ describe('webhook test that teaches', () => {
     expect(odd.stderr).toContain('no sample payload ships for this event');
     expect(odd.stdout).toContain('Unresolved placeholders (left as written): {service}');
   });
+
+  test('with --payload and no prompt, the event type is the one the service classifies (payload event_type, alerts, GitHub action)', async () => {
+    const dir = configDir();
+    await hk(dir, 'webhook', 'subscribe', 'np', '--deliver', 'log');
+    expect((await hk(dir, 'webhook', 'test', 'np', '--payload', '{"event_type":"deploy.done"}')).stdout).toMatch(/^Event: deploy\.done\n/);
+    expect((await hk(dir, 'webhook', 'test', 'np', '--payload', join(__dirname, '../fixtures/alerts/alertmanager.json'))).stdout).toMatch(/^Event: alert\.firing\n/);
+    await hk(dir, 'webhook', 'subscribe', 'issues', '--events', 'issues.opened', '--deliver', 'log');
+    expect((await hk(dir, 'webhook', 'test', 'issues', '--payload', '{"action":"opened","issue":{"number":1}}')).stdout).toMatch(/^Event: issues\.opened\n/);
+    await hk(dir, 'webhook', 'subscribe', 'mr', '--events', 'gitlab:merge_request', '--deliver', 'log');
+    expect((await hk(dir, 'webhook', 'test', 'mr', '--payload', join(__dirname, '../fixtures/gitlab/merge_request.json'))).stdout).toMatch(/^Event: merge_request\.open\n/);
+    // --event still decides when given.
+    expect((await hk(dir, 'webhook', 'test', 'issues', '--event', 'issues.closed', '--payload', '{}')).stdout).toMatch(/^Event: issues\.closed\n/);
+  });
 });
 
 describe('hints use the command as it was installed', () => {
