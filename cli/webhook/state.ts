@@ -36,7 +36,12 @@ export async function remove(ctx: CliContext, name: string): Promise<void> {
 
 export async function replay(ctx: CliContext, eventId: string, only: string | undefined): Promise<void> {
   await withStores(ctx, async (stores) => {
-    const copies = await replayEvent(lifecycle(stores), eventId, only);
-    for (const copy of copies) ctx.out(`Queued ${copy.event_id} for '${copy.subscription}' (a replay of ${eventId}).`);
+    const { copies, stillHeld } = await replayEvent(lifecycle(stores), eventId, only);
+    for (const copy of copies) {
+      ctx.out(copy.status === 'held'
+        ? `Held ${copy.event_id} for '${copy.subscription}' (a replay of ${eventId}): '${copy.subscription}' is paused; 'hookagent webhook resume ${copy.subscription}' releases it.`
+        : `Queued ${copy.event_id} for '${copy.subscription}' (a replay of ${eventId}).`);
+    }
+    for (const name of stillHeld) ctx.out(`Not replayed for '${name}': the event is still held there (paused); 'hookagent webhook resume ${name}' delivers it.`);
   });
 }

@@ -13,7 +13,7 @@ export type ErrorCode =
   | 'agent_reply_truncated' | 'agent_timeout' | 'auth_token_required' | 'auth_token_weak' | 'bad_answer'
   | 'bad_option' | 'bad_request' | 'bad_response' | 'cancelled' | 'channel_missing' | 'chat_id_missing'
   | 'comment_mode_invalid' | 'config_invalid' | 'delivery_failed' | 'empty_value' | 'event_invalid'
-  | 'event_not_found' | 'file_unreadable' | 'filter_invalid' | 'github_app_key' | 'github_app_token'
+  | 'event_held' | 'event_not_found' | 'file_unreadable' | 'filter_invalid' | 'github_app_key' | 'github_app_token'
   | 'in_progress' | 'invalid_event_id' | 'invalid_name' | 'invalid_option' | 'invalid_since'
   | 'listen_failed' | 'misconfigured' | 'name_invalid' | 'no_deployment' | 'not_a_private_key'
   | 'not_deployed' | 'not_found' | 'nothing_to_comment' | 'over_budget' | 'payload_invalid'
@@ -58,7 +58,7 @@ export const RETRYABLE: Readonly<Partial<Record<ErrorCode, boolean>>> = {
   provider_auth: false, provider_model: false, provider_request: false, agent_reply_empty: false, agent_reply_filtered: false,
   agent_reply_truncated: false, agent_max_steps: false, queue_rejected: false, receipt_invalid: false, store_damaged: false,
   store_migration_needed: false, tool_url_refused: false, tool_redirect_refused: false, tool_no_change: false, tool_unconfigured: false,
-  bad_request: false, invalid_option: false, invalid_event_id: false, event_not_found: false, unsupported: false,
+  bad_request: false, invalid_option: false, invalid_event_id: false, event_held: false, event_not_found: false, unsupported: false,
 };
 
 export class HookError extends Error implements Failure {

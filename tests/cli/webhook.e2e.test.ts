@@ -271,6 +271,17 @@ describe('with a running service holding the store (as serve does)', () => {
     expect((await events.get(body.event_id, 'held'))?.status).toBe('queued');
     const missing = await hk(dir, 'webhook', 'replay', 'evt_nope');
     expect([missing.code, missing.stderr]).toEqual([1, expect.stringContaining("No event 'evt_nope'")]);
+
+    // Paused: the replay is held like any event arriving now, and says so; a held event itself is not replayed (resume delivers it).
+    await hk(dir, 'webhook', 'pause', 'held');
+    const whilePaused = await hk(dir, 'webhook', 'replay', accepted.event_id);
+    expect([whilePaused.code, whilePaused.stdout]).toEqual([0, expect.stringMatching(/^Held evt_\S+ for 'held' \(a replay of evt_\S+\): 'held' is paused; 'hookagent webhook resume held' releases it\.\n$/)]);
+    expect(await queue.receive(10)).toEqual([]);
+    const heldCopy = /^Held (evt_\S+) /.exec(whilePaused.stdout)![1]!;
+    const again = await hk(dir, 'webhook', 'replay', heldCopy);
+    expect([again.code, again.stderr]).toEqual([1, expect.stringContaining(`Event '${heldCopy}' is still held for 'held' (paused)`)]);
+    await hk(dir, 'webhook', 'resume', 'held');
+    expect((await queue.receive(10)).map((m) => JSON.parse(m.body).event_id)).toEqual([heldCopy]);
     const empty = await hk(dir, 'webhook', 'events', 'held', '--limit', '1', '--json');
     expect(JSON.parse(empty.stdout)).toHaveLength(1);
   });

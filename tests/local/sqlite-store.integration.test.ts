@@ -422,7 +422,7 @@ describe('a release or a replay does not write the message again (issue 16)', ()
     await subscriptions.create({ name: 'p', events: [], skills: [], deliver: ['log'], state: 'paused', created_at: '', updated_at: '', secret: 'x' });
     const lifecycle: LifecycleDeps = { subscriptions, events, queue, clock, leases: new SqliteLeaseStore(t.store, clock) };
     const messageRow = (id: string) => t.store.db.prepare('SELECT rowid, message FROM event_messages WHERE event_id = ? AND subscription = ?').get(id, 'p') as { rowid: number; message: string };
-    return { events, queue, lifecycle, messageRow };
+    return { events, queue, lifecycle, messageRow, subscriptions };
   };
 
   test('held records are queued by reference; their stored messages stay as they were', async () => {
@@ -451,11 +451,27 @@ describe('a release or a replay does not write the message again (issue 16)', ()
   });
 
   test('a replay writes its copy once and queues it by reference', async () => {
-    const { events, queue, lifecycle } = await setup();
+    const { events, queue, lifecycle, subscriptions } = await setup();
+    await subscriptions.put({ ...(await subscriptions.get('p'))!, state: 'active' });
     await events.putAll([record('h4', 'p', '2026-01-01T00:00:04Z', { status: 'delivered' })]);
-    const [copy] = await replayEvent(lifecycle, 'h4');
+    const { copies: [copy] } = await replayEvent(lifecycle, 'h4');
     expect(t.store.db.prepare('SELECT body FROM queue').pluck().all()).toEqual(['']);
     const [received] = await queue.receive(10);
     expect(JSON.parse(received!.body)).toMatchObject({ event_id: copy!.event_id, replay_of: 'h4', payload: { big: 'x'.repeat(100) } });
   });
+  test('a paused subscription holds its replay (resume releases it, once); a record still held is not replayed', async () => {
+    const { events, queue, lifecycle } = await setup();
+    await events.putAll([record('d1', 'p', '2026-01-01T00:00:05Z', { status: 'delivered' }), record('h5', 'p', '2026-01-01T00:00:06Z', { status: 'held' })]);
+    const { copies: [copy], stillHeld } = await replayEvent(lifecycle, 'd1');
+    expect(copy).toMatchObject({ status: 'held', message: { replay_of: 'd1' } });
+    expect(stillHeld).toEqual([]);
+    expect(await queue.receive(10)).toEqual([]);
+    // Replaying what is itself still held would deliver it twice (now and at resume): refused.
+    await expect(replayEvent(lifecycle, 'h5')).rejects.toMatchObject({ code: 'event_held', message: expect.stringContaining('hookagent webhook resume p') });
+    expect((await events.getEvent('h5')).length).toBe(1);
+    expect(await queue.receive(10)).toEqual([]);
+    expect(await resumeSubscription(lifecycle, 'p')).toEqual({ kind: 'resumed', released: 2 });
+    expect((await queue.receive(10)).map((m) => JSON.parse(m.body).event_id).sort()).toEqual([copy!.event_id, 'h5'].sort());
+  });
+
 });

@@ -123,20 +123,45 @@ export async function releaseIfResumed(deps: LifecycleDeps, held: EventRecord[])
 }
 
 /** A new attempt of an event: a new event id (so dedup and idempotency do not stop it), `replay_of` set. */
-export function replayRecord(original: EventRecord, nowMs: number): EventRecord {
+export function replayRecord(original: EventRecord, nowMs: number, status: 'queued' | 'held' = 'queued'): EventRecord {
   const eventId = newEventId(nowMs);
   const at = new Date(nowMs).toISOString();
-  return eventRecord({ ...original.message, event_id: eventId, received_at: at, replay_of: original.event_id }, 'queued', at);
+  return eventRecord({ ...original.message, event_id: eventId, received_at: at, replay_of: original.event_id }, status, at);
 }
 
-/** Queues a new attempt of each record of an event (or of one subscription's); returns the copies. */
-export async function replayEvent(deps: LifecycleDeps, eventId: string, only?: string): Promise<EventRecord[]> {
+export interface ReplayResult {
+  /** The new attempts: `queued`, or `held` where the subscription is paused (resume releases them with its other held events). */
+  copies: EventRecord[];
+  /** Subscriptions whose record of the event is itself still held: not copied, resume delivers it (a copy would go out twice). */
+  stillHeld: string[];
+}
+
+/**
+ * A new attempt of each record of an event (or of one subscription's). A paused
+ * subscription holds its copy, as it holds what arrives while paused; a record still
+ * held is not copied at all. Throws when that leaves nothing to replay.
+ */
+export async function replayEvent(deps: LifecycleDeps, eventId: string, only?: string): Promise<ReplayResult> {
   const records = (await deps.events.getEvent(eventId)).filter((r) => !only || r.subscription === only);
   if (records.length === 0) throw new HookError('event_not_found', `No event '${eventId}'${only ? ` for '${only}'` : ''} in the event log (it keeps 14 days)`);
-  for (const record of records) await requireSubscription(deps, record.subscription);
+  const stillHeld = records.filter((r) => r.status === 'held').map((r) => r.subscription);
+  const replayed = records.filter((r) => r.status !== 'held');
+  if (replayed.length === 0) {
+    const names = stillHeld.map((n) => `'${n}'`).join(', ');
+    throw new HookError('event_held', `Event '${eventId}' is still held for ${names} (paused): it is delivered when you resume (hookagent webhook resume ${stillHeld[0]}); replaying it too would deliver it twice`);
+  }
+  const paused = new Set<string>();
+  for (const record of replayed) if ((await requireSubscription(deps, record.subscription)).state === 'paused') paused.add(record.subscription);
   const now = deps.clock.now();
-  const copies = records.map((r) => replayRecord(r, now));
+  let copies = replayed.map((r) => replayRecord(r, now, paused.has(r.subscription) ? 'held' : 'queued'));
   await deps.events.putAll(copies);
-  await sendRecorded(deps.queue, copies.map((r) => r.message));
-  return copies;
+  const queued = copies.filter((c) => c.status === 'queued');
+  if (queued.length > 0) await sendRecorded(deps.queue, queued.map((r) => r.message));
+  const held = copies.filter((c) => c.status === 'held');
+  if (held.length > 0) {
+    // As ingest does: a resume that ran meanwhile may have missed these; release them then.
+    const released = new Set(await releaseIfResumed(deps, held));
+    copies = copies.map((c) => (c.status === 'held' && released.has(c.subscription) ? { ...c, status: 'queued' } : c));
+  }
+  return { copies, stillHeld };
 }
