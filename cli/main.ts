@@ -35,6 +35,8 @@ process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
 
 type Args = GlobalOptions & Record<string, unknown>;
 
+const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
+
 function fieldsOf(argv: Args): SubscriptionFields {
   const fields: SubscriptionFields = {};
   const events = listOption(argv.events);
@@ -236,6 +238,13 @@ export async function main(args: string[]): Promise<void> {
     .example('$0 console', 'the event console in the browser')
     .demandCommand(1, 'Name a command: webhook, secrets, status, serve or console')
     .strict()
+    // An option that takes one value, given twice: yargs makes an array of it, which no command reads as a value.
+    .check((argv) => {
+      const arrays = new Set((cli as unknown as { getOptions(): { array: string[] } }).getOptions().array);
+      const repeated = Object.keys(argv).find((key) => key !== '_' && !key.includes('-') && Array.isArray(argv[key]) && !arrays.has(key) && !arrays.has(kebab(key)));
+      if (repeated) throw new Error(`--${kebab(repeated)} was given ${(argv[repeated] as unknown[]).length} times; it takes one value: give it once`);
+      return true;
+    })
     .recommendCommands()
     .help()
     .alias('help', 'h')

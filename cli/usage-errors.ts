@@ -20,6 +20,8 @@ const POSITIONALS: Record<string, string> = {
   delete_secret: '<name>: the secret variable to delete',
 };
 
+const TOP_LEVEL = ['webhook', 'secrets', 'status', 'serve', 'console', 'completion'];
+
 export function explainUsageError(message: string, args: readonly string[], knownOptions: readonly string[]): string {
   // The command is the word after `webhook`/`secrets` (option values may stand before it).
   const group = args.findIndex((a) => a === 'webhook' || a === 'secrets');
@@ -30,8 +32,16 @@ export function explainUsageError(message: string, args: readonly string[], know
   }
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);
   if (unknown) {
-    const names = (unknown[1] ?? '').split(',').map((n) => n.trim()).filter(Boolean);
+    const listed = (unknown[1] ?? '').split(',').map((n) => n.trim()).filter(Boolean);
+    // yargs lists --foo-bar also as fooBar: one option, named once.
+    const names = listed.filter((name) => !(/[A-Z]/.test(name) && listed.includes(name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`))));
     const explained = names.map((name) => {
+      // A word typed without dashes is a command or an argument, not an option.
+      if (args.includes(name) && !name.startsWith('-')) {
+        const topLevel = args.find((a) => TOP_LEVEL.includes(a));
+        if (group < 0 && !topLevel) return `unknown command '${name}': the commands are ${TOP_LEVEL.join(', ')}`;
+        return `unexpected argument '${name}' for ${group >= 0 ? `${args[group]} ${command}` : topLevel}`;
+      }
       const flag = name.length === 1 ? `-${name}` : `--${name}`;
       const guess = closest(name, knownOptions.filter((o) => o.length > 1), 3);
       return guess ? `unknown option ${flag}; did you mean --${guess}?` : `unknown option ${flag}`;

@@ -33,6 +33,27 @@ describe('usage errors in plain words (exit 2)', () => {
     expect(far.code).toBe(2);
     expect(far.stderr).toContain('unknown option --zzzzzzzz');
     expect(far.stderr).not.toContain('did you mean');
+    // Named once, as typed (not also as yargs' camel-case alias).
+    const hyphenated = await hk(dir, 'webhook', 'subscribe', 'x', '--max-run-per-hour', '3');
+    expect(hyphenated.stderr).toBe("error: unknown option --max-run-per-hour; did you mean --max-runs-per-hour?\nRun with --help for usage and an example.\n");
+  });
+
+  test('an unknown command or a stray argument is named as such, not as an option', async () => {
+    const bogus = await hk(dir, 'bogus');
+    expect([bogus.code, bogus.stderr]).toEqual([2, expect.stringContaining("unknown command 'bogus': the commands are webhook, secrets, status, serve, console, completion")]);
+    const extra = await hk(dir, 'webhook', 'list', 'extra');
+    expect([extra.code, extra.stderr]).toEqual([2, expect.stringContaining("unexpected argument 'extra' for webhook list")]);
+    expect(extra.stderr).not.toContain('--extra');
+  });
+
+  test('an option that takes one value, given twice, is refused instead of dropped', async () => {
+    const twice = await hk(dir, 'webhook', 'subscribe', 'twice', '--events', 'push', '--prompt', 'first', '--prompt', 'second');
+    expect([twice.code, twice.stderr]).toEqual([2, expect.stringContaining('--prompt was given 2 times; it takes one value: give it once')]);
+    expect((await hk(dir, 'webhook', 'show', 'twice')).code).toBe(1);
+    const description = await hk(dir, 'webhook', 'subscribe', 'twice', '--events', 'push', '--description', 'a', '--description', 'b');
+    expect(description.stderr).toContain('--description was given 2 times');
+    // Options that take several values still take them by repetition.
+    expect((await hk(dir, 'webhook', 'subscribe', 'many', '--events', 'push', '--events', 'issues,pull_request', '--deliver', 'log', '--deliver', 'log')).code).toBe(0);
   });
 
   test('serve --port abc is a usage error with a readable message, before anything starts', async () => {
