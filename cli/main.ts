@@ -141,10 +141,11 @@ function webhookCommands(y: Argv): Argv {
       .option('limit', { type: 'number', default: 20, describe: 'how many, newest first' })
       .option('json', { type: 'boolean', describe: 'print a JSON array (with --follow: one JSON object per line)' })
       .option('before', { type: 'string', describe: 'only events older than this event id (the next page)' })
-      .option('status', { type: 'string', choices: ['held', 'queued', 'processing', 'delivered', 'suppressed', 'failed', 'superseded', 'rate_limited', 'over_budget', 'abandoned'], describe: 'only events in this status' })
+      .option('status', { type: 'string', choices: ['held', 'queued', 'processing', 'delivered', 'suppressed', 'failed', 'superseded', 'rate_limited', 'over_budget', 'abandoned', 'filtered'], describe: 'only events in this status (filtered: requests its payload filters turned away)' })
       .option('follow', { alias: 'f', type: 'boolean', describe: 'keep running and print new events and status changes as they happen' })
       .check((a) => {
         if (!Number.isInteger(a.limit) || (a.limit as number) < 1 || (a.limit as number) > 1000) throw new Error('--limit must be a whole number from 1 to 1000');
+        if (a.follow && a.status === 'filtered') throw new Error('--follow does not follow --status filtered (requests turned away are in the request log): use hookagent webhook requests --outcome filtered');
         return true;
       })
       .example('$0 webhook events pr-review --limit 5', '')
@@ -174,7 +175,7 @@ function webhookCommands(y: Argv): Argv {
       .option('json', { type: 'boolean', describe: 'print a JSON array' })
       .check((a) => {
         if (!Number.isInteger(a.limit) || (a.limit as number) < 1 || (a.limit as number) > 1000) throw new Error('--limit must be a whole number from 1 to 1000');
-        if (a.endpoint !== undefined && !/^(github|gitlab|unknown|custom\/[a-z0-9][a-z0-9_-]{0,62})$/.test(String(a.endpoint))) throw new Error('--endpoint must be github, gitlab, custom/<name> or unknown (other paths)');
+        if (a.endpoint !== undefined && !/^(github|gitlab|unknown|custom\/\?|custom\/[a-z0-9][a-z0-9_-]{0,62})$/.test(String(a.endpoint))) throw new Error('--endpoint must be github, gitlab, custom/<name>, custom/? (custom names that are not valid subscription names) or unknown (other paths)');
         return true;
       })
       .example('$0 webhook requests --outcome filtered --limit 5', '')

@@ -38,7 +38,8 @@ function fixedRow(cells: string[], style: OutputStyle): string {
 export async function eventsCommand(ctx: CliContext, name: string, options: EventsOptions): Promise<void> {
   const stores = await ctx.openStores();
   try {
-    if (!(await stores.subscriptions.get(name))) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
+    // printEvents checks the name (a deleted subscription's events can still be listed); following needs a live one.
+    if (options.follow && !(await stores.subscriptions.get(name))) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
     const read = async () => (await stores.events.listBySubscription(name, Math.max(options.limit, 200)))
       .filter((r) => !options.status || r.status === options.status);
     if (!options.follow) return await printEvents(ctx, stores, name, options);

@@ -42,8 +42,15 @@ async function page(stores: Stores, name: string, limit: number, before: EventRe
 
 /** `webhook events <name>` without --follow: a page of events, and the command for the next one. */
 export async function printEvents(ctx: CliContext, stores: Stores, name: string, options: { limit: number; json: boolean; status?: string; before?: string }): Promise<void> {
-  const { limit, status } = options;
-  if (!(await stores.subscriptions.get(name))) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
+  const { limit } = options;
+  // `filtered` rows are requests the filters turned away (the request log), not stored events.
+  const onlyFiltered = options.status === 'filtered';
+  const status = onlyFiltered ? undefined : options.status;
+  if (!(await stores.subscriptions.get(name))) {
+    // A deleted subscription's event log stays 14 days (as `delete` says): it can still be listed.
+    if ((await stores.events.listBySubscription(name, 1)).length === 0) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
+    ctx.warn(`('${name}' was deleted; its events stay in the event log for 14 days.)`);
+  }
   let before: EventRecord | undefined;
   if (options.before !== undefined) {
     before = await stores.events.get(options.before, name);
@@ -54,14 +61,14 @@ export async function printEvents(ctx: CliContext, stores: Stores, name: string,
     const now = Date.now();
     await abandonUncommitted(stores.events, stores.dedup as Required<Pick<DedupStore, 'inspect'>>, name, { receivedBefore: now - DEFAULT_CLAIM_LEASE_MS, leaseMs: DEFAULT_CLAIM_LEASE_MS, now });
   }
-  const records = await page(stores, name, limit, before, status);
+  const records = onlyFiltered ? [] : await page(stores, name, limit, before, status);
   // On the first page, the requests its payload filters turned away (from the request log) too, newest first.
   const filtered = status || before ? [] : await filteredFor(stores, name, limit);
   type Row = { at: string; record?: EventRecord; filtered?: FilteredEvent };
   const merged = [...records.map((r): Row => ({ at: r.received_at, record: r })), ...filtered.map((f): Row => ({ at: f.received_at, filtered: f }))]
     .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0)).slice(0, limit);
   if (options.json) return ctx.out(JSON.stringify(merged.map((m) => (m.record ? eventJson(m.record) : filteredJson(m.filtered as FilteredEvent))), null, 2));
-  const which = status ? `${status} ` : '';
+  const which = options.status ? `${options.status} ` : '';
   if (merged.length === 0) return ctx.out(options.before ? `No earlier ${which}events for '${name}'.` : `No ${which}events recorded for '${name}' in the last 14 days.`);
   ctx.out(table(['RECEIVED', 'EVENT ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'DETAIL'], merged.map((m) => (m.record ? eventRow(m.record) : filteredRow(m.filtered as FilteredEvent)))));
   const last = records[records.length - 1];

@@ -5,7 +5,7 @@
 import type { Options } from 'yargs';
 import { HookError } from '../../functions/core/errors';
 import type { SettingsInput } from '../../functions/core/subscriptions/settings';
-import type { RequestOutcome, RequestRecord } from '../../functions/core/types';
+import type { CandidateVerdict, RequestOutcome, RequestRecord } from '../../functions/core/types';
 import { table } from '../output';
 import { withStores, type CliContext } from '../context';
 
@@ -44,7 +44,11 @@ function why(r: RequestRecord): string {
   if (r.message) return `${r.message}${r.count && r.count > 1 ? ` (×${r.count}: sampled)` : ''}`;
   const candidates = r.candidates ?? [];
   if (candidates.length === 0) return r.outcome === 'not_handled' ? 'no subscriptions' : '';
-  return candidates.map((c) => `${c.subscription}: ${c.matched ? 'yes' : 'no'} (${c.reason})`).join('; ');
+  // Subscriptions the event type reached come first (matched, filtered out, held): the
+  // answer to "why didn't it fire?" is among them; the rest never listened for this event.
+  const reached = (c: CandidateVerdict) => c.matched || !/^(event filters |no events)/.test(c.reason);
+  const ordered = [...candidates.filter(reached), ...candidates.filter((c) => !reached(c))];
+  return ordered.map((c) => `${c.subscription}: ${c.matched ? 'yes' : 'no'} (${c.reason})`).join('; ');
 }
 
 export async function requests(ctx: CliContext, query: { endpoint?: string; outcome?: string; limit: number }, json: boolean): Promise<void> {
@@ -58,6 +62,6 @@ export async function requests(ctx: CliContext, query: { endpoint?: string; outc
   if (records.length === 0) return ctx.out('No requests recorded in the last 7 days that match.');
   ctx.out(table(['RECEIVED', 'ENDPOINT', 'STATUS', 'OUTCOME', 'EVENT', 'DELIVERY ID', 'WHY'], records.map((r) => [
     r.received_at.slice(0, 19).replace('T', ' '), r.endpoint, String(r.status), r.outcome,
-    r.event ? (r.action ? `${r.event}.${r.action}` : r.event) : '-', (r.delivery_id ?? '-').slice(0, 40), why(r).slice(0, 160),
+    r.event ? (r.action ? `${r.event}.${r.action}` : r.event) : '-', (r.delivery_id ?? '-').slice(0, 40), why(r),
   ])));
 }

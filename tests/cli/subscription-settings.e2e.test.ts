@@ -153,5 +153,31 @@ describe('webhook requests and filtered events, with a running ingest holding th
     expect(events.map((e) => e.status)).toEqual(['filtered', 'queued']);
     expect(events[0]).toMatchObject({ delivery_id: 'draft-2', reason: expect.stringContaining('pull_request.draft is true') });
     expect((await hk(dir, 'webhook', 'events', 'reviews')).stdout).toContain('filtered');
+    const onlyFiltered = await hk(dir, 'webhook', 'events', 'reviews', '--status', 'filtered', '--json');
+    expect(JSON.parse(onlyFiltered.stdout).map((e: { status: string; delivery_id: string }) => [e.status, e.delivery_id])).toEqual([['filtered', 'draft-2']]);
+  });
+
+  test('requests: WHY is never cut when piped and names the subscriptions the event reached first; custom/? can be selected', async () => {
+    for (const name of ['alpha-subscription', 'bravo-subscription', 'charlie-subscription']) await hk(dir, 'webhook', 'subscribe', name, '--events', 'push');
+    await hk(dir, 'webhook', 'subscribe', 'zulu-review', '--events', 'pull_request', '--filter', 'number > 100');
+    await send('pull_request', { action: 'opened', number: 5, pull_request: { draft: true } }, 'gh', 'why-5');
+    const piped = await hk(dir, 'webhook', 'requests', '--outcome', 'filtered', '--limit', '1');
+    const why = piped.stdout.trim().split('\n')[1]!.split('\t')[6]!;
+    expect(why).toMatch(/^(reviews|zulu-review): no \(filter /);
+    expect(why).toContain('zulu-review: no (filter "number > 100" failed');
+    expect(why).toContain('charlie-subscription: no (event filters push do not match github:pull_request.opened)');
+    expect(why.length).toBeGreaterThan(160);
+    expect((await hk(dir, 'webhook', 'requests', '--endpoint', 'custom/?', '--json')).code).toBe(0);
+  });
+
+  test('events of a deleted subscription are still listed (its event log stays 14 days)', async () => {
+    await hk(dir, 'webhook', 'subscribe', 'gone', '--events', 'pull_request');
+    await send('pull_request', { action: 'opened', number: 6, pull_request: { draft: false } }, 'gh', 'gone-6');
+    expect((await hk(dir, 'webhook', 'delete', 'gone')).code).toBe(0);
+    const listed = await hk(dir, 'webhook', 'events', 'gone', '--json');
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual([expect.objectContaining({ delivery_id: 'gone-6' })]);
+    expect(listed.stderr).toContain("'gone' was deleted; its events stay in the event log for 14 days");
+    expect((await hk(dir, 'webhook', 'events', 'never-was')).code).toBe(1);
   });
 });
