@@ -123,6 +123,11 @@ function webhookCommands(y: Argv): Argv {
       .option('dry-run', { type: 'boolean', describe: 'run the real agent (provider, skills, tools) on the payload and print reply and transcript; nothing is delivered' })
       .option('json', { type: 'boolean', describe: 'with --dry-run: print a JSON object' })
       .conflicts('dry-run', 'send')
+      .check((a) => {
+        const wait = a.wait as number;
+        if (!Number.isFinite(wait) || wait < 0 || wait > 3600) throw new Error(`--wait must be a number of seconds from 0 to 3600 (got ${JSON.stringify(process.argv[process.argv.indexOf('--wait') + 1] ?? wait)})`);
+        return true;
+      })
       .example('$0 webhook test pr-review --dry-run --payload pr.json', '')
       .example('$0 webhook test pr-review --payload pr.json --event pull_request', '')
       .example('$0 webhook test pr-review --send', ''),

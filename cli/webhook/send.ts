@@ -6,7 +6,9 @@ import { randomUUID } from 'node:crypto';
 import { signHub, signStandardWebhooks } from '../../functions/core/auth/signatures';
 import { resolveConfig } from '../../functions/core/config/load';
 import { HookError } from '../../functions/core/errors';
+import { classifyEvent } from '../../functions/core/events/classify';
 import { eventOrigin } from '../../functions/core/events/known';
+import { selectSubscriptions } from '../../functions/core/ingest/select';
 import { splitSource } from '../../functions/core/events/filters';
 import type { EventRecord, Subscription } from '../../functions/core/types';
 import { loadDotEnv } from '../local/first-run';
@@ -60,6 +62,17 @@ async function buildSample(ctx: CliContext, subscription: Subscription, payloadO
   };
 }
 
+/** The other subscriptions a GitHub or GitLab endpoint would hand this sample to (ingest's own routing and filters). */
+async function alsoTaking(ctx: CliContext, sample: Sample, name: string): Promise<string[]> {
+  const source = sample.path === '/webhooks/github' ? 'github' : sample.path === '/webhooks/gitlab' ? 'gitlab' : undefined;
+  if (!source) return [];
+  const payload = JSON.parse(sample.body) as Record<string, unknown>;
+  const identity = classifyEvent(source, sample.headers, payload);
+  if (!identity) return [];
+  const all = await withStores(ctx, (stores) => stores.subscriptions.list());
+  return selectSubscriptions(all, source, identity.event, identity.action, payload).matched.map((s) => s.name).filter((n) => n !== name);
+}
+
 const FINAL = new Set(['delivered', 'suppressed', 'failed']);
 
 /** What the request log says about `name` for this delivery: the filter that failed, or why it was not a candidate. */
@@ -74,6 +87,10 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
   const sample = await buildSample(ctx, subscription, payload, event);
   // As `webhook test` says it: placeholders the stub lacks are then reported missing.
   if (sample.stub) ctx.warn(`note: no sample payload ships for this event: sending ${sample.body}; pass --payload <file|json> to send what your sender sends`);
+  const others = await alsoTaking(ctx, sample, name);
+  if (others.length > 0) {
+    ctx.warn(`note: ${sample.path} fans out to every subscription that matches: ${others.map((o) => `'${o}'`).join(', ')} will take this event too and deliver to their own targets`);
+  }
   let response: Response;
   try {
     response = await fetch(`${url}${sample.path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...sample.headers }, body: sample.body });

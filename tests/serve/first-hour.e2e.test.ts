@@ -116,6 +116,9 @@ describe('test --send and payload filters', () => {
     expect(taken.stdout).toContain('"subscriptions":["ready"]');
     expect(taken.stdout).toContain(`'drafts' did not take this event: filter "pull_request.draft == true" failed (pull_request.draft is false); it went to ready`);
     expect(taken.stdout).not.toContain('Still queued');
+    // Said before it is sent: /webhooks/github fans out, so testing one subscription runs the others that match.
+    expect(taken.stderr).toContain("note: /webhooks/github fans out to every subscription that matches: 'ready' will take this event too and deliver to their own targets");
+    expect((await runCli(['--config-dir', dir, 'webhook', 'test', 'drafts', '--send', '--url', serve.url, '--wait', 'abc'])).code).toBe(2);
 
     // Alone, the filtered sample is answered 200 ignored: the same explanation.
     expect((await runCli(['--config-dir', dir, 'webhook', 'delete', 'ready'])).code).toBe(0);
