@@ -22,6 +22,7 @@ import { SqsEventQueue } from '../functions/aws/sqs-queue';
 import { DynamoSubscriptionStore } from '../functions/aws/subscription-store';
 import { tableNamesForStage } from '../functions/aws/tables';
 import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_VISIBILITY_TIMEOUT_MS, openLocalRuntime } from '../functions/local/compose';
+import { localStoreStats, type LocalStoreStats } from '../functions/local/sqlite/stats';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3PayloadStore } from '../functions/aws/s3-payload-store';
 
@@ -45,6 +46,8 @@ export interface Stores {
   dedup?: DedupStore;
   /** Dead letters to list and redrive (issue 20); the AWS ones are reached through SQS. */
   deadLetters?: DeadLetterQueue;
+  /** Local only: the counts `hookagent status` shows. */
+  localStats?: () => LocalStoreStats;
   where: string;
   close(): Promise<void>;
 }
@@ -144,6 +147,7 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
     leases: runtime.leases,
     requests: runtime.requests,
     deadLetters: runtime.deadLetters,
+    localStats: () => localStoreStats(runtime.store, Date.now()),
     where: `the local store in ${dataDir(dir)}`,
     close: async () => runtime.close(),
   };

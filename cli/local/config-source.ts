@@ -76,6 +76,18 @@ export interface PublishedConfig {
   loaded_at: string;
   /** Why the newest version of the files was not taken, while serve keeps the older one. */
   rejected?: { fingerprint: string; reason: string };
+  /** Where it listens, once it does (`hookagent status` checks its /health there). */
+  url?: string;
+}
+
+/** What the serve running on this data dir published, if one runs. */
+export function runningServe(dataDir: string): PublishedConfig | undefined {
+  try {
+    const state = JSON.parse(readFileSync(join(dataDir, PUBLISHED), 'utf8')) as PublishedConfig;
+    return typeof state.pid === 'number' && alive(state.pid) ? state : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 const PUBLISHED = 'serve-config.json';

@@ -22,7 +22,7 @@ import { DynamoCounterStore } from '../../functions/aws/counter-store';
 import { createWorkerHandler } from '../../functions/worker/batch';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { dataDir, touch, wakeFile } from '../context';
-import { loadConfig, publishConfigState, watchConfig } from './config-source';
+import { loadConfig, publishConfigState, watchConfig, type PublishedConfig } from './config-source';
 import { ensureConfig, loadDotEnv } from './first-run';
 import { commandName } from '../invocation';
 import { secretWarnings } from '../setup-hints';
@@ -94,19 +94,24 @@ export async function serve(options: ServeOptions): Promise<void> {
 
   // config.yaml and .env apply without a restart; an invalid edit keeps what runs.
   let loadedAt = new Date().toISOString();
-  publishConfigState(data, { pid: process.pid, fingerprint: loaded.value.fingerprint, loaded_at: loadedAt });
+  let listeningOn: string | undefined;
+  const publish = (state: Omit<PublishedConfig, 'pid' | 'url'>) => publishConfigState(data, { pid: process.pid, ...state, ...(listeningOn ? { url: listeningOn } : {}) });
+  let published: Omit<PublishedConfig, 'pid' | 'url'> = { fingerprint: loaded.value.fingerprint, loaded_at: loadedAt };
+  publish(published);
   const configWatcher = watchConfig(options.configDir, environment, loaded.value.fingerprint, {
     onChange(next) {
       config = next.config;
       ingest = buildIngest(config);
       worker = buildWorker(config);
       loadedAt = new Date().toISOString();
-      publishConfigState(data, { pid: process.pid, fingerprint: next.fingerprint, loaded_at: loadedAt });
+      published = { fingerprint: next.fingerprint, loaded_at: loadedAt };
+      publish(published);
       logger.info('configuration reloaded', { config: join(options.configDir, 'config.yaml') });
       for (const warning of secretWarnings(config)) logger.warn(warning);
     },
     onRejected(fingerprint, reason) {
-      publishConfigState(data, { pid: process.pid, fingerprint: loaded.value.fingerprint, loaded_at: loadedAt, rejected: { fingerprint, reason } });
+      published = { fingerprint: loaded.value.fingerprint, loaded_at: loadedAt, rejected: { fingerprint, reason } };
+      publish(published);
       logger.error('the edited configuration is invalid; still serving with the previous one', { reason });
     },
   });
@@ -140,6 +145,8 @@ export async function serve(options: ServeOptions): Promise<void> {
 
   const address = server.address() as AddressInfo;
   const base = `http://${address.family === 'IPv6' ? `[${address.address}]` : address.address}:${address.port}`;
+  listeningOn = base;
+  publish(published);
   const active = (await subscriptionStore.list()).filter((s) => s.state === 'active').map((s) => s.name);
   out([
     `hookagent is listening on ${base}`,

@@ -21,8 +21,9 @@ function run(body: (argv: Args, ctx: ReturnType<typeof createContext>) => Promis
 
 /** `hookagent status`. */
 export function statusCommand(y: Argv): Argv {
-  return y.command('status', 'health of the deployed stage: URL, /health, queue, dead letters, missing secrets, config drift (exit 3 when something needs attention)', (c) => c
+  return y.command('status', 'health of the deployed stage (URL, /health, queue, dead letters, missing secrets, config drift) or, without one, of the local service (serve, /health, queue, dead letters, held events, missing secrets); exit 3 when something needs attention', (c) => c
     .option('json', { type: 'boolean', describe: 'print a JSON object' })
+    .example('$0 status', 'the local service (no aws section in config.yaml)')
     .example('$0 status --stage prod', '')
     .example('$0 status --stage prod --json', ''),
   run((a, ctx) => status(ctx, a, Boolean(a.json))));

@@ -1,5 +1,6 @@
 /**
- * `hookagent status [--json]`: is the deployed stage healthy? Its stack and URL, /health,
+ * `hookagent status [--json]`: is the deployed stage healthy? (Without a deployment: the
+ * local service, local-status.ts.) Its stack and URL, /health,
  * the queue's depth and oldest message, the dead-letter queue's depth, the secrets SSM is
  * missing, and whether the deployed config.yaml differs from the local one. Exit code 3
  * when something needs attention (see README, "Operations").
@@ -13,7 +14,8 @@ import { readFileSync } from 'node:fs';
 import { configPath } from '../../functions/core/config/file';
 import { HookError } from '../../functions/core/errors';
 import { ssmParameterName } from '../../functions/aws/ssm-names';
-import type { CliContext, GlobalOptions } from '../context';
+import { awsDeployment, type CliContext, type GlobalOptions } from '../context';
+import { collectLocalStatus, renderLocal } from './local-status';
 import { configReferences } from '../secrets';
 import { operationsTarget, stackName } from './deployment';
 
@@ -160,6 +162,12 @@ function render(report: StatusReport): string {
 }
 
 export async function status(ctx: CliContext, options: GlobalOptions, json: boolean): Promise<void> {
+  if (!awsDeployment(ctx.config, options)) {
+    const local = await collectLocalStatus(ctx);
+    ctx.out(json ? JSON.stringify(local, null, 2) : renderLocal(local));
+    if (local.attention.length > 0) process.exitCode = ATTENTION_EXIT_CODE;
+    return;
+  }
   const report = await collectStatus(ctx, options);
   ctx.out(json ? JSON.stringify(report, null, 2) : render(report));
   if (report.attention.length > 0) process.exitCode = ATTENTION_EXIT_CODE;

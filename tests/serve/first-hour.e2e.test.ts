@@ -141,3 +141,38 @@ describe('test --send and payload filters', () => {
     expect(debounced.stdout).toMatch(/Still queued after 1s \('later' debounces each subject for 30s before it runs\); see '(npx )?hookagent webhook events later'\./);
   }, 60_000);
 });
+
+describe('status of the local service (no aws section)', () => {
+  const { dir, start } = starterServe('hookagent-local-status-');
+
+  test('serve not running → exit 3; running: its URL, /health, queue, paused; an edit serve refused and a secret not set → exit 3', async () => {
+    writeFileSync(join(dir, 'config.yaml'), 'webhooks:\n  github: { secret: ${GITHUB_WEBHOOK_SECRET} }\n');
+    writeFileSync(join(dir, '.env'), 'GITHUB_WEBHOOK_SECRET=status-secret\n');
+    const down = await runCli(['--config-dir', dir, 'status']);
+    expect([down.code, down.stdout]).toEqual([3, expect.stringContaining('serve is not running: hookagent serve')]);
+    const serve = await start();
+    await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'quiet', '--events', 'push']);
+    await runCli(['--config-dir', dir, 'webhook', 'pause', 'quiet']);
+    const good = await runCli(['--config-dir', dir, 'status', '--json']);
+    expect(good.code).toBe(0);
+    expect(JSON.parse(good.stdout)).toMatchObject({
+      mode: 'local', serve: { running: true, url: serve.url, health: { ok: true, status: 200 }, config: 'current' },
+      queue: { waiting: 0, in_flight: 0 }, dead_letters: { depth: 0 }, held: 0, subscriptions: { total: 1, paused: ['quiet'] },
+      secrets: { referenced: ['GITHUB_WEBHOOK_SECRET'], missing: [] }, attention: [],
+    });
+    const text = await runCli(['--config-dir', dir, 'status']);
+    expect(text.stdout).toContain(`on ${serve.url}, configuration current`);
+    expect(text.stdout).toContain('held        0 (paused: quiet)');
+    expect(text.stdout).toContain('All good.');
+
+    // An edit naming a variable that is set nowhere: serve keeps its configuration, status says both.
+    writeFileSync(join(dir, 'config.yaml'), 'webhooks:\n  github: { secret: ${GITHUB_WEBHOOK_SECRET} }\ndelivery:\n  teamchat: { provider: slack, webhook_url: ${SLACK_WEBHOOK_URL} }\n');
+    await eventually(() => serve.output().includes('still serving with the previous one'), 'the refused reload');
+    const refused = await runCli(['--config-dir', dir, 'status', '--json']);
+    expect(refused.code).toBe(3);
+    const report = JSON.parse(refused.stdout) as { serve: { config: string }; secrets: { missing: string[] }; attention: string[] };
+    expect(report.serve.config).toBe('older than config.yaml/.env');
+    expect(report.secrets.missing).toEqual(['SLACK_WEBHOOK_URL']);
+    expect(report.attention).toEqual([expect.stringContaining('it refused the edited files'), expect.stringContaining('config.yaml references SLACK_WEBHOOK_URL, set neither in the environment nor in')]);
+  }, 60_000);
+});

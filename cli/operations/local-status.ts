@@ -1,0 +1,84 @@
+/**
+ * `hookagent status [--json]` without an AWS deployment: the local service at a glance
+ * (DESIGN §2.5). Is serve running on this config dir's data, does its /health answer, does
+ * it run the current configuration, what waits in the queue, what is dead-lettered or
+ * held, which `${VAR}` references have no value. Exit code 3 when something needs
+ * attention, as for a deployment.
+ */
+import { HookError } from '../../functions/core/errors';
+import type { LocalStoreStats } from '../../functions/local/sqlite/stats';
+import { dataDir, withStores, type CliContext } from '../context';
+import { runningServe, staleConfigNote } from '../local/config-source';
+import { loadDotEnv } from '../local/first-run';
+import { configReferences } from '../secrets';
+
+const HEALTH_TIMEOUT_MS = 2000;
+/** A message waiting longer than this while serve runs means the worker is stuck or far behind. */
+const STUCK_AFTER_S = 300;
+
+export interface LocalStatusReport {
+  mode: 'local';
+  config_dir: string;
+  data_dir: string;
+  serve: { running: boolean; pid: number | null; url: string | null; health: { ok: boolean; status: number | null; error?: string } | null; config: string | null };
+  queue: LocalStoreStats['queue'];
+  dead_letters: { depth: number };
+  held: number;
+  subscriptions: LocalStoreStats['subscriptions'];
+  secrets: { referenced: string[]; missing: string[] };
+  attention: string[];
+}
+
+async function health(url: string): Promise<NonNullable<LocalStatusReport['serve']['health']>> {
+  try {
+    const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
+    return { ok: response.status === 200, status: response.status };
+  } catch (error) {
+    return { ok: false, status: null, error: error instanceof Error ? error.message : String(error) };
+  }
+}
+
+export async function collectLocalStatus(ctx: CliContext): Promise<LocalStatusReport> {
+  const data = dataDir(ctx.configDir);
+  const stats = await withStores(ctx, async (stores) => {
+    if (!stores.localStats) throw new HookError('unsupported', `status has no local figures for ${stores.where}`);
+    return stores.localStats();
+  });
+  const serve = runningServe(data);
+  const checked = serve?.url ? await health(serve.url) : null;
+  const stale = serve ? staleConfigNote(ctx.configDir, data) : undefined;
+  // serve reads .env too: a reference set there is set.
+  const environment = { ...process.env };
+  loadDotEnv(ctx.configDir, environment);
+  const referenced = configReferences(ctx.config);
+  const missing = referenced.filter((name) => !environment[name]);
+  const attention: string[] = [];
+  if (!serve) attention.push('serve is not running: hookagent serve');
+  if (checked && !checked.ok) attention.push(`/health answered ${checked.status ?? checked.error}`);
+  if (stale) attention.push(stale);
+  if (stats.dead_letters > 0) attention.push(`${stats.dead_letters} dead letter(s): hookagent webhook dead-letters`);
+  if (serve && (stats.queue.oldest_message_age_seconds ?? 0) > STUCK_AFTER_S) attention.push(`the oldest queued message has waited ${stats.queue.oldest_message_age_seconds}s: hookagent webhook events <name> shows why`);
+  if (missing.length > 0) attention.push(`config.yaml references ${missing.join(', ')}, set neither in the environment nor in ${ctx.configDir}/.env`);
+  return {
+    mode: 'local', config_dir: ctx.configDir, data_dir: data,
+    serve: { running: Boolean(serve), pid: serve?.pid ?? null, url: serve?.url ?? null, health: checked, config: serve ? (stale ? 'older than config.yaml/.env' : 'current') : null },
+    queue: stats.queue, dead_letters: { depth: stats.dead_letters }, held: stats.held, subscriptions: stats.subscriptions,
+    secrets: { referenced, missing }, attention,
+  };
+}
+
+export function renderLocal(report: LocalStatusReport): string {
+  const { serve, queue, subscriptions } = report;
+  const lines = [
+    `local       ${report.data_dir}`,
+    `serve       ${serve.running ? `running (pid ${serve.pid})${serve.url ? ` on ${serve.url}` : ''}, configuration ${serve.config}` : 'not running'}`,
+    `health      ${serve.health ? (serve.health.ok ? 'ok' : `NOT OK (${serve.health.status ?? serve.health.error})`) : '-'}`,
+    `queue       ${queue.waiting} waiting, ${queue.in_flight} in flight, oldest ${queue.oldest_message_age_seconds === null ? '-' : `${queue.oldest_message_age_seconds}s`}`,
+    `dead letters ${report.dead_letters.depth}`,
+    `held        ${report.held}${subscriptions.paused.length > 0 ? ` (paused: ${subscriptions.paused.join(', ')})` : ''}`,
+    `subscriptions ${subscriptions.total}`,
+    `secrets     ${report.secrets.missing.length === 0 ? `all ${report.secrets.referenced.length} set` : `missing ${report.secrets.missing.join(', ')}`}`,
+  ];
+  lines.push(report.attention.length === 0 ? 'All good.' : `Needs attention:\n${report.attention.map((a) => `  - ${a}`).join('\n')}`);
+  return lines.join('\n');
+}
