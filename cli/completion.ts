@@ -5,6 +5,10 @@
 export function prepareCompletion(args: string[], env: NodeJS.ProcessEnv = process.env): string[] {
   const at = args.indexOf('completion');
   const shell = at >= 0 ? args[at + 1] : undefined;
+  if (at >= 0 && shell !== undefined && !shell.startsWith('-') && shell !== 'bash' && shell !== 'zsh' && !args.includes('--get-yargs-completions')) {
+    // fish, powershell…: a bash script would not work there.
+    throw new UnsupportedShell(shell);
+  }
   if (at < 0 || (shell !== 'bash' && shell !== 'zsh')) return args;
   if (shell === 'zsh') env.SHELL = '/bin/zsh';
   else {
@@ -12,4 +16,10 @@ export function prepareCompletion(args: string[], env: NodeJS.ProcessEnv = proce
     delete env.ZSH_NAME;
   }
   return [...args.slice(0, at + 1), ...args.slice(at + 2)];
+}
+
+export class UnsupportedShell extends Error {
+  constructor(readonly shell: string) {
+    super(`completion supports bash and zsh, not '${shell}': hookagent completion bash >> ~/.bashrc, or hookagent completion zsh >> ~/.zshrc`);
+  }
 }

@@ -207,7 +207,14 @@ function secretsCommands(y: Argv): Argv {
 }
 
 export async function main(args: string[]): Promise<void> {
-  const cli = statusCommand(yargs(prepareCompletion(args)));
+  let prepared: string[];
+  try {
+    prepared = prepareCompletion(args);
+  } catch (error) {
+    process.stderr.write(`error: ${(error as Error).message}\n`);
+    process.exit(2);
+  }
+  const cli = statusCommand(yargs(prepared));
   await cli
     .scriptName('hookagent')
     .usage('$0 <command> [options]')

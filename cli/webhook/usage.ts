@@ -17,7 +17,14 @@ const UNITS: Record<string, number> = { m: 60_000, h: 3_600_000, d: 86_400_000, 
 export function parseSince(value: string, nowMs: number): number {
   const match = /^(\d+)\s*([mhdw])$/.exec(value.trim());
   if (match) return nowMs - Number(match[1]) * (UNITS[match[2] as string] as number);
-  const at = /^\d{4}-\d{2}-\d{2}/.test(value.trim()) ? Date.parse(value.trim()) : Number.NaN;
+  const date = /^(\d{4})-(\d{2})-(\d{2})/.exec(value.trim());
+  const at = date ? Date.parse(value.trim()) : Number.NaN;
+  // Date.parse rolls 2026-02-30 over to March 2: a day the month does not have is no date.
+  if (date && !Number.isNaN(at)) {
+    const [, y, m, d] = date.map(Number) as [number, number, number, number];
+    const day = new Date(Date.UTC(y, m - 1, d));
+    if (day.getUTCMonth() !== m - 1 || day.getUTCDate() !== d) throw new HookError('invalid_since', `--since '${value}': ${date[0]} is not a day of the calendar`);
+  }
   if (Number.isNaN(at)) throw new HookError('invalid_since', `--since '${value}' is neither a duration (7d, 24h, 90m, 2w) nor a date (2026-11-01, 2026-11-01T12:00:00Z)`);
   return at;
 }

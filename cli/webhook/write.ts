@@ -53,8 +53,10 @@ function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills'
   }
   if (prompt !== undefined && prompt !== '') subscription.prompt = prompt;
   else delete subscription.prompt;
+  // `--description ''` clears it, as an empty value clears the other fields.
   const description = fields.description ?? base.description;
   if (description) subscription.description = description;
+  else delete subscription.description;
   const channel = fields.channel ?? base.channel;
   if (channel) subscription.channel = channel;
   const chatId = fields.chatId ?? base.chat_id;

@@ -46,6 +46,17 @@ describe('usage errors in plain words (exit 2)', () => {
     expect(extra.stderr).not.toContain('--extra');
   });
 
+  test('usage --since refuses a day the month does not have instead of rolling it over; update --description \'\' clears it', async () => {
+    for (const day of ['2026-02-30', '2026-04-31']) {
+      const since = await hk(dir, 'webhook', 'usage', '--since', day);
+      expect([since.code, since.stderr]).toEqual([1, expect.stringContaining(`${day} is not a day of the calendar`)]);
+    }
+    expect((await hk(dir, 'webhook', 'usage', '--since', '2024-02-29')).code).toBe(0);
+    await hk(dir, 'webhook', 'subscribe', 'described', '--events', 'push', '--description', 'hello');
+    expect((await hk(dir, 'webhook', 'update', 'described', '--description', '')).code).toBe(0);
+    expect(JSON.parse((await hk(dir, 'webhook', 'show', 'described', '--json')).stdout).description).toBeNull();
+  });
+
   test('an option that takes one value, given twice, is refused instead of dropped', async () => {
     const twice = await hk(dir, 'webhook', 'subscribe', 'twice', '--events', 'push', '--prompt', 'first', '--prompt', 'second');
     expect([twice.code, twice.stderr]).toEqual([2, expect.stringContaining('--prompt was given 2 times; it takes one value: give it once')]);

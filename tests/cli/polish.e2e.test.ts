@@ -59,6 +59,9 @@ test('completion prints a bash or zsh script that yargs answers through', async 
   expect(words.stdout.split('\n')).toEqual(expect.arrayContaining(['subscribe', 'events', 'replay']));
   const top = await runCli(['--get-yargs-completions', 'hookagent', ''], { SHELL: '/bin/bash' });
   expect(top.stdout.split('\n')).toEqual(expect.arrayContaining(['webhook', 'console', 'serve']));
+  // A shell it has no script for is a usage error, not a bash script fish cannot read.
+  const fish = await runCli(['completion', 'fish']);
+  expect([fish.code, fish.stdout, fish.stderr]).toEqual([2, '', expect.stringContaining("completion supports bash and zsh, not 'fish'")]);
 });
 
 describe('output', () => {
