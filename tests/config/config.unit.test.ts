@@ -154,6 +154,17 @@ describe('configuration errors name the key path and what to write', () => {
     expect(invalid('aws: { region: eu-west-1 }').issues[0]).toEqual({ path: 'aws.stage', message: 'is required here' });
   });
 
+  test('every error at once: a schema error does not hide the duration, size and address errors', () => {
+    expect(invalid('agent: { provider: foo, timeout: abc }').issues).toEqual([
+      { path: 'agent.provider', message: 'must be one of: echo, bedrock, openai, anthropic' },
+      { path: 'agent.timeout', message: expect.stringContaining('must be a duration') },
+    ]);
+    const many = invalid('agent: { max_steps: 0, timeout: abc }\nwebhooks: { max_payload_size: 1XB, allowed_ips: [10.0.0.0/99] }\n').issues.map((i) => i.path);
+    expect(many.sort()).toEqual(['agent.max_steps', 'agent.timeout', 'webhooks.allowed_ips[0]', 'webhooks.max_payload_size']);
+    // A key the schema refused is named once, and wrong types do not break the second pass.
+    expect(invalid('agent: { max_steps: "eight", timeout: [1] }\nwebhooks: []\n').issues.filter((i) => i.path === 'webhooks')).toHaveLength(1);
+  });
+
   test('durations and URLs', () => {
     expect(invalid('delivery: { timeout: soon }').issues[0]).toMatchObject({ path: 'delivery.timeout' });
     expect(invalid('webhooks: { public_url: "not a url" }').issues[0]).toMatchObject({ path: 'webhooks.public_url' });

@@ -7,7 +7,7 @@
 import * as yaml from 'js-yaml';
 import { fail, ok, type Result } from '../errors';
 import { validateConfig as validate } from './config-validator.generated';
-import { configError, literalSecretIssues, schemaIssues, type ConfigError } from './issues';
+import { configError, literalSecretIssues, schemaIssues, type ConfigError, type ConfigIssue } from './issues';
 import { normalise } from './normalise';
 import type { RawConfig } from './raw';
 import { protectReferences, restoreReferences } from './references';
@@ -45,7 +45,20 @@ export function parseConfig(text: string): Result<Config, ConfigError> {
   }
   const raw = restoreReferences(document) as Record<string, unknown>;
   const secretIssues = literalSecretIssues(raw, '');
-  if (!validate(raw)) return fail(configError([...schemaIssues(validate.errors ?? []), ...secretIssues]));
+  if (!validate(raw)) {
+    // Every error at once: the value checks the schema leaves to normalise (durations,
+    // sizes, addresses) too, where they can run on what the schema refused; a key the
+    // schema already named is not named twice.
+    const schema = schemaIssues(validate.errors ?? []);
+    const more: ConfigIssue[] = [];
+    try {
+      normalise(raw as RawConfig, more);
+    } catch {
+      // Values of the wrong type reach normalise here: what it could check is reported.
+    }
+    const named = new Set(schema.map((issue) => issue.path));
+    return fail(configError([...schema, ...more.filter((issue) => !named.has(issue.path)), ...secretIssues]));
+  }
   const issues = [...secretIssues];
   // The schema held: the document has the type the schema describes (raw.ts).
   const config = normalise(raw as RawConfig, issues);
