@@ -119,15 +119,15 @@ describe('hookagent status', () => {
     expect(report.attention).toEqual(expect.arrayContaining([expect.stringContaining('2 dead letter(s)'), '/health answered 503']));
   }, 60_000);
 
-  test('a stage that is not deployed, and no stage at all: exit 1 with what to do', async () => {
+  test('a stage that is not deployed: exit 1 with what to do; no stage at all: the local service (DESIGN §2.5)', async () => {
     healthy();
     const missing = await cli('--stage', 'qa', 'status');
     expect(missing.code).toBe(1);
     expect(missing.stderr).toContain("The stage 'qa' is not deployed in eu-west-1 (no stack hookagent-qa): npx osls deploy --stage qa");
     const local = mkdtempSync(join(tmpdir(), 'hookagent-ops-local-'));
     const none = await runCli(['--config-dir', local, 'status'], env());
-    expect(none.code).toBe(1);
-    expect(none.stderr).toContain('pass --stage');
+    expect([none.code, none.stdout]).toEqual([3, expect.stringContaining('serve is not running: hookagent serve')]);
+    expect(none.stderr).toBe('');
   }, 60_000);
 });
 
