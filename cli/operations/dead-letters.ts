@@ -9,6 +9,7 @@ import { HookError } from '../../functions/core/errors';
 import { describeBody, redriveDeadLetters, type DeadLetter, type DeadLetterQueue } from '../../functions/core/operations/dead-letters';
 import { SqsDeadLetterQueue } from '../../functions/aws/sqs-dead-letter-queue';
 import { awsDeployment, withStores, type CliContext, type GlobalOptions, type Stores } from '../context';
+import { table } from '../output';
 import { deadLetterQueueName, queueName, queueUrl } from './deployment';
 
 const EVENT_ID = /^evt_[0-9a-z_]{1,60}$/;
@@ -52,10 +53,11 @@ export async function listDeadLetters(ctx: CliContext, options: GlobalOptions, j
       const letters = await dead.list();
       if (json) return ctx.out(JSON.stringify(letters.map(({ body: _body, ...rest }) => rest), null, 2));
       if (letters.length === 0) return ctx.out(`No dead letters in ${stores.where}.`);
-      for (const l of letters) {
-        ctx.out(`${l.dead_at ?? '-'}  ${l.event_id ?? `(malformed message ${l.id})`}  ${l.subscription ?? '-'}  receives=${l.receive_count}  ${l.reason}`);
-      }
-      ctx.out(`${letters.length} dead letter(s). 'hookagent webhook redrive' moves them back to the queue (all, or by event id).`);
+      // A table like the other lists (tab-separated when piped); the hint goes to stderr.
+      ctx.out(table(['DEAD AT', 'EVENT ID', 'SUBSCRIPTION', 'RECEIVES', 'REASON'], letters.map((l) => [
+        l.dead_at ?? '-', l.event_id ?? `(malformed message ${l.id})`, l.subscription ?? '-', String(l.receive_count), l.reason,
+      ])));
+      ctx.warn(`${letters.length} dead letter(s). 'hookagent webhook redrive' moves them back to the queue (all, or by event id).`);
     } finally {
       dead.close();
     }

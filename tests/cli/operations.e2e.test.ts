@@ -176,8 +176,11 @@ describe('hookagent webhook dead-letters / redrive', () => {
     // Listing made them visible again at once.
     expect(options.queues[dlqUrl()]!.every((m) => (m.hiddenUntil ?? 0) <= Date.now())).toBe(true);
     const text = await cli('webhook', 'dead-letters');
-    expect(text.stdout).toContain('evt_dead_1  alerts  receives=2  provider_auth: refused');
-    expect(text.stdout).toContain('(malformed message d2)');
+    // Piped: a header and one tab-separated row per letter; the hint on stderr.
+    const [header, ...rows] = text.stdout.trim().split('\n');
+    expect(header).toBe('DEAD AT\tEVENT ID\tSUBSCRIPTION\tRECEIVES\tREASON');
+    expect(rows.map((r) => r.split('\t').slice(1))).toEqual([['evt_dead_1', 'alerts', '2', 'provider_auth: refused'], ['(malformed message d2)', '-', '2', 'the queue gave up after 5 receives']]);
+    expect(text.stderr).toContain("2 dead letter(s). 'hookagent webhook redrive' moves them back");
     expectAllowedByCliPolicy();
   }, 60_000);
 
