@@ -98,11 +98,14 @@ test('429 that persists is a retryable provider_rate_limited; a retry-after too 
 
 test.each([
   [401, 'authentication_error', 'invalid x-api-key', 'provider_auth'],
+  [403, 'permission_error', 'key sk-ant-test may not use this model', 'provider_auth'],
   [400, 'invalid_request_error', 'max_tokens: field required', 'provider_request'],
   [404, 'not_found_error', 'model: claude-nope', 'provider_model'],
 ])('HTTP %p %s is permanent (%s)', async (status, type, text, code) => {
   script = [[status, { type: 'error', error: { type, message: text } }]];
-  await expect(run()).rejects.toMatchObject({ code, retryable: false, message: expect.stringContaining(text) });
+  // The API key, when echoed back, is masked in our error.
+  await expect(run()).rejects.toMatchObject({ code, retryable: false, message: expect.stringContaining(text.replace('sk-ant-test', '••••••')) });
+  await expect((script = [[status, { type: 'error', error: { type, message: text } }]], run())).rejects.toMatchObject({ message: expect.not.stringContaining('sk-ant-test') });
 });
 
 test('stop_reason max_tokens is retried once asking for a shorter answer; twice is agent_reply_truncated', async () => {

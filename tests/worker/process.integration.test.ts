@@ -145,6 +145,21 @@ test('a permanent failure is recorded with its message and dead-lettered at once
   expect(await processMessage(body, 2, deps)).toEqual({ kind: 'ack', status: 'failed' });
 });
 
+test('a failure whose text echoes a configured secret is recorded, logged and dead-lettered with it masked', async () => {
+  const key = 'sk-live-0123456789abcdef';
+  const token = 'xoxb-1234-5678-telltale';
+  const agent = new ScriptedAgent([new HookError('provider_auth', `invalid x-api-key: ${key} (also tried ${token})`)]);
+  const config = { agent: { provider: 'openai' as const, model: 'm', api_key: key, timeout_ms: 1000, max_steps: 4 }, delivery: { timeout_ms: 1000, codehost: {}, teamchat: { provider: 'slack' as const, bot_token: token, channel: '#c' } } };
+  const { deps, events, message, body, dead, logs } = await setup({ agent, config: config as unknown as WorkerDeps['config'] });
+  expect(await processMessage(body, 1, deps)).toEqual({ kind: 'ack', status: 'failed' });
+  const stored = JSON.stringify(await events.get(message.event_id, message.subscription));
+  for (const text of [stored, JSON.stringify(dead), logs.join('\n')]) {
+    expect(text).not.toContain(key);
+    expect(text).not.toContain(token);
+  }
+  expect(dead).toEqual([{ body, reason: 'provider_auth: invalid x-api-key: •••••• (also tried ••••••)' }]);
+});
+
 test('bad input: malformed message, deleted subscription, missing payload pointer, unknown target, invalid skill', async () => {
   const { deps, dead, configDir } = await setup();
   expect(await processMessage('{"not":"a message"}', 1, deps)).toEqual({ kind: 'ack', status: 'malformed' });

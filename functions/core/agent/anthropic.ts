@@ -12,6 +12,7 @@
 import { HookError } from '../errors';
 import type { ChatProvider, ProviderTurn, StopReason, ToolCall, Turn, TurnUsage } from './conversation';
 import { classifyHttpFailure } from './openai';
+import { redactSecrets } from '../redact';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -140,9 +141,9 @@ export function anthropicProvider(settings: AnthropicSettings): ChatProvider {
             continue;
           }
           const code = response.status === 429 ? 'provider_rate_limited' : 'provider_unavailable';
-          throw new HookError(code, `Anthropic answered ${response.status} (${errorMessage(text)}) after ${attempt + 1} attempts`, { retryable: true });
+          throw new HookError(code, `Anthropic answered ${response.status} (${redactSecrets(errorMessage(text), [settings.apiKey])}) after ${attempt + 1} attempts`, { retryable: true });
         }
-        if (!response.ok) throw classifyHttpFailure('Anthropic', response.status, errorMessage(text));
+        if (!response.ok) throw classifyHttpFailure('Anthropic', response.status, redactSecrets(errorMessage(text), [settings.apiKey]));
         let parsed: { content?: Array<{ type?: unknown; text?: unknown; id?: unknown; name?: unknown; input?: unknown }>; stop_reason?: unknown; usage?: unknown };
         try {
           parsed = JSON.parse(text) as typeof parsed;

@@ -5,6 +5,7 @@
  */
 import { HookError } from '../errors';
 import type { ChatProvider, ProviderTurn, StopReason, ToolCall, ToolSpec, Turn, TurnUsage } from './conversation';
+import { redactSecrets } from '../redact';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -114,7 +115,7 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
         throw new HookError('provider_unavailable', `Cannot reach ${settings.baseUrl}: ${error instanceof Error ? error.message : String(error)}`, { retryable: true });
       }
       const text = await response.text();
-      if (!response.ok) throw withRetryAfter(classifyHttpFailure('The model provider', response.status, providerMessage(text)), response.headers);
+      if (!response.ok) throw withRetryAfter(classifyHttpFailure('The model provider', response.status, redactSecrets(providerMessage(text), [settings.apiKey])), response.headers);
       let parsed: { usage?: unknown; choices?: Array<{ finish_reason?: unknown; message?: { content?: unknown; tool_calls?: Array<{ id?: unknown; function?: { name?: unknown; arguments?: unknown } }> } }> };
       try {
         parsed = JSON.parse(text) as typeof parsed;

@@ -29,6 +29,7 @@ import { RecordWriter, eventRecord, noteMessageBytes } from './record';
 import { runOf } from '../agent/run-record';
 import { recordAgentRun } from './agent-record';
 import { budgetRefusal } from './budget';
+import { redactSecrets, secretValuesOf } from '../redact';
 
 export { STORED_TEXT_CAP } from './record';
 
@@ -115,6 +116,14 @@ async function releaseLease(leases: LeaseStore, message: QueueMessage, holder: s
   }
 }
 
+/** The configuration's secret values, found once per configuration object. */
+const secretCache = new WeakMap<object, string[]>();
+function secretsOf(config: object): string[] {
+  let found = secretCache.get(config);
+  if (!found) secretCache.set(config, (found = secretValuesOf(config)));
+  return found;
+}
+
 /** One message under its lease: the record's transitions, the agent run, the fan-out. */
 async function processLeased(sent: QueueMessage, body: string, receiveCount: number, deps: WorkerDeps, logger: Logger): Promise<MessageOutcome> {
   const now = () => new Date(deps.clock.now()).toISOString();
@@ -154,12 +163,16 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
   // Written with the next transition (the prompt, as a rule) before anything slow runs.
   writer.stage({ status: 'processing', attempts: (writer.current.attempts ?? 0) + 1 });
 
-  const finalFailure = async (code: string, text: string): Promise<MessageOutcome> => {
+  // What a provider or target said can echo a credential: never recorded, logged or dead-lettered as is.
+  const secrets = secretsOf(deps.config);
+  const finalFailure = async (code: string, said: string): Promise<MessageOutcome> => {
+    const text = redactSecrets(said, secrets);
     logger.error('failed', { code, reason: text });
     await writer.save({ status: 'failed', error: { code, message: text } });
     return deadLetter(`${code}: ${text}`);
   };
-  const retryLater = async (code: string, text: string, retryAfterMs?: number): Promise<MessageOutcome> => {
+  const retryLater = async (code: string, said: string, retryAfterMs?: number): Promise<MessageOutcome> => {
+    const text = redactSecrets(said, secrets);
     if (receiveCount >= deps.maxReceiveCount) {
       // The queue moves the message to the dead-letter queue after this receive.
       const reason = `gave up after ${receiveCount} attempts: ${text}`;
