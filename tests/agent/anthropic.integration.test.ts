@@ -90,8 +90,12 @@ test('429 that persists is a retryable provider_rate_limited; a retry-after too 
   expect(server.requests).toHaveLength(3);
   server.requests.length = 0;
   script = [[429, { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } }, { 'retry-after': '3600' }]];
-  await expect(run()).rejects.toMatchObject({ code: 'provider_rate_limited', retryable: true });
+  // The wait asked for travels with the error: the queue paces the retry by it (as for OpenAI).
+  await expect(run()).rejects.toMatchObject({ code: 'provider_rate_limited', retryable: true, retryAfterMs: 3_600_000 });
   expect(server.requests).toHaveLength(1);
+  server.requests.length = 0;
+  script = [[529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, { 'retry-after': '60' }]];
+  await expect(run()).rejects.toMatchObject({ code: 'provider_unavailable', retryable: true, retryAfterMs: 60_000 });
   script = [[529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }], [529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }], [529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }]];
   await expect(run()).rejects.toMatchObject({ code: 'provider_unavailable', retryable: true, message: expect.stringContaining('overloaded_error') });
 });

@@ -135,13 +135,15 @@ export function anthropicProvider(settings: AnthropicSettings): ChatProvider {
         }
         const text = await response.text();
         if (response.status === 429 || response.status === 529) {
-          const delay = retryAfterMs(response.headers.get('retry-after')) ?? (settings.backoffMs ?? 1000) * 2 ** attempt;
+          const asked = retryAfterMs(response.headers.get('retry-after'));
+          const delay = asked ?? (settings.backoffMs ?? 1000) * 2 ** attempt;
           if (attempt < retries && delay <= (settings.maxWaitMs ?? 20_000)) {
             await wait(delay, signal);
             continue;
           }
           const code = response.status === 429 ? 'provider_rate_limited' : 'provider_unavailable';
-          throw new HookError(code, `Anthropic answered ${response.status} (${redactSecrets(errorMessage(text), [settings.apiKey])}) after ${attempt + 1} attempts`, { retryable: true });
+          // A wait longer than we wait in place is the queue's to keep (paced retry), as OpenAI's is.
+          throw new HookError(code, `Anthropic answered ${response.status} (${redactSecrets(errorMessage(text), [settings.apiKey])}) after ${attempt + 1} attempts`, { retryable: true, ...(asked !== undefined ? { retryAfterMs: asked } : {}) });
         }
         if (!response.ok) throw classifyHttpFailure('Anthropic', response.status, redactSecrets(errorMessage(text), [settings.apiKey]));
         let parsed: { content?: Array<{ type?: unknown; text?: unknown; id?: unknown; name?: unknown; input?: unknown }>; stop_reason?: unknown; usage?: unknown };
