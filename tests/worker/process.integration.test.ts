@@ -6,6 +6,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { DynamoEventLog } from '../../functions/aws/event-log';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { echoAgent, type Agent, type AgentRequest } from '../../functions/core/agent/agent';
+import { withRun, type AgentRun } from '../../functions/core/agent/run-record';
 import { isSilent } from '../../functions/core/agent/silent';
 import { logTarget } from '../../functions/core/delivery/log-target';
 import type { DeliveryOutcome, DeliveryTarget } from '../../functions/core/delivery/target';
@@ -143,6 +144,23 @@ test('a permanent failure is recorded with its message and dead-lettered at once
   expect(await events.get(message.event_id, message.subscription)).toMatchObject({ status: 'failed', error: { code: 'provider_auth', message: 'Incorrect API key provided' } });
   expect(dead).toEqual([{ body, reason: 'provider_auth: Incorrect API key provided' }]);
   expect(await processMessage(body, 2, deps)).toEqual({ kind: 'ack', status: 'failed' });
+});
+
+test('tokens of a run that failed after spending them add to the retry\'s: the record\'s usage is what the budget counted', async () => {
+  const usage = (input: number, output: number, cacheRead: number): AgentRun['usage'] => ({ provider: 'openai', model: 'm', input_tokens: input, output_tokens: output, cache_read_tokens: cacheRead, steps: 1 });
+  let call = 0;
+  const agent: Agent = {
+    async run() {
+      call += 1;
+      if (call === 1) throw withRun(new HookError('provider_rate_limited', 'slow down', { retryable: true }), { usage: usage(100, 10, 40), transcript: [] });
+      return { text: 'answer', steps: 1, refusedTools: [], run: { usage: usage(50, 5, 0), transcript: [] } };
+    },
+  };
+  const { deps, events, message, body } = await setup({ agent });
+  expect(await processMessage(body, 1, deps)).toMatchObject({ kind: 'retry' });
+  expect((await events.get(message.event_id, message.subscription))?.usage).toMatchObject({ input_tokens: 100, output_tokens: 10 });
+  expect(await processMessage(body, 2, deps)).toEqual({ kind: 'ack', status: 'delivered' });
+  expect((await events.get(message.event_id, message.subscription))?.usage).toEqual({ provider: 'openai', model: 'm', input_tokens: 150, output_tokens: 15, cache_read_tokens: 40, steps: 2 });
 });
 
 test('a failure whose text echoes a configured secret is recorded, logged and dead-lettered with it masked', async () => {

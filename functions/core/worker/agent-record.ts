@@ -8,7 +8,7 @@ import { storeTranscript } from '../agent/transcript-store';
 import { describeError } from '../errors';
 import type { Logger } from '../log';
 import type { Clock, CounterStore, PayloadStore } from '../ports';
-import type { EventRecord, QueueMessage } from '../types';
+import type { AgentUsage, EventRecord, QueueMessage } from '../types';
 import { chargeBudget } from './budget';
 
 export interface RunRecordDeps {
@@ -18,10 +18,15 @@ export interface RunRecordDeps {
   logger: Logger;
 }
 
-export async function recordAgentRun(deps: RunRecordDeps, message: QueueMessage, run: AgentRun | undefined): Promise<Partial<EventRecord>> {
+/**
+ * `earlier`: what the event's earlier attempts used (a run that failed after spending
+ * tokens, then retried). The record keeps the sum, as the daily budget counts every
+ * attempt: `webhook usage` and the budget then agree. Provider and model are the latest run's.
+ */
+export async function recordAgentRun(deps: RunRecordDeps, message: QueueMessage, run: AgentRun | undefined, earlier?: AgentUsage): Promise<Partial<EventRecord>> {
   if (!run) return {};
   const log = { event_id: message.event_id, subscription: message.subscription };
-  const changes: Partial<EventRecord> = { usage: run.usage };
+  const changes: Partial<EventRecord> = { usage: earlier ? addUsage(earlier, run.usage) : run.usage };
   // Side by side: two independent writes (in the local store, one transaction).
   await Promise.all([
     chargeBudget(deps.counters, message.subscription, run.usage, deps.clock.now()).catch((error: unknown) => {
@@ -38,4 +43,15 @@ export async function recordAgentRun(deps: RunRecordDeps, message: QueueMessage,
     cache_read_tokens: run.usage.cache_read_tokens ?? 0, cache_write_tokens: run.usage.cache_write_tokens ?? 0, steps: run.usage.steps,
   });
   return changes;
+}
+
+function addUsage(a: AgentUsage, b: AgentUsage): AgentUsage {
+  const sum = (x: number | undefined, y: number | undefined) => (x ?? 0) + (y ?? 0);
+  const cacheRead = sum(a.cache_read_tokens, b.cache_read_tokens);
+  const cacheWrite = sum(a.cache_write_tokens, b.cache_write_tokens);
+  const tools = [...(a.tool_calls ?? []), ...(b.tool_calls ?? [])];
+  return {
+    ...b, input_tokens: a.input_tokens + b.input_tokens, output_tokens: a.output_tokens + b.output_tokens, steps: a.steps + b.steps,
+    ...(cacheRead ? { cache_read_tokens: cacheRead } : {}), ...(cacheWrite ? { cache_write_tokens: cacheWrite } : {}), ...(tools.length > 0 ? { tool_calls: tools } : {}),
+  };
 }
