@@ -46,15 +46,16 @@ export async function dryRun(ctx: CliContext, name: string, payloadOption: strin
     v: 1, event_id: 'evt_dry_run', subscription: name, source, event, ...(action ? { action } : {}),
     delivery_id: 'dry-run', received_at: new Date().toISOString(), payload,
   };
-  const agent = createAgent(config.agent, config.delivery, config.aws?.region);
+  // As the worker runs it: the subscription's model, max steps and timeout over the configuration's.
+  const agent = createAgent({ ...config.agent, ...(subscription.model ? { model: subscription.model } : {}) }, config.delivery, config.aws?.region);
   const maxTokens = subscription.max_tokens ?? config.agent.max_tokens;
   let reply: string | undefined;
   let run: AgentRun | undefined;
   let failure: HookError | undefined;
   try {
     const result = await agent.run({
-      system: systemPrompt(skills), prompt: fencePrompt(rendered.text), rendered: rendered.text, allowedTools: [...new Set(skills.flatMap((s) => s.tools))],
-      timeoutMs: config.agent.timeout_ms, maxSteps: config.agent.max_steps, ...(maxTokens ? { maxTokens } : {}), message, payload,
+      system: systemPrompt(skills), prompt: fencePrompt(rendered), rendered: rendered.text, allowedTools: [...new Set(skills.flatMap((s) => s.tools))],
+      timeoutMs: subscription.timeout_ms ?? config.agent.timeout_ms, maxSteps: subscription.max_steps ?? config.agent.max_steps, ...(maxTokens ? { maxTokens } : {}), message, payload,
     });
     reply = result.text;
     run = result.run;

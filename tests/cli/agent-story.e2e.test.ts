@@ -145,6 +145,17 @@ test('`webhook test --dry-run` runs the real agent and prints reply and transcri
   const empty = await hk('webhook', 'test', 'alerts', '--dry-run', '--json', '--payload', JSON.stringify(alert));
   expect(empty.code).toBe(1);
   expect(JSON.parse(empty.stdout)).toMatchObject({ reply: null, would_post: false, delivered: false, error: { code: 'agent_reply_empty' }, usage: { input_tokens: 50 } });
+
+  // As a real run runs it: the subscription's own model, and its template's text outside the untrusted-data fence.
+  expect((await hk('webhook', 'update', 'alerts', '--model', 'claude-special')).code).toBe(0);
+  anthropic.requests.length = 0;
+  script = [() => message([{ type: 'text', text: 'ok' }], 'end_turn', { input_tokens: 5, output_tokens: 1 })];
+  expect((await hk('webhook', 'test', 'alerts', '--dry-run', '--payload', JSON.stringify(alert))).code).toBe(0);
+  const sent = JSON.parse(anthropic.requests[0]!.body) as { model: string; messages: Array<{ content: string | Array<{ text?: string }> }> };
+  expect(sent.model).toBe('claude-special');
+  const user = JSON.stringify(sent.messages[0]!.content);
+  expect(user).toMatch(/Alert <untrusted-data-[^>]+>DiskRunningFull<\/untrusted-data-/);
+  expect((await hk('webhook', 'update', 'alerts', '--model', '')).code).toBe(0);
 }, 60_000);
 
 test('bad input: unknown event, bad --since, bad --max-tokens are clear errors', async () => {

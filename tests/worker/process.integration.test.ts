@@ -148,12 +148,13 @@ test('a permanent failure is recorded with its message and dead-lettered at once
 
 test('tokens of a run that failed after spending them add to the retry\'s: the record\'s usage is what the budget counted', async () => {
   const usage = (input: number, output: number, cacheRead: number): AgentRun['usage'] => ({ provider: 'openai', model: 'm', input_tokens: input, output_tokens: output, cache_read_tokens: cacheRead, steps: 1 });
+  const transcript: AgentRun['transcript'] = { v: 1, provider: 'openai', system_sha256: '', user: '', steps: [] };
   let call = 0;
   const agent: Agent = {
     async run() {
       call += 1;
-      if (call === 1) throw withRun(new HookError('provider_rate_limited', 'slow down', { retryable: true }), { usage: usage(100, 10, 40), transcript: [] });
-      return { text: 'answer', steps: 1, refusedTools: [], run: { usage: usage(50, 5, 0), transcript: [] } };
+      if (call === 1) throw withRun(new HookError('provider_rate_limited', 'slow down', { retryable: true }), { usage: usage(100, 10, 40), transcript });
+      return { text: 'answer', steps: 1, refusedTools: [], run: { usage: usage(50, 5, 0), transcript } };
     },
   };
   const { deps, events, message, body } = await setup({ agent });
