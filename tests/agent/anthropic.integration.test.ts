@@ -127,7 +127,7 @@ test('stop_reason max_tokens is retried once asking for a shorter answer; twice 
 
   script = [[200, message([{ type: 'text', text: 'long' }], 'max_tokens')], [200, message([{ type: 'text', text: 'still long' }], 'max_tokens')]];
   const error = await run({ maxTokens: 50 }).catch((e: unknown) => e);
-  expect(error).toMatchObject({ code: 'agent_reply_truncated', retryable: false, message: expect.stringContaining('(50, agent.max_tokens)') });
+  expect(error).toMatchObject({ code: 'agent_reply_truncated', retryable: false, message: expect.stringContaining("(50: the subscription's --max-tokens, else agent.max_tokens)") });
 });
 
 test('stop_reason refusal is agent_reply_filtered; an empty end_turn is agent_reply_empty', async () => {

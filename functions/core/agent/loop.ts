@@ -48,7 +48,7 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
       }
       if (turn.stop === 'max_tokens') {
         if (retriedShorter) {
-          throw new HookError('agent_reply_truncated', `The model's reply was cut at the token limit${request.maxTokens ? ` (${request.maxTokens}, agent.max_tokens)` : ''}, also when asked to be shorter; nothing was posted`);
+          throw new HookError('agent_reply_truncated', `The model's reply was cut at the token limit${request.maxTokens ? ` (${request.maxTokens}: the subscription's --max-tokens, else agent.max_tokens)` : ''}, also when asked to be shorter; nothing was posted`);
         }
         // One more call, beyond max_steps: the cut reply (and any half-written tool call) is dropped.
         retriedShorter = true;
@@ -86,10 +86,10 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
       conversation.push({ role: 'tool', results });
     }
   } catch (error) {
-    if (signal.aborted) throw withRun(new HookError('agent_timeout', `The agent did not finish within ${request.timeoutMs / 1000}s (agent.timeout)`, { retryable: true }), recorder.snapshot());
+    if (signal.aborted) throw withRun(new HookError('agent_timeout', `The agent did not finish within ${request.timeoutMs / 1000}s (the subscription's --timeout, else agent.timeout)`, { retryable: true }), recorder.snapshot());
     throw withRun(error, recorder.snapshot());
   }
-  throw withRun(new HookError('agent_max_steps', `The agent used all ${request.maxSteps} tool rounds (agent.max_steps) without answering`), recorder.snapshot());
+  throw withRun(new HookError('agent_max_steps', `The agent used all ${request.maxSteps} tool rounds (the subscription's --max-steps, else agent.max_steps) without answering`), recorder.snapshot());
 }
 
 /** An Agent over a provider and a set of tools. */
