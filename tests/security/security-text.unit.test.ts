@@ -25,6 +25,11 @@ describe('mentions', () => {
     ['```\n@dataclass\n```\n@after', `\`\`\`\n@dataclass\n\`\`\`\n@${Z}after`],
     ['~~~py\n@decorator\n~~~', '~~~py\n@decorator\n~~~'],
     ['@ alone, @-dash', '@ alone, @-dash'],
+    // Not fences in CommonMark, so what follows is text: a line that starts with a code span, and an indented ```.
+    ['```x``` is inline code\n@bob and @acme/security', `\`\`\`x\`\`\` is inline code\n@${Z}bob and @${Z}acme/security`],
+    ['Text.\n\n    ```\n\n@carol please look', `Text.\n\n    \`\`\`\n\n@${Z}carol please look`],
+    // Up to 3 spaces of indentation is a fence; a closing line holds only the fence.
+    ['   ```js\n@decorator\n``` not closing\n@still\n```\n@after', `   \`\`\`js\n@decorator\n\`\`\` not closing\n@still\n\`\`\`\n@${Z}after`],
   ])('%j → %j', (input, output) => {
     expect(neutraliseMentions(input)).toBe(output);
     expect(neutraliseMentions(output)).toBe(output);

@@ -14,7 +14,14 @@ export const MENTION_BREAK = '\u200b';
 
 /** `@` (or an entity for it) at a word start, followed by a name character. */
 const MENTION = /(^|[^A-Za-z0-9_])(@|&#0*64;|&#x0*40;|&commat;)(?=[A-Za-z0-9_])/gi;
-const FENCE = /^\s*(`{3,}|~{3,})/;
+/**
+ * A fence as CommonMark (GitHub's and GitLab's Markdown) reads it: at most 3 spaces of
+ * indentation, and a backtick fence's info string holds no backtick. "```x``` text" is a
+ * paragraph starting with a code span and "    ```" an indented code line: taking either
+ * for a fence would leave the mentions of every following line live.
+ */
+const FENCE_OPEN = /^ {0,3}(`{3,}(?=[^`]*$)|~{3,})/;
+const FENCE_CLOSE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
 /** An inline code span: a backtick run not escaped, the same run closing it. */
 const CODE_SPAN = /(?<!\\)(`+)(?!`)[^\n]*?(?<!`)\1(?!`)/g;
 
@@ -36,11 +43,12 @@ function neutraliseLine(line: string): string {
 export function neutraliseMentions(text: string): string {
   let fence: string | undefined;
   return text.split('\n').map((line) => {
-    const marker = FENCE.exec(line)?.[1];
     if (fence !== undefined) {
-      if (marker && marker[0] === fence[0] && marker.length >= fence.length) fence = undefined;
+      const closing = FENCE_CLOSE.exec(line)?.[1];
+      if (closing && closing[0] === fence[0] && closing.length >= fence.length) fence = undefined;
       return line;
     }
+    const marker = FENCE_OPEN.exec(line)?.[1];
     if (marker) {
       fence = marker;
       return line;
