@@ -140,9 +140,11 @@ describe('GitHub inline review', () => {
 describe('GitLab inline discussions', () => {
   test('a discussion with a position per finding; context lines carry both lines; a rejected position is folded, not failed', async () => {
     const mr = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'gitlab', 'merge_request.json'), 'utf8')) as Record<string, unknown>;
-    host.mrDiffs = [{ old_path: 'src/f.ts', new_path: 'src/f.ts', diff: PATCH, new_file: false, renamed_file: false, deleted_file: false }];
+    // GitLab's diff text ends with a newline: the empty piece after it is not a line of the hunk.
+    host.mrDiffs = [{ old_path: 'src/f.ts', new_path: 'src/f.ts', diff: `${PATCH}\n`, new_file: false, renamed_file: false, deleted_file: false }];
     const findings: Finding[] = [
       { path: 'src/f.ts', line: 12, side: 'RIGHT', severity: 'critical', body: 'Division by zero.' },
+      { path: 'src/f.ts', line: 15, side: 'RIGHT', severity: 'minor', body: 'One past the hunk.' },
       { path: 'src/f.ts', line: 10, side: 'RIGHT', severity: 'nit', body: 'Context.' },
       { path: 'README.md', line: 1, side: 'RIGHT', severity: 'minor', body: 'Elsewhere.' },
     ];
@@ -165,6 +167,7 @@ describe('GitLab inline discussions', () => {
     expect(JSON.parse(context.body).position).toMatchObject({ new_line: 10, old_line: 10 });
     const note = [...host.comments.entries()].find(([k]) => k.startsWith('/api/v4/'))![1][0]!.body;
     expect(note).toContain('`README.md` line 1: Elsewhere. _(outside the diff)_');
+    expect(note).toContain('`src/f.ts` line 15: One past the hunk. _(outside the diff)_');
     expect(note).toContain('Context. _(GitLab did not take the position (http_400))_');
   });
 });

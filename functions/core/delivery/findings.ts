@@ -67,18 +67,32 @@ export function commentableLines(patch: string | undefined): DiffLines {
   if (!patch) return lines;
   let oldLine = 0;
   let newLine = 0;
+  // What is left of the hunk on each side (its header's counts, 1 when omitted): past
+  // them a line is not the hunk's, such as the empty piece after GitLab's final newline.
+  let oldLeft = 0;
+  let newLeft = 0;
   for (const raw of patch.split('\n')) {
-    const hunk = /^@@ -(\d+)(?:,\d+)? \+(\d+)(?:,\d+)? @@/.exec(raw);
+    const hunk = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(raw);
     if (hunk) {
       oldLine = Number(hunk[1]);
-      newLine = Number(hunk[2]);
+      newLine = Number(hunk[3]);
+      oldLeft = hunk[2] === undefined ? 1 : Number(hunk[2]);
+      newLeft = hunk[4] === undefined ? 1 : Number(hunk[4]);
       continue;
     }
-    if (oldLine === 0 && newLine === 0) continue;
-    if (raw.startsWith('+')) lines.RIGHT.add(newLine++);
-    else if (raw.startsWith('-')) lines.LEFT.add(oldLine++);
-    else if (raw.startsWith('\\')) continue;
-    else {
+    if (raw.startsWith('\\')) continue;
+    if (raw.startsWith('+')) {
+      if (newLeft <= 0) continue;
+      newLeft -= 1;
+      lines.RIGHT.add(newLine++);
+    } else if (raw.startsWith('-')) {
+      if (oldLeft <= 0) continue;
+      oldLeft -= 1;
+      lines.LEFT.add(oldLine++);
+    } else {
+      if (oldLeft <= 0 || newLeft <= 0) continue;
+      oldLeft -= 1;
+      newLeft -= 1;
       lines.context.set(newLine, oldLine);
       lines.RIGHT.add(newLine++);
       lines.LEFT.add(oldLine++);
