@@ -115,6 +115,39 @@ describe('GitHub inline review', () => {
     expect(summary).toContain('Division by zero. _(GitHub did not take the inline review (http_422))_');
   });
 
+  test('a review GitHub created but answered 502 is found by its markers: neither posted again nor folded as refused', async () => {
+    const reply = withFindings('Verdict.', [FINDINGS[0] as Finding]);
+    let lost = true;
+    host.extra = (req, res) => {
+      if (!(lost && req.method === 'POST' && req.url.endsWith('/reviews'))) return false;
+      lost = false;
+      const created = JSON.parse(req.body) as { comments: Array<{ path: string; line: number; side: string; body: string }> };
+      host.reviews.push(created);
+      host.reviewComments.push(...created.comments);
+      sendJson(res, 502, { message: 'Bad Gateway' });
+      return true;
+    };
+    expect(await targets().codehost_comment.deliver(deliveryRequest(reply, 'evt_1'))).toMatchObject({ status: 'delivered' });
+    delete host.extra;
+    expect(host.reviews).toHaveLength(1);
+    const summary = host.comments.get('/repos/octo/widgets/issues/7')![0]!.body;
+    expect(summary).toContain('1 finding(s) are posted as inline comments');
+    expect(summary).not.toContain('did not take');
+    // A 502 before anything was created is tried again: one review.
+    host.reviews.length = 0;
+    host.reviewComments.length = 0;
+    let failed = false;
+    host.extra = (req, res) => {
+      if (failed || !(req.method === 'POST' && req.url.endsWith('/reviews'))) return false;
+      failed = true;
+      sendJson(res, 502, { message: 'Bad Gateway' });
+      return true;
+    };
+    expect(await targets().codehost_comment.deliver(deliveryRequest(reply, 'evt_2'))).toMatchObject({ status: 'delivered' });
+    delete host.extra;
+    expect(host.reviews).toHaveLength(1);
+  });
+
   test('record_finding refuses bad input and changes nothing by itself', async () => {
     const findings: Finding[] = [];
     const ctx = { message: message('e'), payload, delivery: settings(), signal: AbortSignal.timeout(1000), findings };

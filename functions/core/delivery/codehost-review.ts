@@ -18,6 +18,17 @@ export interface InlineResult {
 }
 
 type Obj = Record<string, unknown>;
+
+/** Tries of the one review request; between them, a look for what an earlier try posted. */
+const REVIEW_ATTEMPTS = 3;
+
+/** Whether a review comment carrying one of these findings' markers is on the pull request (the review is all or nothing). */
+async function postedAlready(client: CodehostClient, change: string, subscription: string, findings: Finding[]): Promise<boolean> {
+  const comments = await client.paginate<Obj>(`${change}/comments`, 3000);
+  if (!comments.ok) return false;
+  const markers = new Set(findings.map((f) => findingMarker(subscription, f)));
+  return comments.items.some((c) => [...(str(c.body).match(/<!-- hookagent-finding:[^>]* -->/g) ?? [])].some((m) => markers.has(m)));
+}
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
 export async function postInlineFindings(client: CodehostClient, subject: Subject, subscription: string, marker: string, findings: Finding[]): Promise<InlineResult> {
@@ -64,16 +75,27 @@ export async function postInlineFindings(client: CodehostClient, subject: Subjec
       const pr = await client.request(change);
       commit = pr.ok ? str((JSON.parse(pr.body) as { head?: Obj }).head?.sha) : undefined;
     }
-    const review = await client.request(`${change}/reviews`, {
-      method: 'POST', attempts: 1,
-      body: {
-        ...(commit ? { commit_id: commit } : {}), event: 'COMMENT',
-        body: `hookagent: ${inline.length} finding(s) on changed lines.\n\n${marker}`,
-        comments: inline.map((f) => ({ path: f.path, line: f.line, side: f.side, body: findingBody(subscription, f) })),
-      },
-    });
-    if (review.ok) result.posted = inline.length;
-    else foldAll(inline, `GitHub did not take the inline review (${review.failure.code})`);
+    const body = {
+      ...(commit ? { commit_id: commit } : {}), event: 'COMMENT',
+      body: `hookagent: ${inline.length} finding(s) on changed lines.\n\n${marker}`,
+      comments: inline.map((f) => ({ path: f.path, line: f.line, side: f.side, body: findingBody(subscription, f) })),
+    };
+    // Never blindly again: after a 5xx or a lost answer, the review may exist (its comments carry the markers).
+    let failure: { code: string } | undefined;
+    for (let attempt = 0; attempt < REVIEW_ATTEMPTS; attempt++) {
+      if (attempt > 0 && (await postedAlready(client, change, subscription, inline))) {
+        result.posted = inline.length;
+        return result;
+      }
+      const review = await client.request(`${change}/reviews`, { method: 'POST', attempts: 1, body });
+      if (review.ok) {
+        result.posted = inline.length;
+        return result;
+      }
+      failure = review.failure;
+      if (!review.failure.retryable) break;
+    }
+    foldAll(inline, `GitHub did not take the inline review (${failure?.code ?? 'failed'})`);
     return result;
   }
 
