@@ -164,6 +164,11 @@ describe('GitHub comments', () => {
 
   test('an event with nothing to comment on is a permanent failure', async () => {
     expect(await deliver(request('github', 'star', example('star')))).toMatchObject({ status: 'failed', retryable: false, code: 'nothing_to_comment' });
+    // A deleted branch's push: the repository is there, the commit is not. Said so, not "no repository".
+    const deleted = { ...example('push'), after: '0'.repeat(40), head_commit: null, deleted: true };
+    expect(await deliver(request('github', 'push', deleted))).toMatchObject({
+      status: 'failed', retryable: false, code: 'nothing_to_comment', message: 'A GitHub push event names no pull request, issue or commit to comment on',
+    });
   });
 });
 

@@ -71,9 +71,20 @@ export function gitlabProjectPath(project: string): string {
 
 const hashKey = (text: string) => createHash('sha256').update(text).digest('hex').slice(0, 32);
 
-function githubSubject(event: string, p: Obj): Subject | undefined {
+function githubRepoOf(p: Obj): Pick<Subject, 'host' | 'repo'> | undefined {
   const repo = githubRepo(obj(p.repository)?.full_name);
-  if (!repo) return undefined;
+  return repo && { host: 'github', repo };
+}
+
+function gitlabProjectOf(p: Obj): Pick<Subject, 'host' | 'project'> | undefined {
+  const project = gitlabProject(obj(p.project)?.id) ?? gitlabProject(p.project_id) ?? gitlabProject(obj(p.project)?.path_with_namespace);
+  return project === undefined ? undefined : { host: 'gitlab', project };
+}
+
+function githubSubject(event: string, p: Obj): Subject | undefined {
+  const found = githubRepoOf(p);
+  if (!found) return undefined;
+  const repo = found.repo as NonNullable<Subject['repo']>;
   const base = { host: 'github' as const, repo };
   const pr = obj(p.pull_request);
   const issue = obj(p.issue);
@@ -104,7 +115,7 @@ function githubSubject(event: string, p: Obj): Subject | undefined {
 }
 
 function gitlabSubject(p: Obj): Subject | undefined {
-  const project = gitlabProject(obj(p.project)?.id) ?? gitlabProject(p.project_id) ?? gitlabProject(obj(p.project)?.path_with_namespace);
+  const project = gitlabProjectOf(p)?.project;
   if (!project) return undefined;
   const base = { host: 'gitlab' as const, project };
   const attributes = obj(p.object_attributes);
@@ -152,8 +163,14 @@ function alertSubject(p: Obj): Subject | undefined {
  */
 export function subjectOf(source: Source, event: string, payload: Obj, eventId: string): Subject {
   let found: Subject | undefined;
-  if (source === 'gitlab' || (source === 'custom' && typeof payload.object_kind === 'string')) found = gitlabSubject(payload);
-  else if (source === 'github' || (source === 'custom' && obj(payload.repository)?.full_name !== undefined)) found = githubSubject(event, payload);
+  // A valid repository or project whose event names no PR, issue or commit (a deleted branch's
+  // push) is still that host's: a comment then says it has no place, not that there is no repository.
+  const placeless = (subject: Pick<Subject, 'host' | 'repo' | 'project'> | undefined): Subject | undefined => subject && { ...subject, kind: 'other', key: `event:${eventId}` };
+  if (source === 'gitlab' || (source === 'custom' && typeof payload.object_kind === 'string')) {
+    found = gitlabSubject(payload) ?? placeless(gitlabProjectOf(payload));
+  } else if (source === 'github' || (source === 'custom' && obj(payload.repository)?.full_name !== undefined)) {
+    found = githubSubject(event, payload) ?? placeless(githubRepoOf(payload));
+  }
   if (!found && source === 'custom') found = alertSubject(payload);
   return found ?? { kind: 'other', key: `event:${eventId}` };
 }
