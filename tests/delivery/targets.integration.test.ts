@@ -71,11 +71,13 @@ describe('GitHub comments', () => {
   let api: LocalServer;
   let comments: Array<{ body: string; html_url: string }> = [];
   let failures: Array<[number, unknown, Record<string, string>?]> = [];
+  /** Answers for the writes only (POST/PATCH), after `failures`. */
+  let writeFailures: Array<[number, unknown, Record<string, string>?]> = [];
   let silent = false;
   beforeAll(async () => {
     api = await startLocalServer((req, res) => {
       if (silent) return;
-      const next = failures.shift();
+      const next = failures.shift() ?? (req.method === 'GET' ? undefined : writeFailures.shift());
       if (next) return sendJson(res, next[0], next[1], next[2]);
       if (req.method === 'GET') return sendJson(res, 200, comments);
       const created = { body: (JSON.parse(req.body) as { body: string }).body, html_url: `https://github.com/o/r/pull/1#issuecomment-${comments.length + 1}` };
@@ -87,6 +89,7 @@ describe('GitHub comments', () => {
   beforeEach(() => {
     comments = [];
     failures = [];
+    writeFailures = [];
     silent = false;
     waits.length = 0;
     api.requests.length = 0;
@@ -127,6 +130,14 @@ describe('GitHub comments', () => {
     failures = [[403, { message: 'API rate limit exceeded' }, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 3) }]];
     expect((await deliver(request('github', 'pull_request', example('pull_request')))).status).toBe('delivered');
     expect(waits[0]).toBeGreaterThan(1000);
+  });
+
+  test('a rate-limited comment POST is waited out in place (the marker searched again first), posted once', async () => {
+    writeFailures = [[429, { message: 'slow down' }, { 'retry-after': '3' }], [429, { message: 'slow down' }, { 'retry-after': '1' }]];
+    expect(await deliver(request('github', 'pull_request', example('pull_request')))).toMatchObject({ status: 'delivered' });
+    expect(waits).toEqual([3000, 1000]);
+    expect(comments).toHaveLength(1);
+    expect(api.requests.filter((r) => r.method === 'GET').length).toBeGreaterThanOrEqual(3);
   });
 
   test('a long rate-limit wait is left to the queue (retryable failure)', async () => {

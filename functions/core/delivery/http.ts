@@ -28,6 +28,9 @@ export type HttpResult = { ok: true; status: number; body: string; headers: Head
 
 export const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
+/** The longest rate-limit wait honoured in-process (beyond it, the queue's paced retry). */
+export const IN_PLACE_RATE_LIMIT_WAIT_MS = 15_000;
+
 /** The message of common JSON error bodies (`message`, `error`, `description`). */
 export function jsonMessage(body: string): string | undefined {
   try {
@@ -57,7 +60,7 @@ const failed = (code: string, message: string, retryable: boolean): HttpResult =
 export async function deliveryRequest(url: string, init: RequestInit, options: HttpOptions): Promise<HttpResult> {
   const attempts = options.attempts ?? 3;
   const sleep = options.sleep ?? realSleep;
-  const maxWait = options.maxWaitMs ?? 15_000;
+  const maxWait = options.maxWaitMs ?? IN_PLACE_RATE_LIMIT_WAIT_MS;
   let last: HttpResult = failed('delivery_failed', `${options.api}: no attempt made`, true);
   for (let attempt = 1; attempt <= attempts; attempt++) {
     let response: Response;
@@ -126,7 +129,14 @@ export async function postOnce(
     const existing = await find();
     if (existing) return existing;
     outcome = await post();
-    if (outcome.status === 'delivered' || !outcome.retryable || outcome.code === 'delivery_timeout' || outcome.code === 'rate_limited') return outcome;
+    if (outcome.status === 'delivered' || !outcome.retryable || outcome.code === 'delivery_timeout') return outcome;
+    if (outcome.code === 'rate_limited') {
+      // Waited out in place when the API asks for little (as reads are), the marker search first again; longer waits are the queue's.
+      const wait = outcome.retryAfterMs;
+      if (wait === undefined || wait > IN_PLACE_RATE_LIMIT_WAIT_MS || attempt === attempts) return outcome;
+      await (options.sleep ?? realSleep)(wait);
+      continue;
+    }
     if (attempt < attempts) await (options.sleep ?? realSleep)(backoff(attempt));
   }
   return outcome;
