@@ -66,6 +66,11 @@ function sinceParam(value: string | null): number | undefined {
   return at;
 }
 
+/** Whether a proxy forwarded the request (the headers proxies add for the client they forward). */
+function forwardedByProxy(req: IncomingMessage): boolean {
+  return req.headers['x-forwarded-for'] !== undefined || req.headers.forwarded !== undefined || req.headers['x-real-ip'] !== undefined;
+}
+
 export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, options: ConsoleOptions = {}): ConsoleHandler {
   const consoleOptions = options;
   const guard = new ConsoleGuard(options.authToken);
@@ -115,8 +120,9 @@ export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, 
       if (match) {
         const subscription = typeof options.subscription === 'string' ? options.subscription : undefined;
         const lines = await runUseCase(sources, { kind: 'replay', eventId: decodeURIComponent(match[1]!), ...(subscription ? { subscription } : {}) });
-        const eventIds = lines.map((line) => /^Queued (\S+)/.exec(line)?.[1]).filter((id): id is string => !!id);
-        consoleOptions.logger?.info('console replay', { event_id: decodeURIComponent(match[1]!), replays: eventIds, ...(subscription ? { subscription } : {}) });
+        // One entry per message line (null where the line names no new event): the page links each line to its own event.
+        const eventIds = lines.map((line) => /^(?:Queued|Held) (\S+)/.exec(line)?.[1] ?? null);
+        consoleOptions.logger?.info('console replay', { event_id: decodeURIComponent(match[1]!), replays: eventIds.filter((id) => id !== null), ...(subscription ? { subscription } : {}) });
         return json(res, 200, { status: 'ok', messages: lines, event_ids: eventIds });
       }
       return problem(res, 404, 'not_found', 'No such console action');
@@ -156,7 +162,9 @@ export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, 
     const url = new URL(req.url ?? '/', 'http://console.local');
     const path = url.pathname;
     if (path !== '/console' && !path.startsWith('/console/')) return false;
-    if (options.loopbackPeersOnly && !isLoopbackPeer(req.socket.remoteAddress)) return false;
+    // A proxy on this machine (nginx's proxy_pass to 127.0.0.1) makes every client a loopback
+    // peer: a request it forwarded is from elsewhere, whatever --trust-proxy says.
+    if (options.loopbackPeersOnly && (!isLoopbackPeer(req.socket.remoteAddress) || forwardedByProxy(req))) return false;
     try {
       if (loopbackHostsOnly && !hostIsLoopback(req)) return problem(res, 421, 'host_not_allowed', 'The console answers only to 127.0.0.1, localhost or [::1]'), true;
       if (guard.needsToken && path === '/console' && url.searchParams.has('token')) {
@@ -178,8 +186,11 @@ export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, 
       problem(res, 404, 'not_found', 'No such console page');
     } catch (error) {
       if (res.headersSent) return res.end(), true;
+      // decodeURIComponent on a path segment with a broken %-escape.
+      if (error instanceof URIError) return problem(res, 400, 'bad_request', 'The path holds a malformed %-escape'), true;
       if (error instanceof HookError) {
-        const status = error.code === 'bad_request' ? 400 : error.code.endsWith('not_found') ? 404 : error.code === 'payload_too_large' ? 413 : 500;
+        // A refused operation (event_held, subscription_exists…) is the caller's to fix, not the console's failure.
+        const status = error.code === 'bad_request' ? 400 : error.code.endsWith('not_found') ? 404 : error.code === 'payload_too_large' ? 413 : error.retryable || error.code.startsWith('store_') ? 503 : 409;
         problem(res, status, error.code, error.message);
       } else {
         consoleOptions.logger?.error('console request failed', { path, error: error instanceof Error ? error.message : String(error) });

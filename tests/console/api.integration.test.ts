@@ -137,8 +137,9 @@ test('state changes need the session CSRF token, from this origin', async () => 
   expect(((await resumed.json()) as { messages: string[] }).messages[0]).toContain("Resumed 'alerts'");
   expect((await fx.subscriptions.get('alerts'))!.state).toBe('active');
 
-  const replayed = (await (await post(`/events/${fx.rich.event_id}/replay`, { cookie, 'x-csrf-token': csrf })).json()) as { event_ids: string[] };
+  const replayed = (await (await post(`/events/${fx.rich.event_id}/replay`, { cookie, 'x-csrf-token': csrf })).json()) as { event_ids: string[]; messages: string[] };
   expect(replayed.event_ids).toHaveLength(1);
+  expect(replayed.messages).toHaveLength(replayed.event_ids.length);
   const copy = await fx.events.get(replayed.event_ids[0]!, 'pr-review');
   expect(copy).toMatchObject({ status: 'queued', message: expect.objectContaining({ replay_of: fx.rich.event_id }) });
   const logs = logged.map((l) => JSON.parse(l) as Record<string, unknown>);
@@ -170,6 +171,28 @@ test('bad input gets a clear error and changes nothing', async () => {
   const huge = await post('/subscriptions/alerts/pause', { cookie, 'x-csrf-token': csrf }, JSON.stringify({ pad: 'x'.repeat(10_000) }));
   expect(huge.status).toBe(413);
   expect((await fx.subscriptions.get('alerts'))!.state).toBe('active');
+  // A broken %-escape in the path is the request's fault (400), never a 500.
+  for (const path of ['/events/%E0%A4%A', '/events/%E0%A4%A/replay', '/subscriptions/%E0%A4%A/pause']) {
+    const response = path.endsWith('replay') || path.endsWith('pause') ? await post(path, { cookie, 'x-csrf-token': csrf }) : await fetch(`${fx.url}/console/api${path}`);
+    expect([path, response.status]).toEqual([path, 400]);
+  }
+  // A refused operation (replaying an event still held) is 409 with its code, as the CLI's exit 1.
+  const held = await fx.addEvent({ subscription: 'alerts', status: 'held' });
+  const refused = await post(`/events/${held.event_id}/replay`, { cookie, 'x-csrf-token': csrf });
+  expect(refused.status).toBe(409);
+  expect(await refused.json()).toMatchObject({ code: 'event_held' });
+});
+
+test('mounted in serve (peers on this machine only): a request a proxy forwarded is not answered', async () => {
+  const mounted = await startConsoleFixture({ loopbackPeersOnly: true });
+  try {
+    expect((await fetch(`${mounted.url}/console/api/subscriptions`)).status).toBe(200);
+    for (const header of [{ 'x-forwarded-for': '203.0.113.9' }, { forwarded: 'for=203.0.113.9' }, { 'x-real-ip': '203.0.113.9' }] as Array<Record<string, string>>) {
+      expect((await fetch(`${mounted.url}/console/api/subscriptions`, { headers: header })).status).toBe(404);
+    }
+  } finally {
+    await mounted.close();
+  }
 });
 
 test('Host names other than loopback are refused (DNS rebinding)', async () => {

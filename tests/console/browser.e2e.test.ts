@@ -123,8 +123,26 @@ test('requests: the log with the reason for each', async () => {
   await table.waitFor();
   const text = await table.innerText();
   expect(text).toMatch(/rejected_signature\s+Signature does not match \(×3\)/);
-  expect(text).toContain('pr-review: event pull_request.opened matches');
+  // Each candidate's verdict, worded as `webhook requests` words it.
+  expect(text).toContain('pr-review: yes (event pull_request.opened matches)');
   await page.selectOption('select[name="outcome"]', 'rejected_signature');
   await eventually(async () => (await page.locator('#requests tbody tr').count()) === 1, 'the outcome filter');
   expect(await page.locator('#requests tbody').innerText()).toContain('Signature does not match');
+});
+
+test('payload text cannot disguise itself: bidi overrides and control characters are shown, long strings wrap', async () => {
+  const at = Date.now();
+  const disguised = await fx.addEvent({ subscription: 'alerts', status: 'delivered', reply: 'see invoice_\u202Egpj.exe \u001b[31mred' }, at);
+  const message = { ...disguised.message, payload: { file: 'invoice_\u202Egpj.exe', long: 'x'.repeat(20_000) } };
+  await fx.events.putAll([{ ...disguised, message }]);
+  await page.setViewportSize({ width: 375, height: 800 });
+  await page.goto(`${fx.url}/console#/event/${encodeURIComponent(disguised.event_id)}`);
+  await page.locator('text=invoice_').first().waitFor();
+  const body = await page.locator('body').innerText();
+  expect(body).toContain('invoice_<U+202E>gpj.exe');
+  expect(body).toContain('<U+001B>[31mred');
+  expect(body).not.toContain('\u202E');
+  // The 20,000-character string wraps: the page is not wider than the screen.
+  expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(400);
+  await page.setViewportSize({ width: 1280, height: 800 });
 });
