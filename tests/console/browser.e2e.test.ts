@@ -146,3 +146,11 @@ test('payload text cannot disguise itself: bidi overrides and control characters
   expect(await page.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(400);
   await page.setViewportSize({ width: 1280, height: 800 });
 });
+
+test('when the list is full (200 newest), the page says so and how to see older ones', async () => {
+  const start = Date.now() - 3_600_000;
+  await Promise.all(Array.from({ length: 205 }, (_, i) => fx.addEvent({ subscription: 'pr-review', status: 'delivered' }, start + i)));
+  await page.goto(`${fx.url}/console#/events`);
+  await page.locator('#events-more').filter({ hasText: 'Showing the newest 200' }).waitFor();
+  expect(await page.locator('#events tr').count()).toBe(200);
+});
