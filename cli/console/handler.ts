@@ -166,7 +166,7 @@ export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, 
     // peer: a request it forwarded is from elsewhere, whatever --trust-proxy says.
     if (options.loopbackPeersOnly && (!isLoopbackPeer(req.socket.remoteAddress) || forwardedByProxy(req))) return false;
     try {
-      if (loopbackHostsOnly && !hostIsLoopback(req)) return problem(res, 421, 'host_not_allowed', 'The console answers only to 127.0.0.1, localhost or [::1]'), true;
+      if (loopbackHostsOnly && !hostIsLoopback(req)) return problem(res, 421, 'host_not_allowed', 'The console answers only to loopback host names: 127.x.y.z, localhost or [::1]'), true;
       if (guard.needsToken && path === '/console' && url.searchParams.has('token')) {
         if (!guard.tokenMatches(url.searchParams.get('token') ?? '')) return problem(res, 401, 'unauthorized', 'Wrong token: use the one given to hookagent console --auth-token'), true;
         res.writeHead(303, { location: '/console', 'set-cookie': `${AUTH_COOKIE}=${guard.authCookieValue()}; Path=/console; HttpOnly; SameSite=Strict`, ...securityHeaders() });

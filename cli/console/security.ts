@@ -38,7 +38,8 @@ function same(a: string, b: string): boolean {
 export function hostIsLoopback(req: IncomingMessage): boolean {
   const host = (req.headers.host ?? '').toLowerCase();
   const name = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0] ?? '';
-  return LOOPBACK_NAMES.has(name);
+  // Any 127.0.0.0/8 address is loopback (`hookagent console --host 127.0.0.2` names one); DNS rebinding needs a name.
+  return LOOPBACK_NAMES.has(name) || /^127(\.(25[0-5]|2[0-4]\d|1?\d?\d)){3}$/.test(name);
 }
 
 export class ConsoleGuard {

@@ -195,17 +195,20 @@ test('mounted in serve (peers on this machine only): a request a proxy forwarded
   }
 });
 
-test('Host names other than loopback are refused (DNS rebinding)', async () => {
+test('Host names other than loopback are refused (DNS rebinding); any 127.x.y.z address is loopback', async () => {
   const { request } = await import('node:http');
-  const status = await new Promise<number>((resolve, reject) => {
-    const req = request(`${fx.url}/console/api/info`, { headers: { host: 'attacker.example:80' } }, (res) => {
+  const statusFor = (host: string) => new Promise<number>((resolve, reject) => {
+    const req = request(`${fx.url}/console/api/info`, { headers: { host } }, (res) => {
       res.resume();
       resolve(res.statusCode ?? 0);
     });
     req.on('error', reject);
     req.end();
   });
-  expect(status).toBe(421);
+  expect(await statusFor('attacker.example:80')).toBe(421);
+  expect(await statusFor('127.0.0.2:8645')).toBe(200);
+  expect(await statusFor('127.0.0.256:8645')).toBe(421);
+  expect(await statusFor('127.evil.example')).toBe(421);
 });
 
 describe('with --auth-token', () => {
