@@ -43,17 +43,20 @@ export async function eventsCommand(ctx: CliContext, name: string, options: Even
     const read = async () => (await stores.events.listBySubscription(name, Math.max(options.limit, 200)))
       .filter((r) => !options.status || r.status === options.status);
     if (!options.follow) return await printEvents(ctx, stores, name, options);
-    const first = (await read()).slice(0, options.limit);
-    await follow(ctx, name, first, read, options);
+    const known = await read();
+    await follow(ctx, name, known.slice(0, options.limit), read, options, known);
   } finally {
     await stores.close();
   }
 }
 
 /** Prints the oldest first, then new records and status changes, one line (or JSON line) each. */
-async function follow(ctx: CliContext, name: string, first: EventRecord[], read: () => Promise<EventRecord[]>, options: EventsOptions): Promise<void> {
+async function follow(ctx: CliContext, name: string, first: EventRecord[], read: () => Promise<EventRecord[]>, options: EventsOptions, known: EventRecord[] = first): Promise<void> {
   const style = outputStyle();
   const seen = new Map<string, string>();
+  // Everything read so far counts as seen, printed or not: `--limit N` prints the N newest,
+  // and the older ones read beside them are not news a second later.
+  for (const r of known) seen.set(r.event_id, `${r.status}/${r.updated_at}`);
   const print = (records: EventRecord[]) => {
     for (const r of records) {
       seen.set(r.event_id, `${r.status}/${r.updated_at}`);
