@@ -176,3 +176,17 @@ describe('status of the local service (no aws section)', () => {
     expect(report.attention).toEqual([expect.stringContaining('it refused the edited files'), expect.stringContaining('config.yaml references SLACK_WEBHOOK_URL, set neither in the environment nor in')]);
   }, 60_000);
 });
+
+describe('serve\'s console after a reload', () => {
+  const { dir, start } = starterServe('hookagent-console-reload-');
+
+  test('a public_url added to config.yaml shows in the console without a restart', async () => {
+    writeFileSync(join(dir, 'config.yaml'), 'webhooks: {}\n');
+    const serve = await start();
+    const info = async () => (await (await fetch(`${serve.url}/console/api/info`)).json()) as { public_url: string };
+    expect((await info()).public_url).toBe('');
+    writeFileSync(join(dir, 'config.yaml'), 'webhooks:\n  public_url: https://hooks.example.com\n');
+    await eventually(() => serve.output().includes('configuration reloaded'), 'the reload');
+    expect((await info()).public_url).toBe('https://hooks.example.com');
+  }, 60_000);
+});
