@@ -25,6 +25,7 @@ delivery:
   timeout: 10s
   # codehost:
   #   github: { token: \${GITHUB_TOKEN} }
+  #   gitlab: { token: \${GITLAB_TOKEN} }
   # teamchat:  { provider: slack, webhook_url: \${SLACK_WEBHOOK_URL} }
   # messenger: { provider: telegram, bot_token: \${TELEGRAM_BOT_TOKEN}, chat_id: "-100123" }
 `;

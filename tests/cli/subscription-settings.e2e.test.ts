@@ -108,6 +108,8 @@ describe('filters and settings in subscribe / update / show / list / test', () =
     expect(result.stdout).toContain('pass  pull_request.draft == false   (pull_request.draft is false)');
     expect(result.stdout).toContain('FAIL  number >= 10   (number is 7)');
     expect(result.stdout).toContain('pass  title =~ /^fix/i');
+    const two = await hk(dir, 'webhook', 'test', 'filtered', '--payload', JSON.stringify({ number: 7, title: 'Add it', pull_request: { draft: false } }));
+    expect(two.stdout).toContain('Filters (2 fail: the event would be answered 200 "Filtered out")');
   });
 });
 
