@@ -3,6 +3,7 @@
  * they are; the others get the hint for their error code.
  */
 import { HookError } from '../functions/core/errors';
+import { asInvoked } from './invocation';
 
 const HINTS: Record<string, string> = {
   subscription_not_found: "See the names with 'hookagent webhook list', or create one with 'hookagent webhook subscribe <name>'.",
@@ -26,5 +27,5 @@ export function formatError(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const code = error instanceof HookError ? error.code : 'error';
   const hint = hintFor(code, message);
-  return `error: ${message}\n${hint ? `${hint}\n` : ''}`;
+  return asInvoked(`error: ${message}\n${hint ? `${hint}\n` : ''}`);
 }

@@ -16,3 +16,11 @@ export function commandName(argv1: string | undefined = process.argv[1], env: No
   }
   return 'npx hookagent';
 }
+
+/**
+ * `text` with every quoted `hookagent …` command written as this CLI was started, so a
+ * hint can be pasted as it is (`npx hookagent …` from a checkout).
+ */
+export function asInvoked(text: string, name: string = commandName()): string {
+  return name === 'hookagent' ? text : text.replace(/(['(`])hookagent (?=[a-z])/g, `$1${name} `);
+}

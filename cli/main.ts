@@ -21,6 +21,7 @@ import { listSecrets, readSecretValue, setSecret } from './secrets';
 import { readPayload, test } from './webhook/test';
 import { subscribe, update, type SubscriptionFields } from './webhook/write';
 import { prepareCompletion } from './completion';
+import { asInvoked } from './invocation';
 import { consoleCommand } from './console/cli';
 import { formatError } from './hints';
 import { eventsCommand } from './webhook/follow';
@@ -266,7 +267,7 @@ export async function main(args: string[]): Promise<void> {
     .fail((message, error) => {
       const known = Object.keys((cli as unknown as { getOptions(): { key: Record<string, unknown> } }).getOptions().key);
       const text = message ? explainUsageError(message, args, known) : error?.message;
-      process.stderr.write(`error: ${text}\nRun with --help for usage and an example.\n`);
+      process.stderr.write(asInvoked(`error: ${text}\nRun with --help for usage and an example.\n`));
       process.exit(2);
     })
     .parseAsync();

@@ -6,6 +6,7 @@
 import type { Config } from '../functions/core/config/types';
 import { eventOrigin } from '../functions/core/events/known';
 import type { Subscription } from '../functions/core/types';
+import { commandName } from './invocation';
 
 export type Endpoint = 'github' | 'gitlab' | 'custom';
 
@@ -58,7 +59,7 @@ export function senderSetup(config: Config, base: string, s: Subscription, secre
   if (secretShown) {
     lines.push(`    Secret (shown once; 'webhook show ${s.name} --show-secret' shows it again): ${s.secret}`);
   } else {
-    lines.push(`    Secret: 'hookagent webhook show ${s.name} --show-secret'`);
+    lines.push(`    Secret: '${commandName()} webhook show ${s.name} --show-secret'`);
   }
   lines.push('    Senders sign with Standard Webhooks or X-Hub-Signature-256, or send Authorization: Bearer <secret>.');
   return lines;

@@ -9,6 +9,7 @@ import { HookError } from '../../functions/core/errors';
 import { describeBody, redriveDeadLetters, type DeadLetter, type DeadLetterQueue } from '../../functions/core/operations/dead-letters';
 import { SqsDeadLetterQueue } from '../../functions/aws/sqs-dead-letter-queue';
 import { awsDeployment, withStores, type CliContext, type GlobalOptions, type Stores } from '../context';
+import { asInvoked } from '../invocation';
 import { table } from '../output';
 import { deadLetterQueueName, queueName, queueUrl } from './deployment';
 
@@ -57,7 +58,7 @@ export async function listDeadLetters(ctx: CliContext, options: GlobalOptions, j
       ctx.out(table(['DEAD AT', 'EVENT ID', 'SUBSCRIPTION', 'RECEIVES', 'REASON'], letters.map((l) => [
         l.dead_at ?? '-', l.event_id ?? `(malformed message ${l.id})`, l.subscription ?? '-', String(l.receive_count), l.reason,
       ])));
-      ctx.warn(`${letters.length} dead letter(s). 'hookagent webhook redrive' moves them back to the queue (all, or by event id).`);
+      ctx.warn(asInvoked(`${letters.length} dead letter(s). 'hookagent webhook redrive' moves them back to the queue (all, or by event id).`));
     } finally {
       dead.close();
     }

@@ -8,6 +8,7 @@
 import { HookError } from '../../functions/core/errors';
 import type { LocalStoreStats } from '../../functions/local/sqlite/stats';
 import { dataDir, withStores, type CliContext } from '../context';
+import { commandName } from '../invocation';
 import { runningServe, staleConfigNote } from '../local/config-source';
 import { loadDotEnv } from '../local/first-run';
 import { configReferences } from '../secrets';
@@ -53,11 +54,11 @@ export async function collectLocalStatus(ctx: CliContext): Promise<LocalStatusRe
   const referenced = configReferences(ctx.config);
   const missing = referenced.filter((name) => !environment[name]);
   const attention: string[] = [];
-  if (!serve) attention.push('serve is not running: hookagent serve');
+  if (!serve) attention.push(`serve is not running: ${commandName()} serve`);
   if (checked && !checked.ok) attention.push(`/health answered ${checked.status ?? checked.error}`);
   if (stale) attention.push(stale);
-  if (stats.dead_letters > 0) attention.push(`${stats.dead_letters} dead letter(s): hookagent webhook dead-letters`);
-  if (serve && (stats.queue.oldest_message_age_seconds ?? 0) > STUCK_AFTER_S) attention.push(`the oldest queued message has waited ${stats.queue.oldest_message_age_seconds}s: hookagent webhook events <name> shows why`);
+  if (stats.dead_letters > 0) attention.push(`${stats.dead_letters} dead letter(s): ${commandName()} webhook dead-letters`);
+  if (serve && (stats.queue.oldest_message_age_seconds ?? 0) > STUCK_AFTER_S) attention.push(`the oldest queued message has waited ${stats.queue.oldest_message_age_seconds}s: ${commandName()} webhook events <name> shows why`);
   if (missing.length > 0) attention.push(`config.yaml references ${missing.join(', ')}, set neither in the environment nor in ${ctx.configDir}/.env`);
   return {
     mode: 'local', config_dir: ctx.configDir, data_dir: data,

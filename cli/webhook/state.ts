@@ -2,6 +2,7 @@
 import { systemClock } from '../../functions/core/ports';
 import { pauseSubscription, resumeSubscription, replayEvent, type LifecycleDeps } from '../../functions/core/subscriptions/lifecycle';
 import { withStores, type CliContext, type Stores } from '../context';
+import { asInvoked } from '../invocation';
 
 export { replayRecord } from '../../functions/core/subscriptions/lifecycle';
 
@@ -16,7 +17,7 @@ const lifecycle = (stores: Stores): LifecycleDeps => ({
 export async function pause(ctx: CliContext, name: string): Promise<void> {
   await withStores(ctx, async (stores) => {
     if (!(await pauseSubscription(lifecycle(stores), name))) return ctx.out(`'${name}' is already paused; nothing changed.`);
-    ctx.out(`Paused '${name}'. Its events are accepted and held; 'hookagent webhook resume ${name}' releases them in arrival order.`);
+    ctx.out(asInvoked(`Paused '${name}'. Its events are accepted and held; 'hookagent webhook resume ${name}' releases them in arrival order.`));
   });
 }
 
@@ -38,10 +39,10 @@ export async function replay(ctx: CliContext, eventId: string, only: string | un
   await withStores(ctx, async (stores) => {
     const { copies, stillHeld } = await replayEvent(lifecycle(stores), eventId, only);
     for (const copy of copies) {
-      ctx.out(copy.status === 'held'
+      ctx.out(asInvoked(copy.status === 'held'
         ? `Held ${copy.event_id} for '${copy.subscription}' (a replay of ${eventId}): '${copy.subscription}' is paused; 'hookagent webhook resume ${copy.subscription}' releases it.`
-        : `Queued ${copy.event_id} for '${copy.subscription}' (a replay of ${eventId}).`);
+        : `Queued ${copy.event_id} for '${copy.subscription}' (a replay of ${eventId}).`));
     }
-    for (const name of stillHeld) ctx.out(`Not replayed for '${name}': the event is still held there (paused); 'hookagent webhook resume ${name}' delivers it.`);
+    for (const name of stillHeld) ctx.out(asInvoked(`Not replayed for '${name}': the event is still held there (paused); 'hookagent webhook resume ${name}' delivers it.`));
   });
 }

@@ -181,9 +181,17 @@ test('every command\'s --help has an example', async () => {
 
 test('every error says what to do next', async () => {
   const dir = configDir();
-  const missing = await runCli(['--config-dir', dir, 'webhook', 'show', 'ghost']);
+  // On the PATH as hookagent: the hint's commands are written so.
+  const onPath = mkdtempSync(join(tmpdir(), 'hookagent-bin-'));
+  writeFileSync(join(onPath, 'hookagent'), '#!/bin/sh\n', { mode: 0o755 });
+  const missing = await runCli(['--config-dir', dir, 'webhook', 'show', 'ghost'], { PATH: `${onPath}:/usr/bin:/bin`, npm_lifecycle_event: '' });
   expect(missing.code).toBe(1);
   expect(missing.stderr).toBe("error: No subscription named 'ghost'\nSee the names with 'hookagent webhook list', or create one with 'hookagent webhook subscribe <name>'.\n");
+  // From a checkout: as it can be pasted there.
+  const fromCheckout = await runCli(['--config-dir', dir, 'webhook', 'show', 'ghost'], { PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
+  expect(fromCheckout.stderr).toBe("error: No subscription named 'ghost'\nSee the names with 'npx hookagent webhook list', or create one with 'npx hookagent webhook subscribe <name>'.\n");
+  const paused = await runCli(['--config-dir', dir, 'webhook', 'pause', 'ghost'], { PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
+  expect(paused.stderr).not.toMatch(/'hookagent /);
   const usage = await runCli(['--config-dir', dir, 'webhook', 'frobnicate']);
   expect(usage.code).toBe(2);
   expect(usage.stderr).toContain('Run with --help for usage and an example.');

@@ -149,7 +149,7 @@ describe('status of the local service (no aws section)', () => {
     writeFileSync(join(dir, 'config.yaml'), 'webhooks:\n  github: { secret: ${GITHUB_WEBHOOK_SECRET} }\n');
     writeFileSync(join(dir, '.env'), 'GITHUB_WEBHOOK_SECRET=status-secret\n');
     const down = await runCli(['--config-dir', dir, 'status']);
-    expect([down.code, down.stdout]).toEqual([3, expect.stringContaining('serve is not running: hookagent serve')]);
+    expect([down.code, down.stdout]).toEqual([3, expect.stringMatching(/serve is not running: (npx )?hookagent serve/)]);
     const serve = await start();
     await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'quiet', '--events', 'push']);
     await runCli(['--config-dir', dir, 'webhook', 'pause', 'quiet']);
