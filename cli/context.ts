@@ -23,6 +23,8 @@ import { DynamoSubscriptionStore } from '../functions/aws/subscription-store';
 import { tableNamesForStage } from '../functions/aws/tables';
 import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_VISIBILITY_TIMEOUT_MS, openLocalRuntime } from '../functions/local/compose';
 import { localStoreStats, type LocalStoreStats } from '../functions/local/sqlite/stats';
+import { referencedNames, substitute } from '../functions/core/config/references';
+import { loadDotEnv } from './local/first-run';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3PayloadStore } from '../functions/aws/s3-payload-store';
 
@@ -163,6 +165,20 @@ export async function withStores<T>(ctx: CliContext, fn: (stores: Stores) => Pro
   }
 }
 
-export function baseUrl(config: Config): string {
-  return config.webhooks.public_url ?? 'http://127.0.0.1:8644';
+/**
+ * The base of the URLs the CLI prints: `webhooks.public_url` with its `${VAR}` references
+ * resolved as serve resolves them (the environment, then `{config_dir}/.env`); one with
+ * no value stays as written, and `warn` says so.
+ */
+export function baseUrl(config: Config, configDir?: string, warn?: (text: string) => void): string {
+  const written = config.webhooks.public_url;
+  if (written === undefined) return 'http://127.0.0.1:8644';
+  const names = referencedNames(written);
+  if (names.length === 0) return written;
+  const environment: NodeJS.ProcessEnv = { ...process.env };
+  if (configDir) loadDotEnv(configDir, environment);
+  const values = new Map(names.flatMap((name) => (environment[name] ? [[name, environment[name] as string] as const] : [])));
+  const missing = names.filter((name) => !values.has(name));
+  if (missing.length > 0) warn?.(`note: webhooks.public_url references ${missing.map((n) => `\${${n}}`).join(', ')}, set neither in the environment nor in ${configDir ?? 'the config dir'}/.env: serve refuses to start until it is`);
+  return substitute(written, values);
 }

@@ -96,7 +96,7 @@ export async function runConsole(ctx: CliContext, global: GlobalOptions, options
     const requests = requestLogOf(stores);
     return {
       subscriptions: stores.subscriptions, events: stores.events, queue: stores.queue, payloads, where: stores.where,
-      publicUrl: baseUrl(ctx.config), secretValues: () => secrets, ...(requests ? { requests } : {}),
+      publicUrl: baseUrl(ctx.config, ctx.configDir, ctx.warn), secretValues: () => secrets, ...(requests ? { requests } : {}),
     };
   };
   // AWS: clients without locks, kept for the console's lifetime. Local: opened per request.

@@ -87,10 +87,10 @@ export async function update(ctx: CliContext, name: string, fields: Subscription
 
 function printSetup(ctx: CliContext, s: Subscription): void {
   const lines = [`Created subscription '${s.name}' (active), delivering to ${s.deliver.join(', ')}.`, '', 'Point your sender at:'];
-  lines.push(...senderSetup(ctx.config, baseUrl(ctx.config), s, true));
+  lines.push(...senderSetup(ctx.config, baseUrl(ctx.config, ctx.configDir, ctx.warn), s, true));
   const codehost = codehostEndpoints(s.events);
   lines.push('', 'Sender setup:', '  Content type: application/json');
   if (codehost.length > 0) lines.push(`  Events to send: ${[...new Set(s.events.map((e) => (e.includes(':') ? e.slice(e.indexOf(':') + 1) : e).split('.')[0]))].join(', ')}`);
-  else lines.push(`  This subscription has no code-host events: it is reached only through ${baseUrl(ctx.config)}/webhooks/custom/${s.name}`);
+  else lines.push(`  This subscription has no code-host events: it is reached only through ${baseUrl(ctx.config, ctx.configDir)}/webhooks/custom/${s.name}`);
   ctx.out(lines.join('\n'));
 }

@@ -57,6 +57,17 @@ describe('usage errors in plain words (exit 2)', () => {
     expect(JSON.parse((await hk(dir, 'webhook', 'show', 'described', '--json')).stdout).description).toBeNull();
   });
 
+  test('a public_url with a ${VAR} prints resolved from the environment or .env, and says when it has no value', async () => {
+    const own = configDir('webhooks:\n  public_url: https://${HOOK_HOST}\n');
+    writeFileSync(join(own, '.env'), 'HOOK_HOST=hooks.example.org\n');
+    const made = await hk(own, 'webhook', 'subscribe', 'resolved', '--events', 'push');
+    expect(made.stdout).toContain('GitHub:  https://hooks.example.org/webhooks/github');
+    writeFileSync(join(own, '.env'), '');
+    const shown = await hk(own, 'webhook', 'show', 'resolved');
+    expect(shown.stdout).toContain('https://${HOOK_HOST}/webhooks/github');
+    expect(shown.stderr).toContain('webhooks.public_url references ${HOOK_HOST}, set neither in the environment nor in');
+  });
+
   test('an option that takes one value, given twice, is refused instead of dropped', async () => {
     const twice = await hk(dir, 'webhook', 'subscribe', 'twice', '--events', 'push', '--prompt', 'first', '--prompt', 'second');
     expect([twice.code, twice.stderr]).toEqual([2, expect.stringContaining('--prompt was given 2 times; it takes one value: give it once')]);
