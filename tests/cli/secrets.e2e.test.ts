@@ -115,7 +115,8 @@ test('bad input is refused with a clear message and nothing stored', async () =>
   expect(parameters.size).toBe(0);
   // Without a deployment, the refusal says where serve reads secrets locally.
   const local = await runCli(['--config-dir', dir, 'secrets', 'set', 'GITHUB_TOKEN'], env(), 'value');
-  expect(local.stderr).toContain(`Locally, put NAME=value lines in ${join(dir, '.env')} (or set environment variables): \`hookagent serve\` reads them and picks up a change without a restart.`);
+  expect(local.stderr).toContain(`Locally, put NAME=value lines in ${join(dir, '.env')} (or set environment variables): \``);
+  expect(local.stderr).toMatch(/`(npx )?hookagent serve` reads them and picks up a change without a restart\./);
   const usage = await runCli(['--config-dir', dir, 'secrets', 'get', 'X', '--stage', 'prod'], env());
   expect(usage.code).toBe(2);
 });
