@@ -38,6 +38,11 @@ const EMPHASIS = (marker: RegExp) => {
   const m = marker.source;
   return new RegExp(`(^|[^\\p{L}\\p{N}_*~])${m}([\\p{L}\\p{N}(\\["'\\u0001\\u0000](?:[^\\n]*?[^\\s])??)${m}(?![\\p{L}\\p{N}_])`, 'gu');
 };
+// Built once: convertInline runs on every line of every Slack reply.
+const STRONG_STARS = EMPHASIS(/\*\*/);
+const STRONG_UNDERSCORES = EMPHASIS(/__/);
+const EMPHASIS_STAR = EMPHASIS(/\*/);
+const STRIKE = EMPHASIS(/~~/);
 
 function convertInline(text: string): string {
   const links: string[] = [];
@@ -48,10 +53,10 @@ function convertInline(text: string): string {
     return `${LINK}${links.length - 1}${LINK}`;
   });
   out = escapeSlack(out)
-    .replace(EMPHASIS(/\*\*/), `$1${BOLD}$2${BOLD}`)
-    .replace(EMPHASIS(/__/), `$1${BOLD}$2${BOLD}`)
-    .replace(EMPHASIS(/\*/), '$1_$2_')
-    .replace(EMPHASIS(/~~/), '$1~$2~')
+    .replace(STRONG_STARS, `$1${BOLD}$2${BOLD}`)
+    .replace(STRONG_UNDERSCORES, `$1${BOLD}$2${BOLD}`)
+    .replace(EMPHASIS_STAR, '$1_$2_')
+    .replace(STRIKE, '$1~$2~')
     .replace(new RegExp(BOLD, 'g'), '*');
   return out.replace(new RegExp(`${LINK}(\\d+)${LINK}`, 'g'), (_m, i: string) => links[Number(i)] ?? '');
 }
