@@ -34,6 +34,12 @@ function starterServe(prefix: string): { dir: string; start: () => Promise<Serve
   return { dir, start: async () => (serve = await startServe(dir, { GITHUB_WEBHOOK_SECRET: '' })) };
 }
 
+/** config.yaml with the GitHub secret as a reference, and its value in .env. */
+function githubSecretIn(dir: string, secret: string): void {
+  writeFileSync(join(dir, 'config.yaml'), 'webhooks:\n  github: { secret: ${GITHUB_WEBHOOK_SECRET} }\n');
+  writeFileSync(join(dir, '.env'), `GITHUB_WEBHOOK_SECRET=${secret}\n`);
+}
+
 describe('configuration changes apply without a restart', () => {
   const { dir, start } = starterServe('hookagent-first-hour-');
 
@@ -104,8 +110,7 @@ describe('test --send and payload filters', () => {
   const { dir, start } = starterServe('hookagent-filtered-send-');
 
   test('a sample the subscription\'s filter turns away is reported at once with the filter that failed, also when another subscription took it; a paused one says it holds the event', async () => {
-    writeFileSync(join(dir, '.env'), 'GITHUB_WEBHOOK_SECRET=filtered-send-secret\n');
-    writeFileSync(join(dir, 'config.yaml'), 'webhooks:\n  github: { secret: ${GITHUB_WEBHOOK_SECRET} }\n');
+    githubSecretIn(dir, 'filtered-send-secret');
     const serve = await start();
     for (const [name, draft] of [['ready', 'false'], ['drafts', 'true']] as const) {
       expect((await runCli(['--config-dir', dir, 'webhook', 'subscribe', name, '--events', 'pull_request', '--filter', `pull_request.draft == ${draft}`])).code).toBe(0);
@@ -146,8 +151,7 @@ describe('status of the local service (no aws section)', () => {
   const { dir, start } = starterServe('hookagent-local-status-');
 
   test('serve not running → exit 3; running: its URL, /health, queue, paused; an edit serve refused and a secret not set → exit 3', async () => {
-    writeFileSync(join(dir, 'config.yaml'), 'webhooks:\n  github: { secret: ${GITHUB_WEBHOOK_SECRET} }\n');
-    writeFileSync(join(dir, '.env'), 'GITHUB_WEBHOOK_SECRET=status-secret\n');
+    githubSecretIn(dir, 'status-secret');
     const down = await runCli(['--config-dir', dir, 'status']);
     expect([down.code, down.stdout]).toEqual([3, expect.stringMatching(/serve is not running: (npx )?hookagent serve/)]);
     const serve = await start();
