@@ -9,6 +9,7 @@ import { HookError } from '../../functions/core/errors';
 import type { LocalStoreStats } from '../../functions/local/sqlite/stats';
 import { dataDir, withStores, type CliContext } from '../context';
 import { commandName } from '../invocation';
+import { checkHealth, type Health } from './health';
 import { runningServe, staleConfigNote } from '../local/config-source';
 import { loadDotEnv } from '../local/first-run';
 import { configReferences } from '../secrets';
@@ -21,22 +22,13 @@ export interface LocalStatusReport {
   mode: 'local';
   config_dir: string;
   data_dir: string;
-  serve: { running: boolean; pid: number | null; url: string | null; health: { ok: boolean; status: number | null; error?: string } | null; config: string | null };
+  serve: { running: boolean; pid: number | null; url: string | null; health: Health | null; config: string | null };
   queue: LocalStoreStats['queue'];
   dead_letters: { depth: number };
   held: number;
   subscriptions: LocalStoreStats['subscriptions'];
   secrets: { referenced: string[]; missing: string[] };
   attention: string[];
-}
-
-async function health(url: string): Promise<NonNullable<LocalStatusReport['serve']['health']>> {
-  try {
-    const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
-    return { ok: response.status === 200, status: response.status };
-  } catch (error) {
-    return { ok: false, status: null, error: error instanceof Error ? error.message : String(error) };
-  }
 }
 
 export async function collectLocalStatus(ctx: CliContext): Promise<LocalStatusReport> {
@@ -46,7 +38,7 @@ export async function collectLocalStatus(ctx: CliContext): Promise<LocalStatusRe
     return stores.localStats();
   });
   const serve = runningServe(data);
-  const checked = serve?.url ? await health(serve.url) : null;
+  const checked = serve?.url ? await checkHealth(serve.url, HEALTH_TIMEOUT_MS) : null;
   const stale = serve ? staleConfigNote(ctx.configDir, data) : undefined;
   // serve reads .env too: a reference set there is set.
   const environment = { ...process.env };

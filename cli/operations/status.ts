@@ -15,6 +15,7 @@ import { configPath } from '../../functions/core/config/file';
 import { HookError } from '../../functions/core/errors';
 import { ssmParameterName } from '../../functions/aws/ssm-names';
 import { awsDeployment, type CliContext, type GlobalOptions } from '../context';
+import { checkHealth, type Health } from './health';
 import { collectLocalStatus, renderLocal } from './local-status';
 import { configReferences } from '../secrets';
 import { operationsTarget, stackName } from './deployment';
@@ -27,7 +28,7 @@ export interface StatusReport {
   region: string | null;
   stack: { name: string; status: string };
   url: string | null;
-  health: { ok: boolean; status: number | null; error?: string };
+  health: Health;
   queue: { depth: number; in_flight: number; oldest_message_age_seconds: number | null };
   dead_letters: { depth: number };
   secrets: { referenced: string[]; missing: string[] };
@@ -72,7 +73,7 @@ export async function collectStatus(ctx: CliContext, options: GlobalOptions): Pr
     if (!/_COMPLETE$/.test(stackStatus) || /ROLLBACK|DELETE/.test(stackStatus)) attention.push(`the stack is ${stackStatus}`);
 
     const [health, queue, deadLetters, secrets, oldest] = await Promise.all([
-      checkHealth(url),
+      deployedHealth(url),
       queueDepth(sqs, outputs.EventQueueUrl),
       queueDepth(sqs, outputs.DeadLetterQueueUrl),
       missingSecrets(ssm, target.stage, configReferences(ctx.config)),
@@ -95,14 +96,8 @@ export async function collectStatus(ctx: CliContext, options: GlobalOptions): Pr
   }
 }
 
-async function checkHealth(url: string | null): Promise<StatusReport['health']> {
-  if (!url) return { ok: false, status: null, error: 'no HttpApiUrl output' };
-  try {
-    const response = await fetch(`${url}/health`, { signal: AbortSignal.timeout(HEALTH_TIMEOUT_MS) });
-    return { ok: response.status === 200, status: response.status };
-  } catch (error) {
-    return { ok: false, status: null, error: describe(error) };
-  }
+async function deployedHealth(url: string | null): Promise<Health> {
+  return url ? checkHealth(url, HEALTH_TIMEOUT_MS) : { ok: false, status: null, error: 'no HttpApiUrl output' };
 }
 
 async function queueDepth(sqs: SQSClient, url: string | undefined): Promise<{ depth: number; in_flight: number }> {
