@@ -197,6 +197,8 @@ describe('the response table of DESIGN §2.1', () => {
     expect(bodyOf(get)).toMatchObject({ status: 'error', code: 'method_not_allowed' });
     const postHealth = await h.handler(apiEvent({ method: 'POST', path: '/health', body: '{}' }));
     expect(postHealth.statusCode).toBe(405);
+    expect(postHealth.headers?.allow).toBe('GET, HEAD');
+    expect(bodyOf(postHealth).message).toBe('Method not allowed; use GET, HEAD');
     for (const path of ['/', '/webhooks', '/webhooks/custom', '/webhooks/bitbucket', '/admin']) {
       const result = await h.handler(apiEvent({ path, body: '{}' }));
       expect(result.statusCode).toBe(404);
@@ -204,10 +206,15 @@ describe('the response table of DESIGN §2.1', () => {
     }
   });
 
-  test('GET /health → 200 {"status":"ok"}', async () => {
+  test('GET /health → 200 {"status":"ok"}; HEAD /health → 200 too (uptime monitors probe with HEAD)', async () => {
     const result = await h.handler(apiEvent({ method: 'GET', path: '/health' }));
     expect(result.statusCode).toBe(200);
     expect(bodyOf(result)).toEqual({ status: 'ok' });
+    const head = await h.handler(apiEvent({ method: 'HEAD', path: '/health' }));
+    expect(head.statusCode).toBe(200);
+    // HEAD on a webhook URL is still refused: only POST delivers events.
+    const headHook = await h.handler(apiEvent({ method: 'HEAD', path: '/webhooks/github' }));
+    expect(headHook.statusCode).toBe(405);
   });
 
   test('queue unavailable → 503 with Retry-After, dedup key released: the retry is accepted', async () => {

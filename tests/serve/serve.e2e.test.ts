@@ -149,6 +149,11 @@ test('first run writes a commented config.yaml and prints what to do next', asyn
     expect(serve.output()).toContain('agent: echo');
     const health = await fetch(`${serve.url}/health`);
     expect(await health.json()).toEqual({ status: 'ok' });
+    // HEAD as uptime monitors send it: 200, the headers of the GET, no body.
+    const head = await fetch(`${serve.url}/health`, { method: 'HEAD' });
+    expect(head.status).toBe(200);
+    expect(head.headers.get('content-type')).toBe(health.headers.get('content-type'));
+    expect(await head.text()).toBe('');
   } finally {
     serve.child.kill('SIGINT');
     expect(await serve.exited).toBe(0);

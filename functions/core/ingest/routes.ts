@@ -25,8 +25,14 @@ export function parseRoute(path: string): Route {
   return { kind: 'not-found' };
 }
 
+/** The methods a route answers, as the 405's Allow header lists them. */
 export function allowedMethod(route: Route): string | undefined {
-  if (route.kind === 'health') return 'GET';
+  // HEAD wherever GET is (RFC 9110 §9.3.2): uptime monitors probe /health with it.
+  if (route.kind === 'health') return 'GET, HEAD';
   if (route.kind === 'webhook') return 'POST';
   return undefined;
+}
+
+export function methodAllowed(allow: string, method: string): boolean {
+  return allow.split(', ').includes(method.toUpperCase());
 }

@@ -16,7 +16,7 @@ import { accept } from './accept';
 import { compileAllowList, isAllowed } from './ip-allowlist';
 import { withRequestLog, type RequestTrace } from './request-log';
 import { MESSAGES, errors, reply, type Reply } from './responses';
-import { allowedMethod, parseRoute } from './routes';
+import { allowedMethod, methodAllowed, parseRoute } from './routes';
 import { selectSubscriptions } from './select';
 import type { SubscriptionCache } from './subscription-cache';
 import { fitsIn } from './raw-payload';
@@ -73,7 +73,7 @@ export function createIngest(deps: IngestDeps): Ingest {
     if (route.kind === 'not-found' || route.kind === 'custom-unnamed' || method === undefined) return errors.notFound();
     // Known before the method is checked: a GET to /webhooks/github is logged under github, not unknown.
     if (route.kind === 'webhook') trace.endpoint = route.source === 'custom' ? `custom/${route.name && /^[a-z0-9_-]{1,63}$/.test(route.name) ? route.name : '?'}` : route.source;
-    if (request.method.toUpperCase() !== method) return errors.methodNotAllowed(method);
+    if (!methodAllowed(method, request.method)) return errors.methodNotAllowed(method);
     if (route.kind === 'health') return reply(200, { status: 'ok' });
     const { source, name } = route;
 
