@@ -28,6 +28,9 @@ export function explainUsageError(message: string, args: readonly string[], know
   const command = group >= 0 ? (args[group + 1] ?? '') : '';
   if (/^Not enough non-option arguments/.test(message)) {
     const what = POSITIONALS[args[group] === 'secrets' && command === 'delete' ? 'delete_secret' : command];
+    // `show -- -lead`: the value is there, after `--`, but no name or id may start with '-'.
+    const afterDashes = args.indexOf('--') >= 0 ? args[args.indexOf('--') + 1] : undefined;
+    if (what && afterDashes !== undefined) return `'${afterDashes}' cannot be ${what.slice(0, what.indexOf(':'))}: names and ids start with a letter or digit, never '-'`;
     if (what) return `missing argument ${what}`;
   }
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);

@@ -1,8 +1,8 @@
 /** The `hookagent console` command: options, checks and examples. */
 import type { Argv, CommandModule } from 'yargs';
-import { HookError } from '../../functions/core/errors';
 import { createContext, type GlobalOptions } from '../context';
 import { formatError } from '../hints';
+import { checkPort } from '../usage-errors';
 import { runConsole } from './command';
 
 export const consoleCommand: CommandModule<GlobalOptions, GlobalOptions & { port: number; host: string; authToken?: string }> = {
@@ -13,10 +13,11 @@ export const consoleCommand: CommandModule<GlobalOptions, GlobalOptions & { port
     .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on; anything but loopback needs --auth-token' })
     .option('auth-token', { type: 'string', describe: 'a token the browser must present (open /console?token=…); required off loopback' })
     .example('$0 console', 'then open http://127.0.0.1:8645/console')
-    .example('$0 console --host 0.0.0.0 --auth-token "$(openssl rand -hex 24)"', 'reachable from other machines, behind a token') as Argv<GlobalOptions & { port: number; host: string; authToken?: string }>,
+    .example('$0 console --host 0.0.0.0 --auth-token "$(openssl rand -hex 24)"', 'reachable from other machines, behind a token')
+    // A usage error like serve's: the same message, exit 2.
+    .check((a) => checkPort(a.port)) as Argv<GlobalOptions & { port: number; host: string; authToken?: string }>,
   handler: async (argv) => {
     try {
-      if (!Number.isInteger(argv.port) || argv.port < 0 || argv.port > 65535) throw new HookError('bad_option', '--port must be a whole number from 0 to 65535');
       const ctx = createContext(argv);
       await runConsole(ctx, argv, { port: argv.port, host: argv.host, ...(argv.authToken !== undefined ? { authToken: argv.authToken } : {}) });
       process.exit(0);

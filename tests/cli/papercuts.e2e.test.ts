@@ -23,6 +23,11 @@ describe('usage errors in plain words (exit 2)', () => {
     const replay = await hk(dir, 'webhook', 'replay');
     expect(replay.code).toBe(2);
     expect(replay.stderr).toContain('missing argument <event-id>');
+    // Given after `--`, a value starting with '-' reaches no positional: it is named, not called missing.
+    const dashed = await hk(dir, 'webhook', 'subscribe', '--', '-lead');
+    expect(dashed.code).toBe(2);
+    expect(dashed.stderr).toContain("'-lead' cannot be <name>: names and ids start with a letter or digit, never '-'");
+    expect(dashed.stderr).not.toContain('missing argument');
   });
 
   test('an unknown option gets the closest real one', async () => {

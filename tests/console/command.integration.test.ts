@@ -58,7 +58,8 @@ test('a port in use is a clear error with the next step', async () => {
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`Port ${port} on 127.0.0.1 is in use; choose another with --port`);
     const bad = await runCli(['--config-dir', dir, 'console', '--port', '70000']);
-    expect([bad.code, bad.stderr]).toEqual([1, expect.stringContaining('--port must be a whole number from 0 to 65535')]);
+    // A usage error, as serve's --port: exit 2 (it was 1, with a message of its own).
+    expect([bad.code, bad.stderr]).toEqual([2, expect.stringContaining('--port must be a whole number from 0 to 65535 (got "70000")')]);
   } finally {
     blocker.close();
   }
