@@ -12,7 +12,7 @@ import type { PayloadStore, RequestLog } from '../../functions/core/ports';
 import { S3PayloadStore } from '../../functions/aws/s3-payload-store';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
 import { awsDeployment, baseUrl, dataDir, type CliContext, type GlobalOptions, type Stores } from '../context';
-import { loadDotEnv } from '../local/first-run';
+import { dotEnvSecretValues, loadDotEnv } from '../local/first-run';
 import type { ConsoleSources } from './data';
 import { createConsoleHandler, type ConsoleOptions, type SourcesProvider } from './handler';
 import { secretValuesOf } from './redact';
@@ -43,7 +43,7 @@ export function requestLogOf(stores: Stores): RequestLog | undefined {
 async function configSecrets(ctx: CliContext): Promise<string[]> {
   loadDotEnv(ctx.configDir);
   const resolved = await resolveConfig(ctx.config, { get: async (name) => process.env[name] }).catch(() => undefined);
-  const values = secretValuesOf(ctx.config);
+  const values = [...secretValuesOf(ctx.config), ...dotEnvSecretValues(ctx.configDir)];
   if (resolved?.ok) values.push(...secretValuesOf(resolved.value));
   return values;
 }

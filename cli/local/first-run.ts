@@ -1,6 +1,8 @@
 /** First run of `serve`: a commented config.yaml, and `.env` loading for `${VAR}` references. */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { isSecretKey } from '../../functions/core/redact';
+import { parseDotEnv } from './config-source';
 
 export const CONFIG_TEMPLATE = `# hookagent configuration (see README, "Configuration").
 # Secrets are written only as \${VAR} references: set them in the environment or in .env
@@ -39,20 +41,28 @@ export function ensureConfig(configDir: string): boolean {
   return true;
 }
 
+/** The variables of `{config_dir}/.env` (none when there is no such file). */
+function readDotEnv(configDir: string): Map<string, string> {
+  const path = join(configDir, '.env');
+  return existsSync(path) ? parseDotEnv(readFileSync(path, 'utf8')) : new Map();
+}
+
 /** `KEY=value` lines of `{config_dir}/.env`; the environment wins over the file. */
 export function loadDotEnv(configDir: string, env: NodeJS.ProcessEnv = process.env): string[] {
-  const path = join(configDir, '.env');
-  if (!existsSync(path)) return [];
   const loaded: string[] = [];
-  for (const line of readFileSync(path, 'utf8').split(/\r?\n/)) {
-    const match = /^\s*(?:export\s+)?([A-Za-z_][A-Za-z0-9_]*)\s*=\s*(.*?)\s*$/.exec(line);
-    if (!match || line.trim().startsWith('#')) continue;
-    const [, key, raw] = match as unknown as [string, string, string];
-    const value = /^(['"])(.*)\1$/.exec(raw)?.[2] ?? raw;
+  for (const [key, value] of readDotEnv(configDir)) {
     if (env[key] === undefined) {
       env[key] = value;
       loaded.push(key);
     }
   }
   return loaded;
+}
+
+/**
+ * Values of `.env` variables named like secrets (…_TOKEN, …_API_KEY, …_SECRET), whether
+ * config.yaml references them or not: the console masks them wherever they appear.
+ */
+export function dotEnvSecretValues(configDir: string): string[] {
+  return [...readDotEnv(configDir)].filter(([key, value]) => isSecretKey(key) && value.length >= 4).map(([, value]) => value);
 }

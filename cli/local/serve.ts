@@ -23,7 +23,7 @@ import { createWorkerHandler } from '../../functions/worker/batch';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { dataDir, touch, wakeFile } from '../context';
 import { loadConfig, publishConfigState, watchConfig, type PublishedConfig } from './config-source';
-import { ensureConfig, loadDotEnv } from './first-run';
+import { dotEnvSecretValues, ensureConfig, loadDotEnv } from './first-run';
 import { commandName } from '../invocation';
 import { secretWarnings } from '../setup-hints';
 import { createLocalHttpServer } from './http-server';
@@ -131,7 +131,8 @@ export async function serve(options: ServeOptions): Promise<void> {
       subscriptions: subscriptionStore, events, queue, payloads: runtime.payloads, requests: runtime.requests,
       // Read at each use: a reloaded config.yaml's public_url shows without a restart.
       get publicUrl() { return config.webhooks.public_url ?? ''; },
-      where: `the local store in ${data}`, secretValues: () => secretValuesOf(config),
+      where: `the local store in ${data}`, // .env read at each use: serve reloads it.
+      secretValues: () => [...secretValuesOf(config), ...dotEnvSecretValues(options.configDir)],
     }, { loopbackPeersOnly: true, logger }),
   });
   await new Promise<void>((resolve, reject) => {

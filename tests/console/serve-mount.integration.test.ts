@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { signStandardWebhooks } from '../../functions/core/auth/signatures';
+import { MASK } from '../../cli/console/redact';
 import { isLoopbackPeer } from '../../cli/console/security';
 import { buildCli, runCli } from '../support/cli';
 import { eventually, startServe, stopServe } from '../support/serve';
@@ -16,6 +17,8 @@ beforeAll(() => buildCli(), 60_000);
 test('serve mounts the console at /console; webhooks still reach ingest', async () => {
   const dir = mkdtempSync(join(tmpdir(), 'hookagent-serve-console-'));
   writeFileSync(join(dir, 'config.yaml'), '');
+  // Secret-named variables of .env are masked even when config.yaml references none of them; other values are data.
+  writeFileSync(join(dir, '.env'), 'UNUSED_API_TOKEN="tok-unreferenced-9f8e7d"\nDEPLOY_ZONE=eu-west-zone-b\n');
   const serve = await startServe(dir, { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' });
   try {
     expect(serve.output()).toContain(`console: ${serve.url}/console`);
@@ -30,7 +33,7 @@ test('serve mounts the console at /console; webhooks still reach ingest', async 
     expect(JSON.parse(subs)).toEqual([expect.objectContaining({ name: 'alerts', urls: expect.objectContaining({ custom: `${serve.url}/webhooks/custom/alerts` }) })]);
     expect(subs).not.toContain(secret);
 
-    const body = JSON.stringify({ alert: 'DiskFull' });
+    const body = JSON.stringify({ alert: 'DiskFull', note: 'pasted tok-unreferenced-9f8e7d in eu-west-zone-b' });
     const at = Math.floor(Date.now() / 1000);
     const accepted = await fetch(`${serve.url}/webhooks/custom/alerts`, {
       method: 'POST', body,
@@ -42,6 +45,9 @@ test('serve mounts the console at /console; webhooks still reach ingest', async 
       const list = (await (await fetch(`${serve.url}/console/api/events`)).json()) as Array<{ event_id: string; status: string }>;
       return list.some((e) => e.event_id === eventId && e.status === 'delivered');
     }, 'the event delivered in the console list');
+    const detail = await (await fetch(`${serve.url}/console/api/events/${eventId}`)).text();
+    expect(detail).not.toContain('tok-unreferenced-9f8e7d');
+    expect(detail).toContain(`pasted ${MASK} in eu-west-zone-b`);
     expect((await fetch(`${serve.url}/health`)).status).toBe(200);
   } finally {
     expect(await stopServe(serve)).toBe(0);
