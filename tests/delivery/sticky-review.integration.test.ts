@@ -2,7 +2,7 @@
  * Sticky review comments and the code-host request rules, against a local server that
  * speaks GitHub's and GitLab's wire format: one comment per (subscription, pull/merge
  * request) edited in place, URLs only from validated parts, no credentials across
- * origins, GitHub secondary rate limits waited out for at least 60 s.
+ * origins, GitHub secondary rate limits waited out (Retry-After, else at least 60 s).
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -225,12 +225,26 @@ describe('GitHub secondary rate limits', () => {
     expect(waits).toEqual([60_000]);
   });
 
-  test('403 "secondary rate limit" with a short Retry-After still waits ≥ 60 s; a longer one wins', async () => {
+  test('403 "secondary rate limit" with Retry-After waits what it says, short or long (GitHub docs: retry-after first; it waited ≥ 60 s even for 5)', async () => {
     host.failNext.push([403, secondary, { 'retry-after': '5' }]);
-    await deliver(request('github', 'pull_request', synchronize(HEAD_1), 'evt_a', 'hi'), 120_000);
+    expect(await deliver(request('github', 'pull_request', synchronize(HEAD_1), 'evt_a', 'hi'), 120_000)).toMatchObject({ status: 'delivered' });
     host.failNext.push([403, secondary, { 'retry-after': '90' }]);
-    await deliver(request('github', 'pull_request', synchronize(HEAD_2), 'evt_b', 'hi'), 120_000);
-    expect(waits).toEqual([60_000, 90_000]);
+    expect(await deliver(request('github', 'pull_request', synchronize(HEAD_2), 'evt_b', 'hi'), 120_000)).toMatchObject({ status: 'delivered' });
+    expect(waits).toEqual([5_000, 90_000]);
+  });
+
+  test('a secondary limit with x-ratelimit-remaining 0 and no Retry-After waits until x-ratelimit-reset', async () => {
+    host.failNext.push([403, secondary, { 'x-ratelimit-remaining': '0', 'x-ratelimit-reset': String(Math.floor(Date.now() / 1000) + 30) }]);
+    expect(await deliver(request('github', 'pull_request', synchronize(HEAD_1), 'evt_a', 'hi'), 120_000)).toMatchObject({ status: 'delivered' });
+    expect(waits).toHaveLength(1);
+    expect(waits[0]).toBeGreaterThan(25_000);
+    expect(waits[0]).toBeLessThanOrEqual(30_000);
+  });
+
+  test('a 403 without limit headers or a limit message is a refusal, not waited out', async () => {
+    host.failNext.push([403, { message: 'Resource not accessible by integration' }]);
+    expect(await deliver(request('github', 'pull_request', synchronize(HEAD_1), 'evt_a', 'hi'), 120_000)).toMatchObject({ status: 'failed', retryable: false, code: 'http_403' });
+    expect(waits).toEqual([]);
   });
 
   test('when the wait is longer than the in-process bound, the failure is retryable with retryAfterMs ≥ 60 s (never permanent)', async () => {

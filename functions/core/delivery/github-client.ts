@@ -3,7 +3,7 @@
  * from the validated scope only, each `rel="next"` link checked against the scope before
  * plugin-paginate-rest fetches it, and octokit's errors read into hookagent's delivery
  * failures. Rate limits: GitHub's primary limit (`x-ratelimit-*`) and its secondary limit
- * (403/429 "secondary rate limit": at least 60 s) are waited out here, through `sleep`,
+ * (403/429 "secondary rate limit": its Retry-After, else at least 60 s) are waited out here, through `sleep`,
  * when the wait is within `maxWaitMs`; a longer one is a retryable `rate_limited` failure
  * carrying `retryAfterMs`, which the queue's paced retry honours.
  */
@@ -14,18 +14,23 @@ import { guardedFetch, READ_RETRIES, RefusedRequest } from './github-fetch';
 import { githubOctokit, type CallOptions, type GithubIdentity } from './github-octokit';
 import { jsonMessage, realSleep, retryAfterMs, type HttpOptions, type HttpResult } from './http';
 
-/** GitHub asks to wait at least a minute after a secondary rate limit. */
+/** GitHub asks to wait at least a minute after a secondary rate limit that names no wait. */
 export const SECONDARY_RATE_LIMIT_MS = 60_000;
 const API_VERSION = '2022-11-28';
 
-/** GitHub: primary limits (403/429 with x-ratelimit-remaining: 0) and secondary limits (403/429 "secondary rate limit"). */
+/**
+ * GitHub: primary limits (403/429 with x-ratelimit-remaining: 0) and secondary limits
+ * (403/429 "secondary rate limit"), in the order GitHub's REST docs give ("Exceeding the
+ * rate limit"): Retry-After when present, else the x-ratelimit-reset of an exhausted
+ * limit, else at least a minute.
+ */
 export function githubRateLimitWait(status: number, headers: Headers, body: string): number | undefined {
   if (status !== 403 && status !== 429) return undefined;
   const retryAfter = retryAfterMs(headers);
-  if (/secondary rate limit/i.test(jsonMessage(body) ?? body)) return Math.max(SECONDARY_RATE_LIMIT_MS, retryAfter ?? 0);
   if (retryAfter !== undefined) return retryAfter;
   if (headers.get('x-ratelimit-remaining') === '0') return Math.max(0, Number(headers.get('x-ratelimit-reset')) * 1000 - Date.now());
-  return status === 429 ? SECONDARY_RATE_LIMIT_MS : undefined;
+  // A 403 without these headers and message is a permission refusal, not a limit.
+  return status === 429 || /secondary rate limit/i.test(jsonMessage(body) ?? body) ? SECONDARY_RATE_LIMIT_MS : undefined;
 }
 
 const failed = (code: string, message: string, retryable: boolean, retryAfter?: number): ApiFailure => ({
