@@ -9,6 +9,7 @@ import { echoAgent, type Agent, type AgentRequest } from '../../functions/core/a
 import { withRun, type AgentRun } from '../../functions/core/agent/run-record';
 import { isSilent } from '../../functions/core/agent/silent';
 import { logTarget } from '../../functions/core/delivery/log-target';
+import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import type { DeliveryOutcome, DeliveryTarget } from '../../functions/core/delivery/target';
 import { HookError } from '../../functions/core/errors';
 import { jsonLogger } from '../../functions/core/log';
@@ -18,6 +19,7 @@ import { processMessage, type WorkerDeps } from '../../functions/core/worker/pro
 import { createWorkerHandler } from '../../functions/worker/batch';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
 import { startDynalite, type TestDynamo } from '../support/dynalite';
+import { sendJson, startLocalServer } from '../support/local-http';
 import { ManualClock } from '../support/recording-queue';
 
 describe('[SILENT] detection (DESIGN §2.4)', () => {
@@ -177,6 +179,24 @@ test('a failure whose text echoes a configured secret is recorded, logged and de
     expect(text).not.toContain(token);
   }
   expect(dead).toEqual([{ body, reason: 'provider_auth: invalid x-api-key: •••••• (also tried ••••••)' }]);
+});
+
+test('a target whose error echoes its token (a gateway quoting the request path): masked in the record\'s per-target detail, the log and the dead letter', async () => {
+  const token = '123456789:AAE-secretTelegramBotToken-XYZ';
+  // What many proxies in front of an API answer: the request path, token included.
+  const api = await startLocalServer((req, res) => sendJson(res, 400, { ok: false, error_code: 400, description: `Bad Request: no route for ${req.method} ${req.url}` }));
+  try {
+    const delivery = { timeout_ms: 1000, codehost: {}, messenger: { provider: 'telegram' as const, bot_token: token, chat_id: '-100', api_url: api.url } };
+    const config = { agent: { provider: 'echo' as const, timeout_ms: 1000, max_steps: 4 }, delivery };
+    const { deps, events, message, body, dead, logs } = await setup({ targets: createDeliveryTargets(delivery), config }, { deliver: ['messenger'] });
+    expect(await processMessage(body, 1, deps)).toEqual({ kind: 'ack', status: 'failed' });
+    const stored = await events.get(message.event_id, message.subscription);
+    expect(stored?.targets?.messenger).toMatchObject({ status: 'failed', detail: expect.stringContaining('/bot••••••/sendMessage') });
+    for (const text of [JSON.stringify(stored), JSON.stringify(dead), logs.join('\n')]) expect(text).not.toContain(token);
+    expect(logs.join('\n')).toContain('/bot••••••/sendMessage');
+  } finally {
+    await api.close();
+  }
 });
 
 test('bad input: malformed message, deleted subscription, missing payload pointer, unknown target, invalid skill', async () => {

@@ -6,6 +6,7 @@ import type { Config } from '../config/types';
 import type { DeliveryOutcome, DeliveryTarget } from '../delivery/target';
 import { describeError, isHookError } from '../errors';
 import type { Logger } from '../log';
+import { redactSecrets } from '../redact';
 import type { EventRecord, QueueMessage, Subscription, TargetKind, TargetOutcome } from '../types';
 
 export interface FanOutInput {
@@ -19,6 +20,8 @@ export interface FanOutInput {
   settings: Config['delivery'];
   logger: Logger;
   now: () => string;
+  /** Configured secret values: a target's answer may echo one (a token in a URL path); masked before anything is stored or logged. */
+  secrets: readonly string[];
 }
 
 export type TargetFailure = { kind: TargetKind } & Extract<DeliveryOutcome, { status: 'failed' }>;
@@ -32,7 +35,7 @@ export interface FanOutResult {
 export async function fanOut(input: FanOutInput): Promise<FanOutResult> {
   const wanted: TargetKind[] = input.subscription.deliver.length > 0 ? input.subscription.deliver : ['log'];
   const pending = wanted.filter((kind) => input.previous?.[kind]?.status !== 'delivered');
-  const outcomes = await Promise.all(pending.map(async (kind) => [kind, await deliverTo(kind, input)] as const));
+  const outcomes = await Promise.all(pending.map(async (kind) => [kind, masked(await deliverTo(kind, input), input.secrets)] as const));
   const targets = { ...input.previous };
   for (const [kind, outcome] of outcomes) {
     targets[kind] = outcome.status === 'delivered'
@@ -41,6 +44,11 @@ export async function fanOut(input: FanOutInput): Promise<FanOutResult> {
     input.logger[outcome.status === 'delivered' ? 'info' : 'warn'](`target ${kind} ${outcome.status}`, { target: kind, ...(outcome.status === 'failed' ? { code: outcome.code, reason: outcome.message } : {}) });
   }
   return { targets, failures: outcomes.flatMap(([kind, o]) => (o.status === 'failed' ? [{ kind, ...o }] : [])) };
+}
+
+function masked(outcome: DeliveryOutcome, secrets: readonly string[]): DeliveryOutcome {
+  if (outcome.status === 'failed') return { ...outcome, message: redactSecrets(outcome.message, secrets) };
+  return outcome.detail ? { ...outcome, detail: redactSecrets(outcome.detail, secrets) } : outcome;
 }
 
 async function deliverTo(kind: TargetKind, input: FanOutInput): Promise<DeliveryOutcome> {

@@ -271,7 +271,7 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
   // A redelivery with its reply stored has written nothing yet: show it processing while it delivers.
   if (writer.unsaved) await writer.save();
   const { targets, failures } = await fanOut({
-    subscription, message, payload, reply, previous: writer.current.targets, targets: deps.targets, settings: deps.config.delivery, logger, now,
+    subscription, message, payload, reply, previous: writer.current.targets, targets: deps.targets, settings: deps.config.delivery, logger, now, secrets: secretsOf(deps.config),
   });
   const delivered = { targets, timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } };
   if (failures.length === 0) {
