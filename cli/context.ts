@@ -25,6 +25,7 @@ import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_VISIBILITY_TIMEOUT_MS, openLocalRuntime 
 import { localStoreStats, type LocalStoreStats } from '../functions/local/sqlite/stats';
 import { referencedNames, substitute } from '../functions/core/config/references';
 import { loadDotEnv } from './local/first-run';
+import { outputStyle, terminalSafe } from './output';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3PayloadStore } from '../functions/aws/s3-payload-store';
 
@@ -93,8 +94,8 @@ export function createContext(options: GlobalOptions): CliContext {
     configDir: dir,
     config,
     skills: new SkillLibrary(dir),
-    out: (text) => process.stdout.write(`${text}\n`),
-    warn: (text) => process.stderr.write(`${text}\n`),
+    out: (text) => process.stdout.write(`${terminalSafe(text, outputStyle().color)}\n`),
+    warn: (text) => process.stderr.write(`${terminalSafe(text, false)}\n`),
     openStores: () => openStores(dir, config, options),
   };
 }

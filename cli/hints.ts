@@ -4,6 +4,7 @@
  */
 import { HookError } from '../functions/core/errors';
 import { asInvoked } from './invocation';
+import { terminalSafe } from './output';
 
 const HINTS: Record<string, string> = {
   subscription_not_found: "See the names with 'hookagent webhook list', or create one with 'hookagent webhook subscribe <name>'.",
@@ -27,5 +28,5 @@ export function formatError(error: unknown): string {
   const message = error instanceof Error ? error.message : String(error);
   const code = error instanceof HookError ? error.code : 'error';
   const hint = hintFor(code, message);
-  return asInvoked(`error: ${message}\n${hint ? `${hint}\n` : ''}`);
+  return asInvoked(`error: ${terminalSafe(message, false)}\n${hint ? `${hint}\n` : ''}`);
 }

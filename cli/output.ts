@@ -1,5 +1,23 @@
 /** How subscriptions and events look on a terminal and in --json. */
+import { escapeControl, escapeTerminal } from '../functions/core/log';
 import type { EventRecord, Subscription } from '../functions/core/types';
+
+/** The colour codes paint() writes: the only escape sequences the CLI lets through to a terminal. */
+const OUR_SGR = /(\u001b\[(?:0|1|2|31|32|33)m)/;
+
+/**
+ * Everything the CLI prints passes here (the backstop; views escape payload text where they
+ * build it, so table cells are measured as shown). Payload text (titles, replies,
+ * transcripts, filter details) can hold escape sequences (window title, OSC 52 clipboard
+ * writes, line erases that forge rows), CR, backspace, C1 controls and bidi overrides.
+ * Every control character is written as a visible escape (\u001b, \r), except line
+ * breaks, tabs and, when colour is on, paint()'s own colours. Also safe for JSON output:
+ * those characters only occur inside its strings, where the escape means the same character.
+ */
+export function terminalSafe(text: string, colour: boolean): string {
+  if (!colour) return escapeTerminal(text);
+  return text.split(OUR_SGR).map((piece, i) => (i % 2 === 1 ? piece : escapeTerminal(piece))).join('');
+}
 
 /** The public fields of §2.4, in order; the secret only when asked for. */
 export function subscriptionJson(s: Subscription, withSecret = false): Record<string, unknown> {
@@ -57,9 +75,13 @@ function fitWidths(widths: number[], headers: string[], columns: number): number
 
 const clip = (text: string, width: number) => (text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`);
 
-export function table(headers: string[], rows: string[][], style: OutputStyle = outputStyle()): string {
+/** A table cell on one line, its control characters visible (and counted) before the columns are laid out. */
+const cell = (text: string) => escapeControl(text.replace(/[\t\n]/g, ' '));
+
+export function table(headers: string[], cells: string[][], style: OutputStyle = outputStyle()): string {
+  const rows = cells.map((r) => r.map(cell));
   // Piped: one line per row, cells separated by tabs, nothing else (for cut, awk, sort).
-  if (!style.tty) return [headers, ...rows].map((cells) => cells.map((c) => c.replace(/[\t\n]/g, ' ')).join('\t')).join('\n');
+  if (!style.tty) return [headers, ...rows].map((r) => r.join('\t')).join('\n');
   const natural = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
   const widths = fitWidths(natural, headers, style.columns);
   const statusColumns = new Set(headers.map((h, i) => (h === 'STATUS' || h === 'STATE' ? i : -1)).filter((i) => i >= 0));

@@ -8,6 +8,7 @@
  * A header with fewer entries than that did not pass through all of them: the socket's
  * peer is used (fail closed), never an entry the client could have written.
  */
+import { isIP } from 'node:net';
 
 /** `--trust-proxy` / `--trusted-proxies N` as a number of trusted hops (0 = ignore the header). */
 export function trustedHops(trustProxy: boolean | number | undefined): number {
@@ -21,8 +22,18 @@ export function forwardedClient(header: string | string[] | undefined, hops: num
   if (hops < 1 || header === undefined) return undefined;
   const entries = ([] as string[]).concat(header).join(',').split(',').map((entry) => entry.trim());
   if (entries.length < hops) return undefined;
-  const entry = entries[entries.length - hops];
-  return entry ? entry : undefined;
+  return addressOf(entries[entries.length - hops] ?? '');
+}
+
+/**
+ * An X-Forwarded-For entry as an IP address (some proxies append `ip:port` or `[v6]:port`);
+ * anything else is not an address a proxy wrote, and is not taken (the peer is used).
+ */
+function addressOf(entry: string): string | undefined {
+  if (isIP(entry)) return entry;
+  const withPort = /^(?:\[([0-9A-Fa-f:.]+)\]|(\d{1,3}(?:\.\d{1,3}){3})):\d{1,5}$/.exec(entry);
+  const address = withPort?.[1] ?? withPort?.[2];
+  return address && isIP(address) ? address : undefined;
 }
 
 /**

@@ -19,6 +19,7 @@ import { transcriptLines } from './event';
 import { sampleFor } from '../samples';
 import { readPayload } from './test';
 import { previewEvent } from './preview-event';
+import { escapeTerminal } from '../../functions/core/log';
 
 function samplePayload(filter: string, event: string, action: string | undefined): Record<string, unknown> {
   return sampleFor(filter)?.payload ?? { event_type: event, ...(action ? { action } : {}), test: true, sent_by: 'hookagent webhook test --dry-run' };
@@ -76,7 +77,7 @@ export async function dryRun(ctx: CliContext, name: string, payloadOption: strin
     if (usage) lines.push(usage);
     if (failure) lines.push(`Failed: ${failure.code}: ${failure.message}`);
     else lines.push(silent ? 'Reply ([SILENT]: nothing would be posted):' : `Reply (would be posted to ${subscription.deliver.join(', ') || 'log'}):`, reply ?? '');
-    ctx.out(lines.join('\n'));
+    ctx.out(escapeTerminal(lines.join('\n')));
   }
   if (failure) process.exitCode = 1;
 }

@@ -9,6 +9,7 @@ import type { Transcript } from '../../functions/core/agent/run-record';
 import { HookError, isHookError } from '../../functions/core/errors';
 import type { EventRecord, Subscription } from '../../functions/core/types';
 import { withStores, type CliContext } from '../context';
+import { escapeTerminal } from '../../functions/core/log';
 
 export interface EventStory {
   record: EventRecord;
@@ -28,7 +29,8 @@ export function storyJson(s: EventStory): Record<string, unknown> {
   };
 }
 
-const indent = (text: string, by = '    ') => text.split('\n').map((l) => `${by}${l}`).join('\n');
+/** Stored text (prompts, replies, tool results: payload text) indented, its control characters visible. */
+const indent = (text: string, by = '    ') => escapeTerminal(text).split('\n').map((l) => `${by}${l}`).join('\n');
 
 /** A transcript as indented text lines (also printed by `webhook test --dry-run`). */
 export function transcriptLines(t: Transcript): string[] {
@@ -94,5 +96,5 @@ export async function event(ctx: CliContext, eventId: string, json: boolean): Pr
     return out;
   });
   if (json) return ctx.out(JSON.stringify(stories.map(storyJson), null, 2));
-  ctx.out(stories.map(storyText).join('\n\n'));
+  ctx.out(escapeTerminal(stories.map(storyText).join('\n\n')));
 }

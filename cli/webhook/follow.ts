@@ -7,6 +7,7 @@ import type { EventRecord } from '../../functions/core/types';
 import { type CliContext } from '../context';
 import { printEvents } from './read';
 import { eventJson, eventRow, outputStyle, paint, table, type OutputStyle } from '../output';
+import { escapeControl } from '../../functions/core/log';
 
 export interface EventsOptions {
   limit: number;
@@ -27,12 +28,12 @@ const WIDTHS = [19, 30, 26, 12, 8];
 
 function fixedRow(cells: string[], style: OutputStyle): string {
   const head = WIDTHS.map((w, i) => {
-    const text = (cells[i] ?? '').slice(0, w);
+    const text = escapeControl(cells[i] ?? '').slice(0, w);
     const padded = text.padEnd(w);
     return i === 3 && style.color ? paint(style, cells[i] === 'delivered' ? 'green' : cells[i] === 'failed' ? 'red' : 'yellow', text) + padded.slice(text.length) : padded;
   }).join('  ');
   const room = Math.max(10, style.columns - WIDTHS.reduce((a, b) => a + b + 2, 0));
-  return `${head}  ${(cells[5] ?? '').slice(0, room)}`.trimEnd();
+  return `${head}  ${escapeControl(cells[5] ?? '').slice(0, room)}`.trimEnd();
 }
 
 export async function eventsCommand(ctx: CliContext, name: string, options: EventsOptions): Promise<void> {

@@ -18,6 +18,7 @@ import { GITLAB_SAMPLES, githubSample, sampleFor } from '../samples';
 import { withStores, type CliContext, type Stores } from '../context';
 import { commandName } from '../invocation';
 import { progress } from '../progress';
+import { escapeControl, escapeTerminal } from '../../functions/core/log';
 
 interface Sample {
   path: string;
@@ -136,8 +137,8 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
     return ctx.out(`Still ${record?.status ?? 'queued'} after ${waitMs / 1000}s${debounced}; see '${commandName()} webhook events ${name}'.`);
   }
   const targets = Object.entries(record.targets ?? {}).map(([t, o]) => `${t}: ${o.status}${o.detail ? ` (${o.detail})` : ''}`);
-  ctx.out(`Outcome: ${record.status}${record.error ? ` — ${record.error.code}: ${record.error.message}` : ''}${targets.length ? `\n  ${targets.join('\n  ')}` : ''}`);
-  for (const warning of record.warnings ?? []) ctx.out(`  warning: ${warning}`);
-  if (record.reply) ctx.out(`Reply:\n${record.reply}`);
+  ctx.out(escapeTerminal(`Outcome: ${record.status}${record.error ? ` — ${record.error.code}: ${record.error.message}` : ''}${targets.length ? `\n  ${targets.join('\n  ')}` : ''}`));
+  for (const warning of record.warnings ?? []) ctx.out(`  warning: ${escapeControl(warning)}`);
+  if (record.reply) ctx.out(`Reply:\n${escapeTerminal(record.reply)}`);
   if (record.status === 'failed') process.exitCode = 1;
 }

@@ -113,6 +113,13 @@ describe('forwarded addresses and request targets', () => {
     ['1.1.1.1', 2, undefined],
     ['1.1.1.1, , 3.3.3.3', 2, undefined],
     [['1.1.1.1', '2.2.2.2, 3.3.3.3'], 2, '2.2.2.2'],
+    // Only an address is taken: whatever else stands there, the peer is used (a raw C1 control was stored and printed).
+    ['1.1.1.1, \u009b31mX', 1, undefined],
+    ['evil.example', 1, undefined],
+    ['2001:db8::1', 1, '2001:db8::1'],
+    ['1.1.1.1, 203.0.113.7:51234', 1, '203.0.113.7'],
+    ['[2001:db8::1]:443', 1, '2001:db8::1'],
+    ['999.1.1.1:80', 1, undefined],
   ] as const)('%j, %i trusted → %j', (header, hops, client) => expect(forwardedClient(header as string | string[], hops)).toBe(client));
 
   test('trust settings and targets', () => {
