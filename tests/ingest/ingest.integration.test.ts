@@ -362,6 +362,17 @@ describe('GitLab fixtures', () => {
     expect(h.queue.sent).toHaveLength(0);
   });
 
+  test('a token-authenticated request with a webhook-signature that does not verify: its webhook-id is no dedup key (the event UUID is)', async () => {
+    await h.addSubscription({ name: 'gl', events: ['*'] });
+    const send = (uuid: string) => h.handler(apiEvent({
+      path: '/webhooks/gitlab', body: fixture('gitlab/merge_request.json'),
+      headers: { 'x-gitlab-token': GITLAB_SECRET, 'x-gitlab-event-uuid': uuid, 'webhook-id': 'chosen-1', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'webhook-signature': 'v1,AAAA' },
+    }));
+    expect(bodyOf(await send('uuid-1'))).toMatchObject({ status: 'accepted', delivery_id: 'uuid-1' });
+    // A new delivery reusing the caller-chosen webhook-id is a new event, not a duplicate.
+    expect(bodyOf(await send('uuid-3'))).toMatchObject({ status: 'accepted', delivery_id: 'uuid-3' });
+  });
+
   test('merge_request.open matches by object_attributes.action; other actions do not', async () => {
     await h.addSubscription({ name: 'mr-open', events: ['merge_request.open'] });
     await h.addSubscription({ name: 'mr-merge', events: ['merge_request.merge'] });

@@ -108,7 +108,9 @@ describe('event classification and filters', () => {
   });
   test('GitLab delivery id: the signed webhook-id, else Idempotency-Key, else X-Gitlab-Event-UUID; never an unsigned webhook-id', () => {
     const kind = { object_kind: 'push' };
-    expect(classifyEvent('gitlab', { 'webhook-id': 'w', 'webhook-signature': 'v1,x', 'idempotency-key': 'i' }, kind)?.deliveryId).toBe('w');
+    expect(classifyEvent('gitlab', { 'webhook-id': 'w', 'webhook-signature': 'v1,x', 'idempotency-key': 'i' }, kind, true)?.deliveryId).toBe('w');
+    // A signature header that did not verify (the request passed on its token) vouches for nothing.
+    expect(classifyEvent('gitlab', { 'webhook-id': 'w', 'webhook-signature': 'v1,x', 'x-gitlab-event-uuid': 'u' }, kind, false)?.deliveryId).toBe('u');
     expect(classifyEvent('gitlab', { 'webhook-id': 'w', 'idempotency-key': 'i', 'x-gitlab-event-uuid': 'u' }, kind)?.deliveryId).toBe('i');
     expect(classifyEvent('gitlab', { 'webhook-id': 'w', 'x-gitlab-event-uuid': 'u' }, kind)?.deliveryId).toBe('u');
     expect(classifyEvent('gitlab', { 'webhook-id': 'w' }, kind)?.deliveryId).toBeUndefined();

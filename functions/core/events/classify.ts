@@ -87,8 +87,12 @@ export function missingEventMessage(source: Source): string {
   }
 }
 
-/** Undefined when the request carries no usable event type (GitHub and GitLab only). */
-export function classifyEvent(source: Source, headers: Headers, payload: Payload): EventIdentity | undefined {
+/**
+ * Undefined when the request carries no usable event type (GitHub and GitLab only).
+ * `signed`: the request was authenticated by its Standard Webhooks signature, which covers
+ * its `webhook-id` (a GitLab request that passed on its token has a webhook-id nobody vouched for).
+ */
+export function classifyEvent(source: Source, headers: Headers, payload: Payload, signed = false): EventIdentity | undefined {
   let event: string | undefined;
   let action: string | undefined;
   let deliveryId: string | undefined;
@@ -105,7 +109,7 @@ export function classifyEvent(source: Source, headers: Headers, payload: Payload
       // A signed request (Standard Webhooks, GitLab 19+) is deduplicated on the signed
       // webhook-id: the unsigned Idempotency-Key could be changed to replay a captured request.
       // An unsigned webhook-id is not a key either: nothing vouches for it (DESIGN §2.1).
-      deliveryId = headers['webhook-signature'] && headers['webhook-id']
+      deliveryId = signed && headers['webhook-id']
         ? headers['webhook-id']
         : headers['idempotency-key'] ?? headers['x-gitlab-event-uuid'];
       break;

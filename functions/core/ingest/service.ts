@@ -114,7 +114,7 @@ export function createIngest(deps: IngestDeps): Ingest {
       const payload = parsed.payload;
 
       // 6. Event type.
-      const identity = classifyEvent(source, request.headers, payload);
+      const identity = classifyEvent(source, request.headers, payload, auth.scheme === 'standard-webhooks');
       if (!identity) {
         return errors.invalidEvent(missingEventMessage(source));
       }
