@@ -168,6 +168,8 @@ export interface EventRecord {
   usage?: AgentUsage;
   /** Where the agent's transcript is kept (PayloadStore pointer), or the transcript itself when small. */
   transcript_ref?: string;
+  /** Where the whole reply is kept (PayloadStore pointer) when `reply` holds only what fits the record: a retry delivers it whole. */
+  reply_ref?: string;
   /** When the worker sent the message of this failed record to the dead-letter queue. */
   dead_lettered_at?: string;
   /** The model the agent ran with (the subscription's `model`, else `agent.model`) (issue 17). */

@@ -121,6 +121,22 @@ test('a partly delivered message re-delivers only the missing target, with the s
   expect((await events.get(message.event_id, message.subscription))?.attempts).toBe(2);
 });
 
+test('a reply longer than the record keeps is delivered whole on the retry too (it was the record\'s cut copy)', async () => {
+  const long = Array.from({ length: 4000 }, (_, i) => `line ${i}: ${'x'.repeat(30)}`).join('\n');
+  expect(long.length).toBeGreaterThan(100_000);
+  const chat = new ScriptedTarget('teamchat', [
+    { status: 'failed', retryable: true, code: 'http_500', message: 'Slack answered 500' },
+    { status: 'delivered', detail: 'ts=1' },
+  ]);
+  const { deps, events, message, body } = await setup({ agent: new ScriptedAgent([long]), targets: { teamchat: chat } }, { deliver: ['teamchat'] });
+  expect(await processMessage(body, 1, deps)).toMatchObject({ kind: 'retry' });
+  const stored = await events.get(message.event_id, message.subscription);
+  expect(stored?.reply?.length).toBeLessThan(long.length);
+  expect(stored?.reply_ref).toEqual(expect.any(String));
+  expect(await processMessage(body, 2, deps)).toEqual({ kind: 'ack', status: 'delivered' });
+  expect(chat.received).toEqual([long, long]);
+});
+
 test('[SILENT] → nothing delivered, recorded as suppressed', async () => {
   const target = new ScriptedTarget('teamchat', [{ status: 'delivered' }]);
   const { deps, events, message, body } = await setup({ agent: new ScriptedAgent(['Resolved already.\n[SILENT]']), targets: { teamchat: target } }, { deliver: ['teamchat'] });

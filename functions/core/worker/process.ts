@@ -196,8 +196,15 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
     return finalFailure('payload_missing', isHookError(error) ? error.message : `The stored payload cannot be read: ${describeError(error)}`);
   }
 
-  // The reply is generated once; a redelivery re-uses it.
+  // The reply is generated once; a redelivery re-uses it (whole: the record may keep it cut).
   let reply = writer.current.reply;
+  if (reply !== undefined && writer.current.reply_ref) {
+    try {
+      reply = await deps.payloads.get(writer.current.reply_ref);
+    } catch (error) {
+      return retryLater(isHookError(error) ? error.code : 'unavailable', `The whole reply cannot be read back for this retry: ${describeError(error)}`);
+    }
+  }
   const gate = reply === undefined ? (await debounceGate(message, subscription, deps.debounce)) ?? (await runCapGate(writer.current, subscription, deps.counters, deps.clock.now())) : undefined;
   if (gate) {
     logger.info(gate.status === 'superseded' ? 'superseded by a later event of the same subject' : 'rate limited: max_runs_per_hour reached', { ...gate });

@@ -40,8 +40,12 @@ export function cutToBytes(text: string, limit: number): string {
   return `${head}${note(size - bytes(head))}`;
 }
 
+const TRUNCATED = '…[truncated]';
+
+/** Idempotent: a text cut before (a record saved again) is kept as it is. */
 function capChars(text: string): string {
-  return text.length > STORED_TEXT_CAP ? `${cutText(text, STORED_TEXT_CAP)}…[truncated]` : text;
+  if (text.length <= STORED_TEXT_CAP || (text.length <= STORED_TEXT_CAP + TRUNCATED.length && text.endsWith(TRUNCATED))) return text;
+  return `${cutText(text, STORED_TEXT_CAP)}${TRUNCATED}`;
 }
 
 /** UTF-8 bytes of each message's JSON, measured once: a message (with its payload) never changes. */
@@ -108,6 +112,8 @@ export function boundTexts(record: EventRecord): EventRecord {
 export class RecordWriter {
   /** The record as the event log has it (when `stored`). */
   private saved: EventRecord;
+  /** The whole reply last written to the PayloadStore (it is written once). */
+  private replyKept: string | undefined;
 
   constructor(
     public current: EventRecord,
@@ -132,6 +138,12 @@ export class RecordWriter {
 
   async save(changes: Partial<EventRecord> = {}): Promise<EventRecord> {
     let next = boundTexts({ ...this.current, ...changes, updated_at: this.now() });
+    if (changes.reply !== undefined && next.reply !== changes.reply && changes.reply !== this.replyKept) {
+      // The record keeps a cut reply; the PayloadStore keeps it whole, for a retry that delivers it again.
+      const pointer = await this.payloads.put(`${next.event_id}-${next.subscription}-reply`, changes.reply);
+      this.replyKept = changes.reply;
+      next = { ...next, reply_ref: pointer };
+    }
     if (!fits(next) && next.message.payload !== undefined) {
       // The inline payload alone is too large for the record: keep it in the PayloadStore instead.
       const { payload, ...message } = next.message;
