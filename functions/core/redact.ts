@@ -16,13 +16,28 @@ export function isSecretKey(key: string): boolean {
 /** Every string under a secret-like key of a (resolved) configuration. Short values (< 4) are no secrets worth matching. */
 export function secretValuesOf(value: unknown, underSecretKey = false, out: string[] = []): string[] {
   if (typeof value === 'string') {
-    if (underSecretKey && value.length >= 4) out.push(value);
+    if (underSecretKey && value.length >= 4) out.push(value, ...secretPartsOfUrl(value));
   } else if (Array.isArray(value)) {
     for (const item of value) secretValuesOf(item, underSecretKey, out);
   } else if (value && typeof value === 'object') {
     for (const [key, item] of Object.entries(value)) secretValuesOf(item, underSecretKey || isSecretKey(key), out);
   }
   return out;
+}
+
+/**
+ * A secret URL (a Slack incoming webhook) is secret by its path: an error that quotes only the
+ * path (`no route for POST /services/T…/B…/…`) must not carry it either.
+ */
+function secretPartsOfUrl(value: string): string[] {
+  if (!/^https?:\/\//i.test(value)) return [];
+  try {
+    const url = new URL(value);
+    const path = `${url.pathname}${url.search}`;
+    return path.length >= 8 ? [path] : [];
+  } catch {
+    return [];
+  }
 }
 
 /** `text` with every occurrence of each secret (longest first) replaced by the mask. */

@@ -215,6 +215,24 @@ test('a target whose error echoes its token (a gateway quoting the request path)
   }
 });
 
+test('a Slack incoming webhook URL is secret by its path: an error quoting only the path is masked too', async () => {
+  const api = await startLocalServer((req, res) => {
+    res.writeHead(400, { 'content-type': 'text/plain' });
+    res.end(`no route for POST ${req.url}`);
+  });
+  try {
+    const delivery = { timeout_ms: 1000, codehost: {}, teamchat: { provider: 'slack' as const, webhook_url: `${api.url}/services/T0AAAA/B0BBBB/s3cretPathPart` } };
+    const config = { agent: { provider: 'echo' as const, timeout_ms: 1000, max_steps: 4 }, delivery };
+    const { deps, events, message, body, dead, logs } = await setup({ targets: createDeliveryTargets(delivery), config }, { deliver: ['teamchat'] });
+    expect(await processMessage(body, 1, deps)).toEqual({ kind: 'ack', status: 'failed' });
+    const stored = await events.get(message.event_id, message.subscription);
+    for (const text of [JSON.stringify(stored), JSON.stringify(dead), logs.join('\n')]) expect(text).not.toContain('s3cretPathPart');
+    expect(stored?.targets?.teamchat?.detail).toContain('no route for POST ••••••');
+  } finally {
+    await api.close();
+  }
+});
+
 test('bad input: malformed message, deleted subscription, missing payload pointer, unknown target, invalid skill', async () => {
   const { deps, dead, configDir } = await setup();
   expect(await processMessage('{"not":"a message"}', 1, deps)).toEqual({ kind: 'ack', status: 'malformed' });
