@@ -221,7 +221,7 @@ test('a Slack incoming webhook URL is secret by its path: an error quoting only 
     res.end(`no route for POST ${req.url}`);
   });
   try {
-    const delivery = { timeout_ms: 1000, codehost: {}, teamchat: { provider: 'slack' as const, webhook_url: `${api.url}/services/T0AAAA/B0BBBB/s3cretPathPart` } };
+    const delivery = { timeout_ms: 1000, codehost: {}, teamchat: { provider: 'slack' as const, webhook_url: `${api.url}/services/T0AAAA/B0BBBB/s3cretPathPart`, api_url: 'https://slack.com/api' } };
     const config = { agent: { provider: 'echo' as const, timeout_ms: 1000, max_steps: 4 }, delivery };
     const { deps, events, message, body, dead, logs } = await setup({ targets: createDeliveryTargets(delivery), config }, { deliver: ['teamchat'] });
     expect(await processMessage(body, 1, deps)).toEqual({ kind: 'ack', status: 'failed' });
