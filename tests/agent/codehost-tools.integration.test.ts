@@ -10,7 +10,7 @@ import { BUILTIN_TOOLS, type ToolContext } from '../../functions/core/agent/tool
 import type { Config } from '../../functions/core/config/types';
 import { reviewedMarker, stickyMarker } from '../../functions/core/events/loop-guard';
 import type { Source } from '../../functions/core/types';
-import { startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
+import { FAKE_BOT, botComment, startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
 import { sendJson } from '../support/local-http';
 
 const HEAD = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
@@ -109,7 +109,7 @@ describe('GitHub review tools', () => {
   });
 
   test('incremental: since the commit in the sticky footer (compare API); a force-push falls back to the full diff', async () => {
-    host.comments.set('/repos/octo/widgets/issues/7', [{ id: 1, body: `old review\n${reviewedMarker(OLD)}\n${stickyMarker('review')}`, html_url: 'x' }]);
+    host.comments.set('/repos/octo/widgets/issues/7', [botComment(1, `old review\n${reviewedMarker(OLD)}\n${stickyMarker('review')}`)]);
     let status = 'ahead';
     answer({ [`/repos/octo/widgets/compare/${OLD}...${HEAD}`]: () => ({ status, files: [{ filename: 'new.ts', status: 'modified', additions: 1, deletions: 0, patch: '+only new' }] }) });
     host.files = [{ filename: 'all.ts', status: 'modified', additions: 1, deletions: 0, patch: '+everything' }];
@@ -121,6 +121,16 @@ describe('GitHub review tools', () => {
     const forced = await run('get_change_diff', { since_last_review: true }, pr());
     expect(forced).toContain('force-push: the full diff');
     expect(forced).toContain('+everything');
+  });
+
+  test("incremental: a reviewed marker copied into someone else's comment does not pick the range (the full diff)", async () => {
+    host.comments.set('/repos/octo/widgets/issues/7', [{ id: 2, body: `LGTM\n${stickyMarker('review')}\n${reviewedMarker(OLD)}`, html_url: 'x', user: { id: 666, login: 'mallory', type: 'User' } }]);
+    answer({ [`/repos/octo/widgets/compare/${OLD}...${HEAD}`]: () => ({ status: 'ahead', files: [{ filename: 'new.ts', status: 'modified', additions: 1, deletions: 0, patch: '+only new' }] }) });
+    host.files = [{ filename: 'all.ts', status: 'modified', additions: 1, deletions: 0, patch: '+everything' }];
+    const since = await run('get_change_diff', { since_last_review: true }, pr());
+    expect(since).toContain('no earlier hookagent review');
+    expect(since).toContain('+everything');
+    expect(since).not.toContain('+only new');
   });
 
   test('a 403 secondary rate limit is waited out for ≥ 60 s (fake sleep) and the tool answers', async () => {
@@ -199,7 +209,7 @@ describe('GitLab review tools', () => {
     payload.object_attributes.last_commit.id = HEAD;
     const base = `/api/v4/projects/${payload.project.id as number}`;
     const iid = payload.object_attributes.iid as number;
-    host.comments.set(`${base}/merge_requests/${iid}`, [{ id: 5, body: `old\n${reviewedMarker(OLD)}\n${stickyMarker('review')}`, html_url: 'x' }]);
+    host.comments.set(`${base}/merge_requests/${iid}`, [botComment(5, `old\n${reviewedMarker(OLD)}\n${stickyMarker('review')}`, 'gitlab')]);
     let mergeBase = OLD;
     host.extra = (_req, res, url) => {
       if (url.pathname === `${base}/repository/merge_base`) sendJson(res, 200, { id: mergeBase });

@@ -17,7 +17,7 @@ import type { DeliveryRequest } from '../../functions/core/delivery/target';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { jsonLogger } from '../../functions/core/log';
 import type { QueueMessage, Source } from '../../functions/core/types';
-import { startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
+import { FAKE_BOT, botComment, startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
 import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
 
 const HEAD = 'cccccccccccccccccccccccccccccccccccccccc';
@@ -123,7 +123,7 @@ describe('GitHub inline review', () => {
       lost = false;
       const created = JSON.parse(req.body) as { comments: Array<{ path: string; line: number; side: string; body: string }> };
       host.reviews.push(created);
-      host.reviewComments.push(...created.comments);
+      host.reviewComments.push(...created.comments.map((c) => ({ ...c, user: { ...FAKE_BOT, type: 'User' } })));
       sendJson(res, 502, { message: 'Bad Gateway' });
       return true;
     };

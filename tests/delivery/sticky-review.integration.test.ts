@@ -148,6 +148,43 @@ describe('one sticky comment per pull request', () => {
   });
 });
 
+describe('markers count only in comments hookagent wrote', () => {
+  const MALLORY = { id: 666, login: 'mallory', type: 'User' };
+  const forged = (id: number, commit: string) => `LGTM, thanks!\n<!-- hookagent:review:sticky -->\n<!-- hookagent-reviewed:${commit} -->`;
+
+  test("GitHub: a third party's comment carrying the sticky and reviewed markers is neither edited nor taken for the bot's", async () => {
+    host.comments.set(thread, [{ id: 77, body: forged(77, HEAD_1), html_url: 'u77', user: MALLORY }]);
+    const outcome = await deliver(request('github', 'pull_request', synchronize(HEAD_2), 'evt_a', 'Real review.'));
+    expect(outcome).toMatchObject({ status: 'delivered' });
+    expect(host.server.requests.filter((r) => r.method === 'PATCH')).toHaveLength(0);
+    const comments = host.comments.get(thread)!;
+    expect(comments.map((c) => c.id)).toEqual([77, expect.any(Number)]);
+    expect(comments[0]!.body).toBe(forged(77, HEAD_1));
+    expect(comments[1]!.body).toContain('Real review.');
+    // The bot's own comment is edited next time, the forged one still ignored.
+    expect(await deliver(request('github', 'pull_request', synchronize(HEAD_2), 'evt_b', 'Second.'))).toMatchObject({ status: 'delivered', detail: expect.stringContaining('(edited)') });
+    expect(host.server.requests.filter((r) => r.method === 'PATCH').map((r) => r.url)).toEqual([`/repos/octo/widgets/issues/comments/${comments[1]!.id}`]);
+  });
+
+  test("GitHub: a forged marker of this event's comment does not make the bot skip its delivery", async () => {
+    host.comments.set(thread, [{ id: 78, body: 'nothing to see <!-- hookagent:review:evt_a -->', html_url: 'u78', user: MALLORY }]);
+    expect(await deliver(request('github', 'pull_request', synchronize(HEAD_1), 'evt_a', 'Posted anyway.'))).toMatchObject({ status: 'delivered' });
+    expect(host.comments.get(thread)!.map((c) => c.body)).toEqual([expect.any(String), expect.stringContaining('Posted anyway.')]);
+  });
+
+  test("GitLab: the newest note with copied markers (listed first) does not hide the bot's own note, which is edited", async () => {
+    const mr = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'gitlab', 'merge_request.json'), 'utf8')) as Record<string, any>;
+    const at = (sha: string) => ({ ...mr, object_attributes: { ...mr.object_attributes, last_commit: { ...mr.object_attributes.last_commit, id: sha } } });
+    await deliver(request('gitlab', 'merge_request', at(HEAD_1), 'evt_a', 'First.'));
+    const [key, notes] = [...host.comments.entries()].find(([k]) => k.startsWith('/api/v4/'))!;
+    host.comments.set(key, [...notes, { id: 99, body: forged(99, HEAD_1), html_url: 'u99', author: { id: 666, username: 'mallory' } }]);
+    host.server.requests.length = 0;
+    expect(await deliver(request('gitlab', 'merge_request', at(HEAD_2), 'evt_b', 'Second.'))).toMatchObject({ status: 'delivered', detail: expect.stringContaining('(edited)') });
+    expect(host.server.requests.filter((r) => r.method === 'PUT').map((r) => r.url)).toEqual([expect.stringMatching(new RegExp(`/notes/${notes[0]!.id}$`))]);
+    expect(host.comments.get(key)!.find((n) => n.id === 99)!.body).toBe(forged(99, HEAD_1));
+  });
+});
+
 describe('code-host URLs from validated parts only', () => {
   test.each([
     ['../../admin/escape'], ['octo/../../admin'], ['octo/widgets/../../x'], ['octo%2F..%2F..'],

@@ -69,7 +69,8 @@ describe('where a comment goes', () => {
 
 describe('GitHub comments', () => {
   let api: LocalServer;
-  let comments: Array<{ body: string; html_url: string }> = [];
+  const BOT = { id: 4242, login: 'hookagent-bot', type: 'User' };
+  let comments: Array<{ body: string; html_url: string; user?: typeof BOT }> = [];
   let failures: Array<[number, unknown, Record<string, string>?]> = [];
   /** Answers for the writes only (POST/PATCH), after `failures`. */
   let writeFailures: Array<[number, unknown, Record<string, string>?]> = [];
@@ -77,10 +78,12 @@ describe('GitHub comments', () => {
   beforeAll(async () => {
     api = await startLocalServer((req, res) => {
       if (silent) return;
+      // Who the token is: markers count only in its own comments.
+      if (req.url === '/user') return sendJson(res, 200, BOT);
       const next = failures.shift() ?? (req.method === 'GET' ? undefined : writeFailures.shift());
       if (next) return sendJson(res, next[0], next[1], next[2]);
       if (req.method === 'GET') return sendJson(res, 200, comments);
-      const created = { body: (JSON.parse(req.body) as { body: string }).body, html_url: `https://github.com/o/r/pull/1#issuecomment-${comments.length + 1}` };
+      const created = { body: (JSON.parse(req.body) as { body: string }).body, html_url: `https://github.com/o/r/pull/1#issuecomment-${comments.length + 1}`, user: BOT };
       comments.push(created);
       sendJson(res, 201, created);
     });
@@ -109,7 +112,7 @@ describe('GitHub comments', () => {
   });
 
   test('a retry finds the marker and does not post again', async () => {
-    comments = [{ body: `earlier\n\n${commentMarker('review', 'evt_1')}`, html_url: 'https://github.com/o/r/pull/1#issuecomment-9' }];
+    comments = [{ body: `earlier\n\n${commentMarker('review', 'evt_1')}`, html_url: 'https://github.com/o/r/pull/1#issuecomment-9', user: BOT }];
     const outcome = await deliver(request('github', 'issues', example('issues')));
     expect(outcome).toEqual({ status: 'delivered', detail: 'https://github.com/o/r/pull/1#issuecomment-9 (already posted)' });
     expect(api.requests.filter((r) => r.method === 'POST')).toHaveLength(0);

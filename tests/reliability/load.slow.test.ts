@@ -56,10 +56,12 @@ beforeAll(async () => {
   // GitHub's comments API: PRs numbered from DOOMED_FROM do not exist (404, a final failure).
   github = await startLocalServer((req, res) => {
     const path = req.url.split('?')[0] as string;
+    // Who the token is (the comments below are its own): markers count only in the bot's comments.
+    if (path === '/user') return sendJson(res, 200, { id: 4242, login: 'hookagent-bot', type: 'User' });
     const number = Number(/\/issues\/(\d+)\/comments$/.exec(path)?.[1]);
     if (!(number > 0) || number >= DOOMED_FROM) return sendJson(res, 404, { message: 'Not Found', documentation_url: 'https://docs.github.com/rest' });
     const posted = comments.get(path) ?? [];
-    if (req.method === 'GET') return sendJson(res, 200, posted.map((body) => ({ body, html_url: 'https://github.test/c' })));
+    if (req.method === 'GET') return sendJson(res, 200, posted.map((body) => ({ body, html_url: 'https://github.test/c', user: { id: 4242, login: 'hookagent-bot', type: 'User' } })));
     posted.push((JSON.parse(req.body) as { body: string }).body);
     comments.set(path, posted);
     sendJson(res, 201, { id: posted.length, html_url: `https://github.test${path}/${posted.length}` });

@@ -202,19 +202,22 @@ function liveMentions(body: string): string[] {
   return [...prose.matchAll(/(?:^|[^A-Za-z0-9_])@([A-Za-z0-9_][A-Za-z0-9_/.-]*)/g)].map((m) => m[1] as string);
 }
 
-describe('GitHub and GitLab comments: mass @mentions from payload text are neutralised', () => {
+describe('GitHub and GitLab comments: mass @mentions and quick actions from payload text are neutralised', () => {
   test.each([
     ['GitHub', 'gh', () => github, { repository: { full_name: 'o/r' }, issue: { number: 7 } }, 'issues', '/repos/o/r/issues/7/comments', 'body'],
     ['GitLab', 'gl', () => gitlab, { object_kind: 'merge_request', project: { id: 5 }, object_attributes: { iid: 3 } }, 'merge_request', '/projects/5/merge_requests/3/notes', 'body'],
   ] as const)('%s', async (_host, name, server, payload, eventType, path, field) => {
     await tally.check(async () => {
       const before = server().requests.filter((r) => r.method === 'POST').length;
-      await send(serve, name, secrets[name] as string, { ...payload, text: `${MENTIONS}\n${CODE}` }, eventType);
+      await send(serve, name, secrets[name] as string, { ...payload, text: `${MENTIONS}\n/approve\n/merge\n${CODE}` }, eventType);
       await eventually(() => server().requests.filter((r) => r.method === 'POST').length > before, `the ${name} comment`);
       const posted = server().requests.filter((r) => r.method === 'POST')[before] as Recorded;
       expect(posted.url).toBe(path);
       const body = (JSON.parse(posted.body) as Record<string, string>)[field] as string;
       expect(liveMentions(body)).toEqual([]);
+      // No quick action (GitLab runs `/approve` at a line start as the bot): the lines read the same.
+      expect(body).not.toMatch(/^ {0,3}\/[a-z]/m);
+      expect(body).toContain(`\u200b/approve\n\u200b/merge`);
       // Still readable, code untouched, e-mail addresses untouched.
       expect(body.replace(/\u200b/g, '')).toContain('cc @alice, @octo-org/everyone and @all (@bob, @carol, @dave); mail a@b.example');
       expect(body).toContain(CODE);

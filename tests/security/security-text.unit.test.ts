@@ -8,6 +8,7 @@ import { oversizedKey } from '../../functions/core/config/size';
 import { MENTION_BREAK, commentText, neutraliseMentions } from '../../functions/core/delivery/mentions';
 import { markdownToMrkdwn, slackLinkUrl } from '../../functions/core/delivery/mrkdwn';
 import { customEventName } from '../../functions/core/events/classify';
+import { reviewedCommitOf } from '../../functions/core/events/loop-guard';
 import { escapeControl, jsonLogger, safeJson, textLogger } from '../../functions/core/log';
 import { renderPrompt } from '../../functions/core/templates/template';
 
@@ -35,9 +36,41 @@ describe('mentions', () => {
     expect(neutraliseMentions(output)).toBe(output);
   });
 
-  test('allow_mentions leaves the reply as it is', () => {
+  // CommonMark reads left to right: an autolink or HTML tag that starts first wins over a backtick inside it.
+  test.each([
+    ['see <https://example.com/`> @alice @octo-org/everyone <https://example.com/`> end', `see <https://example.com/\`> @${Z}alice @${Z}octo-org/everyone <https://example.com/\`> end`],
+    ['<span title="`"></span>@bob<span title="`"></span>', `<span title="\`"></span>@${Z}bob<span title="\`"></span>`],
+    ['a ` lone backtick @carol', `a \` lone backtick @${Z}carol`],
+    ['<https://x.example/@alice> stays a link', '<https://x.example/@alice> stays a link'],
+    // In an HTML block (until a blank line) ``` is no fence and backticks no code.
+    ['<div>\n```\n@dave `@erin`\n</div>\n\n```\n@code\n```', `<div>\n\`\`\`\n@${Z}dave \`@${Z}erin\`\n</div>\n\n\`\`\`\n@code\n\`\`\``],
+  ])('bypass %j → %j', (input, output) => {
+    expect(neutraliseMentions(input)).toBe(output);
+    expect(neutraliseMentions(output)).toBe(output);
+  });
+
+  test("the reviewed commit is the footer's (the last marker), not one quoted above it", () => {
+    expect(reviewedCommitOf(`> quoted <!-- hookagent-reviewed:${'b'.repeat(40)} -->\n\n---\n<!-- hookagent-reviewed:${'a'.repeat(40)} -->`)).toBe('a'.repeat(40));
+  });
+
+  test('allow_mentions leaves the mentions as they are', () => {
     expect(commentText('@alice', { codehost: { allow_mentions: true } })).toBe('@alice');
     expect(commentText('@alice', { codehost: {} })).toBe(`@${Z}alice`);
+  });
+
+  test('quick actions (GitLab runs them as the bot) are made plain text outside code, whatever allow_mentions says', () => {
+    const reply = 'Fixes a typo.\n/approve\n/merge\n   /label ~security-reviewed\n    /indented-code\npath /usr/bin stays\n```\n/in-code\n```';
+    const expected = `Fixes a typo.\n${Z}/approve\n${Z}/merge\n   ${Z}/label ~security-reviewed\n    /indented-code\npath /usr/bin stays\n\`\`\`\n/in-code\n\`\`\``;
+    expect(commentText(reply, { codehost: { allow_mentions: true } })).toBe(expected);
+    expect(commentText(expected, { codehost: { allow_mentions: true } })).toBe(expected);
+  });
+
+  test("hookagent's markers quoted in a reply are made inert, so the next run cannot take them for its own", () => {
+    const quoted = 'LGTM <!-- hookagent:review:sticky --> <!--hookagent-reviewed:bbbbbbbbbbbb --> <!-- HookAgent-finding:x -->';
+    const inert = commentText(quoted, { codehost: {} });
+    expect(inert).toBe('LGTM <!-- (quoted) hookagent:review:sticky --> <!--(quoted) hookagent-reviewed:bbbbbbbbbbbb --> <!-- (quoted) hookagent-finding:x -->');
+    expect(inert).not.toMatch(/<!--\s*hookagent/i);
+    expect(commentText(inert, { codehost: {} })).toBe(inert);
   });
 });
 

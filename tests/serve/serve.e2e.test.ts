@@ -25,7 +25,9 @@ beforeAll(async () => {
   buildCli();
   github = await startLocalServer((req, res) => {
     if (githubHolds) return; // as if GitHub hung: the request never completes
-    if (req.method === 'GET') return sendJson(res, 200, comments.filter((c) => c.path === req.url.split('?')[0]).map((c) => ({ body: c.body, html_url: 'https://github.test/c' })));
+    // Who the token is (comments below are its own): markers count only in the bot's comments.
+    if (req.url === '/user') return sendJson(res, 200, { id: 4242, login: 'hookagent-bot', type: 'User' });
+    if (req.method === 'GET') return sendJson(res, 200, comments.filter((c) => c.path === req.url.split('?')[0]).map((c) => ({ body: c.body, html_url: 'https://github.test/c', user: { id: 4242, login: 'hookagent-bot', type: 'User' } })));
     comments.push({ path: req.url, body: (JSON.parse(req.body) as { body: string }).body });
     sendJson(res, 201, { id: comments.length, html_url: `https://github.test/c/${comments.length}` });
   });

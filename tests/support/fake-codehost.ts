@@ -8,7 +8,15 @@
 import type { ServerResponse } from 'node:http';
 import { sendJson, startLocalServer, type LocalServer, type Recorded } from './local-http';
 
-export interface FakeComment { id: number; body: string; html_url: string }
+/** The user the fake's tokens act as (GET /user): comments it creates are this user's. */
+export const FAKE_BOT = { id: 4242, login: 'hookagent-bot' };
+
+export interface FakeComment { id: number; body: string; html_url: string; user?: { id: number; login: string; type: string }; author?: { id: number; username: string } }
+
+/** A comment or note written by the fake's bot user, as GitHub (`user`) or GitLab (`author`) lists it. */
+export function botComment(id: number, body: string, host: 'github' | 'gitlab' = 'github'): FakeComment {
+  return { id, body, html_url: `https://example.test/c${id}`, ...(host === 'github' ? { user: { ...FAKE_BOT, type: 'User' } } : { author: { id: FAKE_BOT.id, username: FAKE_BOT.login } }) };
+}
 
 export interface FakeCodehost {
   server: LocalServer;
@@ -54,13 +62,15 @@ export async function startFakeCodehost(): Promise<FakeCodehost> {
     if (failure) return sendJson(res, failure[0], failure[1], failure[2]);
     const path = url.pathname;
     let m: RegExpExecArray | null;
+    if (path === '/user') return sendJson(res, 200, { ...FAKE_BOT, type: 'User' });
+    if (path === '/api/v4/user') return sendJson(res, 200, { id: FAKE_BOT.id, username: FAKE_BOT.login });
     // Comments and notes.
     if ((m = /^(\/repos\/[^/]+\/[^/]+\/issues\/\d+)\/comments$/.exec(path)) || (m = /^(\/api\/v4\/projects\/[^/]+\/(?:merge_requests|issues)\/\d+)\/notes$/.exec(path))) {
       const thread = m[1]!;
       const list = state.comments.get(thread) ?? [];
       if (req.method === 'GET') return page(res, url, url.searchParams.get('sort') === 'desc' ? [...list].reverse() : list);
       const body = JSON.parse(req.body) as { body: string };
-      const comment = { id: ++nextId, body: body.body, html_url: `https://example.test${thread}#note-${nextId}` };
+      const comment = { ...botComment(++nextId, body.body, thread.startsWith('/api/v4/') ? 'gitlab' : 'github'), html_url: `https://example.test${thread}#note-${nextId}` };
       state.comments.set(thread, [...list, comment]);
       return sendJson(res, 201, comment);
     }
@@ -85,7 +95,7 @@ export async function startFakeCodehost(): Promise<FakeCodehost> {
         if (!file || !diffLines(file.patch ?? '', c.side).has(c.line)) return sendJson(res, 422, { message: 'Unprocessable Entity', errors: ['Line could not be resolved'] });
       }
       state.reviews.push(review);
-      state.reviewComments.push(...(review.comments ?? []));
+      state.reviewComments.push(...(review.comments ?? []).map((c) => ({ ...c, user: { ...FAKE_BOT, type: 'User' } })));
       return sendJson(res, 200, { id: state.reviews.length, state: 'COMMENTED' });
     }
     if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+$/.test(path)) return sendJson(res, 200, { iid: 1, diff_refs: { base_sha: 'b'.repeat(40), start_sha: 's'.repeat(40), head_sha: 'h'.repeat(40) } });
@@ -97,7 +107,7 @@ export async function startFakeCodehost(): Promise<FakeCodehost> {
       const side = posted.position.new_line !== undefined ? 'RIGHT' : 'LEFT';
       const line = Number(posted.position.new_line ?? posted.position.old_line);
       if (!diff || !diffLines(String(diff.diff), side).has(line)) return sendJson(res, 400, { message: '400 Bad request - Note {:line_code=>["can\'t be blank", "must be a valid line code"]}' });
-      const discussion = { id: `d${state.discussions.length + 1}`, notes: [{ body: posted.body, position: posted.position }] };
+      const discussion = { id: `d${state.discussions.length + 1}`, notes: [{ body: posted.body, position: posted.position, author: { id: FAKE_BOT.id, username: FAKE_BOT.login } }] };
       state.discussions.push(discussion);
       return sendJson(res, 201, discussion);
     }

@@ -12,6 +12,7 @@ import type { CodehostSettings } from '../config/types';
 import { githubRepoPath, gitlabProjectPath, type Subject } from '../events/subject';
 import { githubClient } from './github-client';
 import { deliveryRequest, retryAfterMs, type HttpOptions, type HttpResult } from './http';
+import { authoredBy, selfId, type OwnComment } from './own-comments';
 
 export type Codehost = 'github' | 'gitlab';
 
@@ -51,6 +52,8 @@ export interface CodehostClient {
   requestFixed(path: '/search/issues', query: Record<string, string>, init?: RequestInitLite): Promise<HttpResult>;
   /** Every page of a list (up to `maxItems`), following `rel="next"` only on the same origin and scope. */
   paginate<T>(path: string, maxItems: number, accept?: string): Promise<Page<T>>;
+  /** Which listed comments these credentials wrote (own-comments.ts): markers count only in those. */
+  ownComments(): Promise<OwnComment | ApiFailure>;
 }
 
 /** Where a client may send requests: the api_url and the subject's repository/project under it. */
@@ -142,6 +145,10 @@ function gitlabClient(scope: Scope, token: string, http: Omit<HttpOptions, 'api'
     },
     async requestFixed(path) {
       return refused('unsafe_path', `GitLab: ${path} is a GitHub path`);
+    },
+    async ownComments() {
+      const id = await selfId(`gitlab\0${scope.apiUrl}\0${token}`, 'GitLab', () => send(new URL(`${scope.apiUrl}/user`)));
+      return typeof id === 'number' ? authoredBy(id) : id;
     },
     async paginate<T>(path: string, maxItems: number, accept?: string): Promise<Page<T>> {
       const first = scope.at(`${path}${path.includes('?') ? '&' : '?'}per_page=100`);

@@ -126,10 +126,18 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
     const listPath = client.host === 'gitlab' && place.field === 'body' ? `${place.path}?sort=desc&order_by=created_at` : place.path;
     const listed = await client.paginate<Comment>(listPath, SEARCH_LIMIT);
     if (!listed.ok) return listed.failure;
-    const existing = listed.items.find((c) => textOf(c).includes(marker));
+    // Markers count only in comments hookagent wrote: anyone can copy one into theirs.
+    const marked = listed.items.filter((c) => textOf(c).includes(MARKER_PREFIX));
+    let items: Comment[] = [];
+    if (marked.length > 0) {
+      const own = await client.ownComments();
+      if (isFailure(own)) return own.failure;
+      items = marked.filter(own);
+    }
+    const existing = items.find((c) => textOf(c).includes(marker));
     if (existing) return { status: 'delivered', detail: `${detail(existing)} (already posted)` };
     const mine = stickyMarker(name);
-    const found = sticky ? listed.items.find((c) => typeof c.id === 'number' && textOf(c).includes(mine)) : undefined;
+    const found = sticky ? items.find((c) => typeof c.id === 'number' && textOf(c).includes(mine)) : undefined;
     stickyId = found?.id;
     if (found) {
       suffix = stickyFooter(name, request.message.event_id, subject, at, eventMarkersIn(textOf(found), name));

@@ -7,7 +7,7 @@
  * the delivery. A finding already posted on the same place (hidden marker) is not repeated.
  */
 import type { Subject } from '../events/subject';
-import type { CodehostClient } from './codehost-api';
+import { isFailure, type CodehostClient } from './codehost-api';
 import { commentableLines, findingBody, findingMarker, type DiffLines, type Finding } from './findings';
 
 export interface InlineResult {
@@ -27,7 +27,18 @@ async function postedAlready(client: CodehostClient, change: string, subscriptio
   const comments = await client.paginate<Obj>(`${change}/comments`, 3000);
   if (!comments.ok) return false;
   const markers = new Set(findings.map((f) => findingMarker(subscription, f)));
-  return comments.items.some((c) => [...(str(c.body).match(/<!-- hookagent-finding:[^>]* -->/g) ?? [])].some((m) => markers.has(m)));
+  return (await findingMarkersIn(client, comments.items.map((c) => [c, str(c.body)]))).some((m) => markers.has(m));
+}
+
+const FINDING_MARKER = /<!-- hookagent-finding:[^>]* -->/g;
+
+/** The finding markers in comments hookagent wrote itself (own-comments.ts); none when that cannot be told. */
+async function findingMarkersIn(client: CodehostClient, comments: Array<[unknown, string]>): Promise<string[]> {
+  const marked = comments.filter(([, body]) => body.includes('<!-- hookagent-finding:'));
+  if (marked.length === 0) return [];
+  const own = await client.ownComments();
+  if (isFailure(own)) return [];
+  return marked.filter(([comment]) => own(comment)).flatMap(([, body]) => body.match(FINDING_MARKER) ?? []);
 }
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
@@ -55,10 +66,11 @@ export async function postInlineFindings(client: CodehostClient, subject: Subjec
   const already = await client.paginate<Obj>(client.host === 'github' ? `${change}/comments` : `${change}/discussions`, 3000);
   const existing = new Set<string>();
   if (already.ok) {
-    for (const item of already.items) {
-      const bodies = client.host === 'github' ? [str(item.body)] : (Array.isArray(item.notes) ? item.notes : []).map((n) => str((n as Obj).body));
-      for (const body of bodies) for (const m of body.match(/<!-- hookagent-finding:[^>]* -->/g) ?? []) existing.add(m);
-    }
+    // GitHub review comments carry the body; GitLab discussions their notes, each with its author.
+    const comments = already.items.flatMap((item): Array<[unknown, string]> => client.host === 'github'
+      ? [[item, str(item.body)]]
+      : (Array.isArray(item.notes) ? item.notes : []).map((n): [unknown, string] => [n, str((n as Obj).body)]));
+    for (const m of await findingMarkersIn(client, comments)) existing.add(m);
   }
   const inline: Finding[] = [];
   for (const f of findings) {

@@ -4,7 +4,7 @@
  * needs no new store), and the code-host delivery places each on a diff line. Other
  * targets get the findings as a plain list instead of the block.
  */
-import { neutraliseMentions } from './mentions';
+import { inertText } from './mentions';
 
 export type Severity = 'critical' | 'major' | 'minor' | 'nit';
 export const SEVERITIES: readonly Severity[] = ['critical', 'major', 'minor', 'nit'];
@@ -108,5 +108,5 @@ export function findingMarker(subscription: string, f: Pick<Finding, 'path' | 'l
 
 export function findingBody(subscription: string, f: Finding): string {
   // Model text: mass @mentions are always neutralised in inline findings (mentions.ts).
-  return `**${f.severity}**: ${neutraliseMentions(f.body)}\n\n${findingMarker(subscription, f)}`;
+  return `**${f.severity}**: ${inertText(f.body)}\n\n${findingMarker(subscription, f)}`;
 }

@@ -13,6 +13,7 @@ import { usablePrivateKey } from './github-app';
 import { guardedFetch, READ_RETRIES, RefusedRequest } from './github-fetch';
 import { githubOctokit, type CallOptions, type GithubIdentity } from './github-octokit';
 import { jsonMessage, realSleep, retryAfterMs, type HttpOptions, type HttpResult } from './http';
+import { authoredBy, madeByApp, selfId } from './own-comments';
 
 /** GitHub asks to wait at least a minute after a secondary rate limit that names no wait. */
 export const SECONDARY_RATE_LIMIT_MS = 60_000;
@@ -110,6 +111,11 @@ export function githubClient(scope: Scope, config: CodehostSettings, http: Omit<
 
   return {
     host: 'github', scope: scope.url,
+    async ownComments() {
+      if ('app' in identity) return madeByApp(Number(identity.app.app_id));
+      const id = await selfId(`github\0${scope.apiUrl}\0${identity.token}`, 'GitHub', () => send(new URL(`${scope.apiUrl}/user`)));
+      return typeof id === 'number' ? authoredBy(id) : id;
+    },
     async request(path, init) {
       const url = scope.at(path);
       return url instanceof URL ? send(url, init) : url;

@@ -1,12 +1,21 @@
 /**
- * @mentions in GitHub and GitLab comments. Every `@name`, `@org/team`, `@all` in a reply
- * notifies someone, and the reply is model text that payload text can steer: one event
- * could make the bot ping hundreds of people. So, unless `delivery.codehost.allow_mentions`
- * is true, each mention is neutralised by a zero-width space after the `@` (U+200B): it
- * still reads `@alice`, but neither GitHub nor GitLab links or notifies it. HTML entities
- * that render as `@` (`&#64;`, `&#x40;`, `&commat;`) are treated the same way. Code
- * (fenced blocks and inline spans) is left exactly as written: mentions there are never
- * live, and `@Override` or `@dataclass` must stay copyable.
+ * What a code-host comment may say, when its text is model output that payload text can
+ * steer. Three things in it would act instead of being read:
+ * - @mentions: every `@name`, `@org/team`, `@all` notifies someone (one event could ping
+ *   hundreds of people). Unless `delivery.codehost.allow_mentions` is true, each is
+ *   neutralised by a zero-width space after the `@` (U+200B): it still reads `@alice`, but
+ *   neither GitHub nor GitLab links or notifies it. HTML entities that render as `@`
+ *   (`&#64;`, `&#x40;`, `&commat;`) are treated the same way.
+ * - Quick actions: GitLab runs a line starting with `/approve`, `/merge`, `/label` … in a
+ *   note as a command by the note's author, the bot (ChatOps bots on GitHub read such lines
+ *   too). Such a line gets a zero-width space before its `/`, always.
+ * - hookagent's own hidden markers (`<!-- hookagent:…`, `<!-- hookagent-reviewed:…`): a
+ *   quoted one would tell the next run which comment is its own or which commit it last
+ *   reviewed. Quoted ones become `<!-- (quoted) hookagent…`, always.
+ * Code (fenced blocks and inline spans) is left exactly as written: mentions there are never
+ * live, and `@Override` or `@dataclass` must stay copyable. Inline, the line is read left to
+ * right as CommonMark does: an autolink or HTML tag that starts first wins over a backtick
+ * inside it, so `<https://x/`>` opens no code span.
  */
 import type { Config } from '../config/types';
 
@@ -22,42 +31,119 @@ const MENTION = /(^|[^A-Za-z0-9_])(@|&#0*64;|&#x0*40;|&commat;)(?=[A-Za-z0-9_])/
  */
 const FENCE_OPEN = /^ {0,3}(`{3,}(?=[^`]*$)|~{3,})/;
 const FENCE_CLOSE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
-/** An inline code span: a backtick run not escaped, the same run closing it. */
-const CODE_SPAN = /(?<!\\)(`+)(?!`)[^\n]*?(?<!`)\1(?!`)/g;
+/** A line that opens an HTML block: Markdown (fences, code spans) is not read in it until a blank line. */
+const HTML_BLOCK = /^ {0,3}<(?:!--|\/?[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$))/;
+/** Autolinks and raw HTML (open and closing tags, comments) at a `<`, as CommonMark defines them (one line). */
+const INLINE_HTML = /<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9.-]+|[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s"'=<>`]+|'[^']*'|"[^"]*"))?)*\s*\/?|\/[A-Za-z][A-Za-z0-9-]*\s*|!--[^]*?--)>/y;
+/** A quick action: `/` and a letter at the start of a line (up to 3 spaces in). */
+const QUICK_ACTION = /^( {0,3})\/(?=[A-Za-z])/;
+/** A hookagent marker comment, however spaced or cased. */
+const MARKER = /<!--(\s*)hookagent/gi;
 
 function neutraliseText(text: string): string {
   return text.replace(MENTION, (_m, before: string) => `${before}@${MENTION_BREAK}`);
 }
 
-function neutraliseLine(line: string): string {
-  let out = '';
-  let last = 0;
-  for (const span of line.matchAll(CODE_SPAN)) {
-    out += neutraliseText(line.slice(last, span.index)) + span[0];
-    last = span.index + span[0].length;
+/** The length of the backtick run at `at`, and where its closing run of the same length ends (-1: none). */
+function codeSpanEnd(line: string, at: number): { run: number; end: number } {
+  let run = 0;
+  while (line[at + run] === '`') run += 1;
+  for (let i = at + run; i < line.length;) {
+    if (line[i] !== '`') {
+      i += 1;
+      continue;
+    }
+    let close = 0;
+    while (line[i + close] === '`') close += 1;
+    if (close === run) return { run, end: i + close };
+    i += close;
   }
-  return out + neutraliseText(line.slice(last));
+  return { run, end: -1 };
+}
+
+/** One line outside fences: text parts neutralised; code spans (unless `inHtml`), autolinks and tags kept. */
+function neutraliseLine(line: string, inHtml: boolean): string {
+  let out = '';
+  let text = '';
+  for (let i = 0; i < line.length;) {
+    const c = line[i];
+    if (c === '\\' && i + 1 < line.length) {
+      text += line.slice(i, i + 2);
+      i += 2;
+      continue;
+    }
+    if (c === '<') {
+      INLINE_HTML.lastIndex = i;
+      const tag = INLINE_HTML.exec(line);
+      if (tag) {
+        out += neutraliseText(text) + tag[0];
+        text = '';
+        i += tag[0].length;
+        continue;
+      }
+    }
+    if (c === '`' && !inHtml) {
+      const { run, end } = codeSpanEnd(line, i);
+      if (end > 0) {
+        out += neutraliseText(text) + line.slice(i, end);
+        text = '';
+        i = end;
+      } else {
+        // A run that closes nothing is literal text.
+        text += line.slice(i, i + run);
+        i += run;
+      }
+      continue;
+    }
+    text += c;
+    i += 1;
+  }
+  return out + neutraliseText(text);
 }
 
 /** The text with every @mention outside code neutralised (pure; idempotent). */
 export function neutraliseMentions(text: string): string {
+  return mapOutsideCode(text, (line, inHtml) => neutraliseLine(line, inHtml));
+}
+
+/** Applies `change` to every line that is not inside a fenced code block. */
+function mapOutsideCode(text: string, change: (line: string, inHtml: boolean) => string): string {
   let fence: string | undefined;
+  let inHtml = false;
   return text.split('\n').map((line) => {
     if (fence !== undefined) {
       const closing = FENCE_CLOSE.exec(line)?.[1];
       if (closing && closing[0] === fence[0] && closing.length >= fence.length) fence = undefined;
       return line;
     }
-    const marker = FENCE_OPEN.exec(line)?.[1];
+    if (line.trim() === '') inHtml = false;
+    else if (!inHtml && HTML_BLOCK.test(line)) inHtml = true;
+    const marker = inHtml ? undefined : FENCE_OPEN.exec(line)?.[1];
     if (marker) {
       fence = marker;
       return line;
     }
-    return neutraliseLine(line);
+    return change(line, inHtml);
   }).join('\n');
 }
 
-/** What a code-host comment says: the reply, its mentions neutralised unless the configuration allows them. */
+/** Lines that GitLab would run as quick actions, made plain text (outside code). */
+export function neutraliseQuickActions(text: string): string {
+  return mapOutsideCode(text, (line) => line.replace(QUICK_ACTION, `$1${MENTION_BREAK}/`));
+}
+
+/** hookagent's hidden markers quoted in a reply, made inert (everywhere: an HTML comment in code is still read by the next run). */
+export function neutraliseMarkers(text: string): string {
+  return text.replace(MARKER, '<!--$1(quoted) hookagent');
+}
+
+/** Model text posted where no setting allows mentions (inline findings): all three made inert. */
+export function inertText(text: string): string {
+  return neutraliseMentions(neutraliseMarkers(neutraliseQuickActions(text)));
+}
+
+/** What a code-host comment says: the reply with quick actions and markers made inert, and its mentions unless the configuration allows them. */
 export function commentText(reply: string, settings: Pick<Config['delivery'], 'codehost'> | undefined): string {
-  return settings?.codehost.allow_mentions === true ? reply : neutraliseMentions(reply);
+  const safe = neutraliseMarkers(neutraliseQuickActions(reply));
+  return settings?.codehost.allow_mentions === true ? safe : neutraliseMentions(safe);
 }

@@ -38,7 +38,7 @@ export function reviewedMarker(commit: string): string {
   return `<!-- hookagent-reviewed:${commit} -->`;
 }
 
-/** The commit named by a sticky comment's footer, if any. */
+/** The commit named by a sticky comment's footer, if any: the last marker, the footer's (the reply above it cannot hold one, see mentions.ts). */
 export function reviewedCommitOf(body: string): string | undefined {
-  return /<!-- hookagent-reviewed:([0-9a-f]{7,64}) -->/.exec(body)?.[1];
+  return [...body.matchAll(/<!-- hookagent-reviewed:([0-9a-f]{7,64}) -->/g)].at(-1)?.[1];
 }

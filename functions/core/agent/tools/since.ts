@@ -6,6 +6,7 @@
  */
 import { reviewedCommitOf, stickyMarker } from '../../events/loop-guard';
 import { commitSha } from '../../events/subject';
+import { isFailure } from '../../delivery/codehost-api';
 import { changePath, getJson, gitlabFile, listAll, obj, s, type FileChange, type Opened } from './codehost';
 
 
@@ -19,7 +20,12 @@ async function reviewedBefore(opened: Opened, subscription: string): Promise<str
   const path = opened.client.host === 'github' ? `/issues/${opened.number}/comments` : `${changePath(opened)}/notes?sort=desc&order_by=created_at`;
   const { items } = await listAll<{ body?: string }>(opened, path, 3000);
   const marker = stickyMarker(subscription);
-  const sticky = items.find((c) => typeof c.body === 'string' && c.body.includes(marker));
+  const marked = items.filter((c) => typeof c.body === 'string' && c.body.includes(marker));
+  if (marked.length === 0) return undefined;
+  // Only hookagent's own comment says what it reviewed: a copied marker would pick the range reviewed.
+  const own = await opened.client.ownComments();
+  if (isFailure(own)) return undefined;
+  const sticky = marked.find(own);
   return sticky?.body ? commitSha(reviewedCommitOf(sticky.body)) : undefined;
 }
 
