@@ -9,6 +9,7 @@ import { MENTION_BREAK, commentText, neutraliseMentions } from '../../functions/
 import { markdownToMrkdwn, slackLinkUrl } from '../../functions/core/delivery/mrkdwn';
 import { customEventName } from '../../functions/core/events/classify';
 import { reviewedCommitOf } from '../../functions/core/events/loop-guard';
+import { authoredBy, madeByApp } from '../../functions/core/delivery/own-comments';
 import { escapeControl, jsonLogger, safeJson, textLogger } from '../../functions/core/log';
 import { renderPrompt } from '../../functions/core/templates/template';
 
@@ -51,6 +52,19 @@ describe('mentions', () => {
 
   test("the reviewed commit is the footer's (the last marker), not one quoted above it", () => {
     expect(reviewedCommitOf(`> quoted <!-- hookagent-reviewed:${'b'.repeat(40)} -->\n\n---\n<!-- hookagent-reviewed:${'a'.repeat(40)} -->`)).toBe('a'.repeat(40));
+  });
+
+  test('own comments: by the token user, or made through the App (review comments: by a bot account)', () => {
+    expect(authoredBy(7)({ user: { id: 7 } })).toBe(true);
+    expect(authoredBy(7)({ author: { id: 7 } })).toBe(true);
+    expect(authoredBy(7)({ user: { id: 8 } })).toBe(false);
+    expect(authoredBy(7)({})).toBe(false);
+    const app = madeByApp(12345);
+    expect(app({ user: { type: 'Bot', login: 'hookagent[bot]' }, performed_via_github_app: { id: 12345 } })).toBe(true);
+    expect(app({ user: { type: 'Bot', login: 'other[bot]' }, performed_via_github_app: { id: 999 } })).toBe(false);
+    expect(app({ user: { type: 'User', login: 'mallory' }, performed_via_github_app: null })).toBe(false);
+    expect(app({ user: { type: 'Bot', login: 'hookagent[bot]' } })).toBe(true);
+    expect(app({ user: { type: 'User', login: 'mallory[bot]' } })).toBe(false);
   });
 
   test('allow_mentions leaves the mentions as they are', () => {
