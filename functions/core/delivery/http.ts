@@ -31,19 +31,47 @@ export const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeo
 /** The longest rate-limit wait honoured in-process (beyond it, the queue's paced retry). */
 export const IN_PLACE_RATE_LIMIT_WAIT_MS = 15_000;
 
-/** The message of common JSON error bodies (`message`, `error`, `description`). */
+/**
+ * The message of common JSON error bodies (`message`, `description`, `error`), with the
+ * validation details code hosts put beside or inside it, so "too long" is not lost:
+ * - GitHub 422: `{"message":"Validation Failed","errors":[{"field":"body","code":"custom","message":"body is too long"}]}`
+ *   ("Client errors": each error has `resource`, `field` and `code`; `custom` ones a `message`);
+ * - GitLab 400: `{"message":{"note":["is too long"]}}` ("Data validation and error
+ *   reporting": property names to lists of messages, nested for embedded entities).
+ */
 export function jsonMessage(body: string): string | undefined {
+  let parsed: Record<string, unknown>;
   try {
-    const parsed = JSON.parse(body) as Record<string, unknown>;
-    for (const key of ['message', 'description', 'error']) {
-      const value = parsed[key];
-      if (typeof value === 'string' && value) return value;
-      if (value && typeof value === 'object' && typeof (value as { message?: unknown }).message === 'string') return (value as { message: string }).message;
-    }
+    parsed = JSON.parse(body) as Record<string, unknown>;
   } catch {
-    // Not JSON.
+    return undefined;
   }
-  return undefined;
+  if (!parsed || typeof parsed !== 'object') return undefined;
+  const details = Array.isArray(parsed.errors) ? parsed.errors.map(githubError).filter(Boolean).join('; ') : '';
+  for (const key of ['message', 'description', 'error']) {
+    const value = parsed[key];
+    if (typeof value === 'string' && value) return details ? `${value}: ${details}` : value;
+    if (value && typeof value === 'object' && typeof (value as { message?: unknown }).message === 'string') return (value as { message: string }).message;
+    const fields = key === 'message' && value && typeof value === 'object' ? gitlabErrors(value, '').join('; ') : '';
+    if (fields) return fields;
+  }
+  return details || undefined;
+}
+
+function githubError(error: unknown): string {
+  if (typeof error === 'string') return error;
+  const e = (error ?? {}) as { resource?: unknown; field?: unknown; code?: unknown; message?: unknown };
+  if (typeof e.message === 'string' && e.message) return e.message;
+  return [e.resource, e.field, e.code].filter((part) => typeof part === 'string' && part).join(' ');
+}
+
+/** `{note: ["is too long"], position: {line: ["is invalid"]}}` → ["note is too long", "position line is invalid"]. */
+function gitlabErrors(value: unknown, path: string): string[] {
+  if (typeof value === 'string') return [path ? `${path} ${value}` : value];
+  if (Array.isArray(value)) return value.flatMap((item) => gitlabErrors(item, path));
+  if (!value || typeof value !== 'object') return [];
+  // Rails puts errors about the whole record under `base`.
+  return Object.entries(value).flatMap(([key, item]) => gitlabErrors(item, key === 'base' ? path : path ? `${path} ${key}` : key));
 }
 
 export function retryAfterMs(headers: Headers): number | undefined {
@@ -107,10 +135,13 @@ function backoff(attempt: number): number {
   return Math.floor(Math.random() * 250 * 2 ** attempt);
 }
 
+/** The visible note that ends a cut reply. */
+export const cutNote = (replyLength: number) => `\n\n…(cut: the reply was ${replyLength} characters)`;
+
 /** Cuts a reply to fit `limit` characters together with `suffix`, saying so visibly. */
 export function fitReply(reply: string, limit: number, suffix: string): string {
   if (reply.length + suffix.length <= limit) return reply + suffix;
-  const note = `\n\n…(cut: the reply was ${reply.length} characters)`;
+  const note = cutNote(reply.length);
   return cutText(reply, Math.max(0, limit - suffix.length - note.length)) + note + suffix;
 }
 

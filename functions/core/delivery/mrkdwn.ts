@@ -22,9 +22,40 @@ export function slackLinkUrl(raw: string): string | undefined {
   return url.href.replace(/</g, '%3C').replace(/>/g, '%3E').replace(/\|/g, '%7C').replace(/&/g, '&amp;');
 }
 
-// Placeholders for the links built, in characters no input keeps (stripped first).
+// Placeholders for the links built and code spans kept, in characters no input keeps (stripped first).
 const LINK = '\u0000';
 const BOLD = '\u0001';
+const CODE = '\u0002';
+
+/**
+ * A code span as CommonMark reads one: a run of backticks, text, the same run. Its text is
+ * literal on every kind of line (heading, list item, paragraph): `__init__`, `f(*args)`
+ * and a cron schedule are shown as written, only escaped.
+ */
+const CODE_SPAN = /(?<!`)(`+)(?!`)[^]*?[^`]\1(?!`)/g;
+
+/**
+ * Each `[label](url)` with the URL's parentheses balanced (CommonMark), so
+ * `(https://en.wikipedia.org/wiki/Foo_(bar))` is one URL; `replace` gives its text.
+ */
+function replaceLinks(text: string, replace: (whole: string, label: string, url: string) => string): string {
+  const open = /\[([^\]\n]+)\]\(/g;
+  let out = '';
+  let done = 0;
+  for (let m = open.exec(text); m; m = open.exec(text)) {
+    let depth = 0;
+    let end = open.lastIndex;
+    for (; end < text.length && !/\s/.test(text[end] as string); end++) {
+      if (text[end] === '(') depth++;
+      else if (text[end] === ')' && depth-- === 0) break;
+    }
+    if (text[end] !== ')' || end === open.lastIndex) continue;
+    out += text.slice(done, m.index) + replace(text.slice(m.index, end + 1), m[1] as string, text.slice(open.lastIndex, end));
+    done = end + 1;
+    open.lastIndex = done;
+  }
+  return out + text.slice(done);
+}
 
 /**
  * A pair of `marker`s around text, as Markdown means emphasis: the opening marker starts a
@@ -36,7 +67,7 @@ const BOLD = '\u0001';
  */
 const EMPHASIS = (marker: RegExp) => {
   const m = marker.source;
-  return new RegExp(`(^|[^\\p{L}\\p{N}_*~])${m}([\\p{L}\\p{N}(\\["'\\u0001\\u0000](?:[^\\n]*?[^\\s])??)${m}(?![\\p{L}\\p{N}_])`, 'gu');
+  return new RegExp(`(^|[^\\p{L}\\p{N}_*~])${m}([\\p{L}\\p{N}(\\["'\\u0000-\\u0002](?:[^\\n]*?[^\\s])??)${m}(?![\\p{L}\\p{N}_])`, 'gu');
 };
 // Built once: convertInline runs on every line of every Slack reply.
 const STRONG_STARS = EMPHASIS(/\*\*/);
@@ -44,35 +75,46 @@ const STRONG_UNDERSCORES = EMPHASIS(/__/);
 const EMPHASIS_STAR = EMPHASIS(/\*/);
 const STRIKE = EMPHASIS(/~~/);
 
-function convertInline(text: string): string {
+/**
+ * One line's inline Markdown. Code spans are set aside first (their text is never
+ * formatted) and links next; `heading` drops strong markers, since the whole line is bold.
+ */
+function convertInline(text: string, heading = false): string {
+  const codes: string[] = [];
+  let out = text.replace(CODE_SPAN, (span) => {
+    codes.push(escapeSlack(span));
+    return `${CODE}${codes.length - 1}${CODE}`;
+  });
   const links: string[] = [];
-  let out = text.replace(/\[([^\]\n]+)\]\(([^)\s]+)\)/g, (whole, label: string, raw: string) => {
-    const url = slackLinkUrl(raw);
+  out = replaceLinks(out, (whole, label, raw) => {
+    // A code span inside the URL takes precedence (CommonMark): then it is no link.
+    const url = raw.includes(CODE) ? undefined : slackLinkUrl(raw);
     if (url === undefined) return whole;
     links.push(`<${url}|${escapeSlack(label)}>`);
     return `${LINK}${links.length - 1}${LINK}`;
   });
+  const strong = heading ? '$1$2' : `$1${BOLD}$2${BOLD}`;
   out = escapeSlack(out)
-    .replace(STRONG_STARS, `$1${BOLD}$2${BOLD}`)
-    .replace(STRONG_UNDERSCORES, `$1${BOLD}$2${BOLD}`)
+    .replace(STRONG_STARS, strong)
+    .replace(STRONG_UNDERSCORES, strong)
     .replace(EMPHASIS_STAR, '$1_$2_')
     .replace(STRIKE, '$1~$2~')
-    .replace(new RegExp(BOLD, 'g'), '*');
-  return out.replace(new RegExp(`${LINK}(\\d+)${LINK}`, 'g'), (_m, i: string) => links[Number(i)] ?? '');
+    .replace(new RegExp(BOLD, 'g'), '*')
+    .replace(new RegExp(`${LINK}(\\d+)${LINK}`, 'g'), (_m, i: string) => links[Number(i)] ?? '');
+  return out.replace(new RegExp(`${CODE}(\\d+)${CODE}`, 'g'), (_m, i: string) => codes[Number(i)] ?? '');
 }
 
 function convertLine(line: string): string {
   const heading = /^#{1,6}\s+(.*)$/.exec(line);
-  if (heading) return `*${convertInline(heading[1] as string).replace(/\*/g, '')}*`;
+  if (heading) return `*${convertInline(heading[1] as string, true)}*`;
   const bullet = /^(\s*)[-*+]\s+(.*)$/.exec(line);
   if (bullet) return `${bullet[1]}• ${convertInline(bullet[2] as string)}`;
-  // Inline code spans keep their text unformatted, but escaped like everything else.
-  return line.split(/(`[^`]*`)/).map((part) => (part.startsWith('`') && part.endsWith('`') && part.length > 1 ? escapeSlack(part) : convertInline(part))).join('');
+  return convertInline(line);
 }
 
 export function markdownToMrkdwn(markdown: string): string {
   let inFence = false;
-  return markdown.replace(/[\u0000\u0001]/g, '').split('\n').map((line) => {
+  return markdown.replace(/[\u0000-\u0002]/g, '').split('\n').map((line) => {
     if (/^\s*```/.test(line)) {
       inFence = !inFence;
       return '```';

@@ -1,6 +1,7 @@
 /** `teamchat` on Slack: an incoming webhook, or `chat.postMessage` with a bot token and channel. */
 import type { TeamchatSettings } from '../config/types';
-import { deliveryRequest, fitReply, type HttpOptions } from './http';
+import { cutText } from '../cut-text';
+import { cutNote, deliveryRequest, type HttpOptions } from './http';
 import { markdownToMrkdwn } from './mrkdwn';
 import type { DeliveryOutcome, DeliveryRequest } from './target';
 
@@ -9,15 +10,47 @@ export const SLACK_TEXT_LIMIT = 40_000;
 /** Slack's errors that a later attempt can get past; every other `error` is permanent. */
 const RETRYABLE_ERRORS = new Set(['ratelimited', 'rate_limited', 'service_unavailable', 'request_timeout', 'fatal_error', 'internal_error']);
 
+/** An incoming webhook (and no bot token) is what postSlack uses: it posts only to the channel it was made for. */
+export const slackWebhookOnly = (settings: TeamchatSettings) => Boolean(settings.webhook_url && !settings.bot_token);
+
+/** Why a subscription's channel is not used with an incoming webhook, and what to change. */
+export const ignoredChannel = (channel: string) =>
+  `channel ${channel} is not used: delivery.teamchat is an incoming webhook (webhook_url), which posts only to its own channel; choosing the channel needs delivery.teamchat.bot_token`;
+
+/**
+ * The mrkdwn cut to `limit`. Slack counts the `text` field it receives, so an escaped `<`
+ * counts as its 4 characters of `&lt;` here too; the note gives the reply's own length.
+ * Every `&` and `<` in mrkdwn opens an entity or a link (mrkdwn.ts escapes the rest), so
+ * an unfinished one at the cut is dropped whole; an open code block is closed, so the
+ * note does not read as code.
+ */
+export function fitMrkdwn(mrkdwn: string, replyLength: number, limit = SLACK_TEXT_LIMIT): string {
+  if (mrkdwn.length <= limit) return mrkdwn;
+  const note = cutNote(replyLength);
+  const close = '\n```';
+  const cut = cutText(mrkdwn, Math.max(0, limit - note.length - close.length))
+    .replace(/<[^>]*$/, '')
+    .replace(/&[^;]*$/, '')
+    // Half a fence line ("``") is no fence.
+    .replace(/(^|\n)`{1,2}$/, '');
+  const open = (cut.match(/^```$/gm) ?? []).length % 2 === 1;
+  return `${cut}${open ? close : ''}${note}`;
+}
+
 export async function postSlack(request: DeliveryRequest, settings: TeamchatSettings, http: Omit<HttpOptions, 'api'>): Promise<DeliveryOutcome> {
-  const text = fitReply(markdownToMrkdwn(request.reply), SLACK_TEXT_LIMIT, '');
+  const text = fitMrkdwn(markdownToMrkdwn(request.reply), request.reply.length);
   const options: HttpOptions = { ...http, api: 'Slack', errorMessage: (body) => body.trim().slice(0, 200) || undefined };
-  if (settings.webhook_url && !settings.bot_token) {
+  if (slackWebhookOnly(settings)) {
     // Incoming webhooks answer plain text: "ok", or an error word such as channel_not_found.
-    const result = await deliveryRequest(settings.webhook_url, {
+    const result = await deliveryRequest(settings.webhook_url as string, {
       method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, mrkdwn: true }),
     }, options);
-    return result.ok ? { status: 'delivered', detail: 'incoming webhook' } : result.failure;
+    if (!result.ok) return result.failure;
+    // A webhook cannot be told where to post (Slack: "You cannot override the default channel"): say so.
+    const channel = request.subscription.channel;
+    if (!channel) return { status: 'delivered', detail: 'incoming webhook' };
+    request.logger.warn('teamchat_channel_not_used', { event_id: request.message.event_id, subscription: request.subscription.name, reason: ignoredChannel(channel) });
+    return { status: 'delivered', detail: `incoming webhook, to its own channel (${ignoredChannel(channel)})` };
   }
   const channel = request.subscription.channel ?? settings.channel;
   if (!channel) return { status: 'failed', retryable: false, code: 'channel_missing', message: 'Slack chat.postMessage needs a channel: set delivery.teamchat.channel or subscribe with --channel' };

@@ -4,11 +4,12 @@
  * check and the worker's targets all come from it.
  */
 import type { Config } from '../config/types';
+import type { Subscription } from '../types';
 import { eventOrigin } from '../events/known';
 import { postCodehostComment } from './codehost-comment';
 import { flattenFindings } from './findings';
 import { logTarget } from './log-target';
-import { postSlack } from './slack';
+import { ignoredChannel, postSlack, slackWebhookOnly } from './slack';
 import type { DeliveryOutcome, DeliveryTarget, TargetHttp, TargetModule } from './target';
 import { sendTelegram } from './telegram';
 
@@ -59,6 +60,13 @@ export const TARGET_KINDS: readonly TargetKind[] = TARGET_MODULES.map((m) => m.k
 /** The config key a target needs, when it is missing. */
 export function missingTargetConfig(kind: TargetKind, config: Config, events: readonly string[]): string | undefined {
   return TARGET_MODULES.find((m) => m.kind === kind)?.missingConfig(config, events);
+}
+
+/** What a subscription asks that its targets cannot do with this config (`subscribe`/`update` warn; the delivery says it too). */
+export function ignoredTargetSettings(subscription: Pick<Subscription, 'deliver' | 'channel'>, config: Config): string[] {
+  const teamchat = config.delivery.teamchat;
+  const channelIgnored = subscription.channel && subscription.deliver.includes('teamchat') && teamchat && slackWebhookOnly(teamchat);
+  return channelIgnored ? [ignoredChannel(subscription.channel as string)] : [];
 }
 
 /**

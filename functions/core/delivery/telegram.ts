@@ -12,12 +12,32 @@ export const TELEGRAM_TEXT_LIMIT = 4_096;
 
 export const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
+/**
+ * Telegram's `description`; when a group became a supergroup, Telegram names the new chat
+ * (ResponseParameters.migrate_to_chat_id) and every later message to the old id fails, so
+ * the message says which setting to change to which id.
+ */
+function telegramError(body: string, fix: (chatId: string) => string): string | undefined {
+  let answer: { description?: unknown; parameters?: { migrate_to_chat_id?: unknown } };
+  try {
+    answer = JSON.parse(body) as typeof answer;
+  } catch {
+    return undefined;
+  }
+  const description = String(answer?.description ?? '');
+  const moved = answer?.parameters?.migrate_to_chat_id;
+  if (typeof moved !== 'number' && typeof moved !== 'string') return description;
+  return `${description}; the group is now the supergroup ${moved}: ${fix(String(moved))}`;
+}
+
 export async function sendTelegram(request: DeliveryRequest, settings: MessengerSettings, http: Omit<HttpOptions, 'api'>): Promise<DeliveryOutcome> {
   const chatId = request.subscription.chat_id ?? settings.chat_id;
   if (!chatId) return { status: 'failed', retryable: false, code: 'chat_id_missing', message: 'Telegram needs a chat id: set delivery.messenger.chat_id or subscribe with --chat-id' };
   const options: HttpOptions = {
     ...http, api: 'Telegram',
-    errorMessage: (body) => { try { return String((JSON.parse(body) as { description?: unknown }).description ?? ''); } catch { return undefined; } },
+    errorMessage: (body) => telegramError(body, (id) => (request.subscription.chat_id
+      ? `run hookagent webhook update ${request.subscription.name} --chat-id=${id}`
+      : `set delivery.messenger.chat_id to "${id}"`)),
     rateLimitWait: (status, _headers, body) => {
       if (status !== 429) return undefined;
       try {
