@@ -11,7 +11,7 @@ import { createContext, type GlobalOptions } from './context';
 import { serve } from './local/serve';
 import { checkTrustedProxies } from './local/forwarded';
 import { listOption } from './webhook/options';
-import { checkPort, explainUsageError } from './usage-errors';
+import { GROUP_COMMANDS, checkPort, explainUsageError } from './usage-errors';
 import { list, show } from './webhook/read';
 import { pause, remove, replay, resume } from './webhook/state';
 import { send } from './webhook/send';
@@ -30,6 +30,7 @@ import { usage } from './webhook/usage';
 import { event } from './webhook/event';
 import { dryRun } from './webhook/dry-run';
 import { deadLetterCommands, secretsDeleteCommand, statusCommand } from './operations/register';
+import { endQuietlyWhenReaderLeaves } from './closed-output';
 
 // The SDK's notice about future Node versions is not the user's concern on every command.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
@@ -188,7 +189,7 @@ function webhookCommands(y: Argv): Argv {
       .example('$0 webhook requests --endpoint custom/alerts --json', ''),
     run((a) => requests(ctxOf(a), { endpoint: a.endpoint as string | undefined, outcome: a.outcome as string | undefined, limit: Number(a.limit) }, Boolean(a.json))))
     .example('$0 webhook list', '')
-    .demandCommand(1, 'Name a webhook command: subscribe, list, show, update, delete, pause, resume, test, events, event, usage, replay, requests, dead-letters, redrive');
+    .demandCommand(1, `Name a webhook command: ${GROUP_COMMANDS.webhook.join(', ')}`);
 }
 
 function secretsCommands(y: Argv): Argv {
@@ -208,6 +209,7 @@ function secretsCommands(y: Argv): Argv {
 }
 
 export async function main(args: string[]): Promise<void> {
+  endQuietlyWhenReaderLeaves();
   let prepared: string[];
   try {
     prepared = prepareCompletion(args);

@@ -19,17 +19,21 @@ export function terminalSafe(text: string, colour: boolean): string {
   return text.split(OUR_SGR).map((piece, i) => (i % 2 === 1 ? piece : escapeTerminal(piece))).join('');
 }
 
-/** The public fields of §2.4, in order; the secret only when asked for. */
+/**
+ * The public fields of §2.4 with §2.4's names, in its order and always present (`[]`/`null`
+ * when unset); then the other settings, each when set; the secret only when asked for.
+ */
 export function subscriptionJson(s: Subscription, withSecret = false): Record<string, unknown> {
   const out: Record<string, unknown> = {
-    name: s.name, events: s.events, prompt: s.prompt ?? null, skills: s.skills, deliver: s.deliver,
+    name: s.name, events: s.events, filters: s.filters ?? [], agent: s.agent ?? null, debounce: debounceJson(s.debounce_seconds),
+    prompt: s.prompt ?? null, skills: s.skills, deliver: s.deliver,
     description: s.description ?? null, state: s.state, created_at: s.created_at, updated_at: s.updated_at,
   };
   if (s.channel) out.channel = s.channel;
   if (s.chat_id) out.chat_id = s.chat_id;
   if (s.max_tokens !== undefined) out.max_tokens = s.max_tokens;
   if (s.daily_tokens !== undefined) out.daily_tokens = s.daily_tokens;
-  Object.assign(out, settingsJson(s));
+  Object.assign(out, agentSettingsJson(s));
   if (s.comment_mode) out.comment_mode = s.comment_mode;
   if (withSecret) out.secret = s.secret;
   return out;
@@ -97,16 +101,21 @@ export function table(headers: string[], cells: string[][], style: OutputStyle =
 
 const list = (values: string[], empty: string) => (values.length === 0 ? empty : values.join(','));
 
-/** Issue 17's settings, present only when set. */
-function settingsJson(s: Subscription): Record<string, unknown> {
+/**
+ * `debounce` as `--debounce` takes it and config.yaml writes durations (`timeout: 120s`):
+ * whole seconds with their unit, so the value can be passed back as it is; null when off.
+ */
+export function debounceJson(seconds: number | undefined): string | null {
+  return seconds ? `${seconds}s` : null;
+}
+
+/** Issue 17's per-subscription agent settings that §2.4 does not name, present only when set. */
+function agentSettingsJson(s: Subscription): Record<string, unknown> {
   const out: Record<string, unknown> = {};
-  if (s.filters?.length) out.filters = s.filters;
-  if (s.agent) out.agent = s.agent;
   if (s.model) out.model = s.model;
   if (s.max_steps) out.max_steps = s.max_steps;
   if (s.timeout_ms) out.timeout_ms = s.timeout_ms;
   if (s.max_runs_per_hour) out.max_runs_per_hour = s.max_runs_per_hour;
-  if (s.debounce_seconds) out.debounce_seconds = s.debounce_seconds;
   return out;
 }
 

@@ -4,6 +4,7 @@
  * everything because no secret is configured.
  */
 import type { Config } from '../functions/core/config/types';
+import { splitSource } from '../functions/core/events/filters';
 import { eventOrigin } from '../functions/core/events/known';
 import type { Subscription } from '../functions/core/types';
 import { commandName } from './invocation';
@@ -33,6 +34,18 @@ export function codehostEndpoints(events: readonly string[]): Array<'github' | '
   return (['github', 'gitlab'] as const).filter((e) => found.has(e));
 }
 
+/**
+ * Whether the subscription's custom endpoint can deliver it anything: every event sent
+ * there is a `custom` one, which only an unqualified filter (`deploy`, `push`, `*`), a
+ * `custom:` one, or no events at all can match; `github:`/`gitlab:` filters never do.
+ */
+export function receivesCustom(events: readonly string[]): boolean {
+  return events.length === 0 || events.some((filter) => {
+    const source = splitSource(filter).source;
+    return source === undefined || source === 'custom';
+  });
+}
+
 export function hasSecret(config: Config, endpoint: 'github' | 'gitlab'): boolean {
   return (config.webhooks[endpoint]?.secret ?? []).length > 0;
 }
@@ -54,6 +67,8 @@ export function senderSetup(config: Config, base: string, s: Subscription, secre
       ? `    ${field}: the value of webhooks.${endpoint}.secret in config.yaml (not the custom endpoint's secret)`
       : `    warning: no webhooks.${endpoint}.secret is configured, so this endpoint refuses everything (401). Uncomment it in config.yaml, put ${endpoint.toUpperCase()}_WEBHOOK_SECRET=<a random string> in .env, and paste the same string into ${name}'s "${field}" field`);
   }
+  // Only `github:`/`gitlab:` filters: the custom endpoint would answer "Event not handled" to everything.
+  if (!receivesCustom(s.events)) return lines;
   const codehost = lines.length > 0;
   lines.push(`  Custom:  ${base}/webhooks/custom/${s.name}${codehost ? '   (for other senders: CI, monitoring, scripts)' : ''}`);
   if (secretShown) {

@@ -22,10 +22,30 @@ const POSITIONALS: Record<string, string> = {
 
 const TOP_LEVEL = ['webhook', 'secrets', 'status', 'serve', 'console', 'completion'];
 
+/** The commands of `webhook` and `secrets` (as main.ts and operations/register.ts declare them). */
+export const GROUP_COMMANDS: Record<'webhook' | 'secrets', readonly string[]> = {
+  webhook: ['subscribe', 'list', 'show', 'update', 'delete', 'pause', 'resume', 'test', 'events', 'event', 'usage', 'replay', 'requests', 'dead-letters', 'redrive'],
+  secrets: ['set', 'list', 'delete'],
+};
+
+/** The global options that take a value, which may stand between `webhook` and its command. */
+const GLOBAL_VALUE_OPTIONS = new Set(['--config-dir', '--stage', '--region']);
+
+/** The command word after `webhook`/`secrets` (args[group]), skipping global options and their values. */
+function commandAfter(args: readonly string[], group: number): string {
+  for (let i = group + 1; i < args.length; i += 1) {
+    const arg = args[i] ?? '';
+    if (arg === '--') return '';
+    if (!arg.startsWith('-')) return arg;
+    if (GLOBAL_VALUE_OPTIONS.has(arg)) i += 1;
+  }
+  return '';
+}
+
 export function explainUsageError(message: string, args: readonly string[], knownOptions: readonly string[]): string {
-  // The command is the word after `webhook`/`secrets` (option values may stand before it).
   const group = args.findIndex((a) => a === 'webhook' || a === 'secrets');
-  const command = group >= 0 ? (args[group + 1] ?? '') : '';
+  const groupName = group >= 0 ? (args[group] as 'webhook' | 'secrets') : undefined;
+  const command = group >= 0 ? commandAfter(args, group) : '';
   if (/^Not enough non-option arguments/.test(message)) {
     const what = POSITIONALS[args[group] === 'secrets' && command === 'delete' ? 'delete_secret' : command];
     // `show -- -lead`: the value is there, after `--`, but no name or id may start with '-'.
@@ -43,7 +63,11 @@ export function explainUsageError(message: string, args: readonly string[], know
       if (args.includes(name) && !name.startsWith('-')) {
         const topLevel = args.find((a) => TOP_LEVEL.includes(a));
         if (group < 0 && !topLevel) return `unknown command '${name}': the commands are ${TOP_LEVEL.join(', ')}`;
-        return `unexpected argument '${name}' for ${group >= 0 ? `${args[group]} ${command}` : topLevel}`;
+        // `webhook bogus`: the word in the command's place names no command of the group.
+        if (groupName && name === command && !GROUP_COMMANDS[groupName].includes(name)) {
+          return `unknown command '${name}': the ${groupName} commands are ${GROUP_COMMANDS[groupName].join(', ')}`;
+        }
+        return `unexpected argument '${name}' for ${groupName ? `${groupName} ${command}` : topLevel}`;
       }
       const flag = name.length === 1 ? `-${name}` : `--${name}`;
       const guess = closest(name, knownOptions.filter((o) => o.length > 1), 3);

@@ -78,7 +78,7 @@ export function storyText(s: EventStory): string {
 export async function event(ctx: CliContext, eventId: string, json: boolean): Promise<void> {
   const stories = await withStores(ctx, async (stores) => {
     const records = await stores.events.getEvent(eventId);
-    if (records.length === 0) throw new HookError('event_not_found', `No event '${eventId}' in the event log (records are kept 14 days); list recent ones with: hookagent webhook events <name>`);
+    if (records.length === 0) throw new HookError('event_not_found', `No event '${eventId}' in the event log (records are kept 14 days); list recent ones with 'hookagent webhook events <name>'`);
     const subscriptions = new Map<string, Subscription | undefined>();
     const out: EventStory[] = [];
     for (const record of records) {

@@ -7,6 +7,7 @@ import {
 import type { Result } from '../../functions/core/errors';
 import { applySettings, type SettingsInput } from '../../functions/core/subscriptions/settings';
 import { splitSource } from '../../functions/core/events/filters';
+import { ignoredTargetSettings } from '../../functions/core/delivery/targets';
 import { WORKER_TIMEOUT_SECONDS } from '../../functions/aws/limits';
 import type { Subscription } from '../../functions/core/types';
 import { baseUrl, withStores, type CliContext } from '../context';
@@ -34,9 +35,15 @@ function unwrap<T>(result: Result<T>): T {
   return result.value;
 }
 
-/** Validates the merged fields; prints warnings and the placeholders found. */
+/**
+ * Validates the merged fields; prints warnings and the placeholders found. The warnings are
+ * about what this command changes: an event filter already stored was warned about when
+ * it was given, so `update --description …` does not repeat it.
+ */
 function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills' | 'deliver'> & Partial<Subscription>, fields: SubscriptionFields): Subscription {
-  const { events, warnings } = unwrap(validateEvents(fields.events ?? base.events ?? []));
+  const { events } = unwrap(validateEvents(fields.events ?? base.events ?? []));
+  const stored = new Set(base.events ?? []);
+  const { warnings } = unwrap(validateEvents((fields.events ?? []).filter((e) => !stored.has(e))));
   for (const warning of warnings) ctx.warn(`warning: ${warning}`);
   const prompt = fields.prompt ?? base.prompt;
   const placeholders = prompt === undefined || prompt === '' ? [] : unwrap(validatePrompt(prompt));
@@ -59,8 +66,12 @@ function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills'
   else delete subscription.description;
   const channel = fields.channel ?? base.channel;
   if (channel) subscription.channel = channel;
+  else delete subscription.channel;
   const chatId = fields.chatId ?? base.chat_id;
   if (chatId) subscription.chat_id = chatId;
+  // Said when this command sets the channel or the targets, not again on every later update.
+  const ignored = fields.channel !== undefined || fields.deliver !== undefined ? ignoredTargetSettings(subscription, ctx.config) : [];
+  for (const note of ignored) ctx.warn(`warning: ${note} (--channel '' removes it)`);
   applyTokenLimits(subscription, fields);
   if (fields.commentMode !== undefined) subscription.comment_mode = unwrap(validateCommentMode(fields.commentMode));
   return subscription;

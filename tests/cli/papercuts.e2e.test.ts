@@ -51,6 +51,21 @@ describe('usage errors in plain words (exit 2)', () => {
     expect(extra.stderr).not.toContain('--extra');
   });
 
+  test('an unknown command of webhook or secrets is named as an unknown command, with the group\'s commands', async () => {
+    const bogus = await hk(dir, 'webhook', 'bogus');
+    expect(bogus.code).toBe(2);
+    expect(bogus.stderr).toContain("error: unknown command 'bogus': the webhook commands are subscribe, list, show, update, delete, pause, resume, test, events, event, usage, replay, requests, dead-letters, redrive\n");
+    expect(bogus.stderr).not.toContain('unexpected argument');
+    // A global option between the group and the word changes nothing.
+    const after = await runCli(['webhook', '--config-dir', dir, 'bogus']);
+    expect([after.code, after.stderr]).toEqual([2, expect.stringContaining("unknown command 'bogus': the webhook commands are")]);
+    const secrets = await hk(dir, 'secrets', 'bogus');
+    expect([secrets.code, secrets.stderr]).toEqual([2, expect.stringContaining("unknown command 'bogus': the secrets commands are set, list, delete")]);
+    // A real command's name given again is a stray argument, not an unknown command.
+    const twice = await hk(dir, 'webhook', 'list', 'list');
+    expect([twice.code, twice.stderr]).toEqual([2, expect.stringContaining("unexpected argument 'list' for webhook list")]);
+  });
+
   test('usage --since refuses a day the month does not have instead of rolling it over; update --description \'\' clears it', async () => {
     for (const day of ['2026-02-30', '2026-04-31']) {
       const since = await hk(dir, 'webhook', 'usage', '--since', day);
@@ -109,6 +124,21 @@ describe('refused values with a hint (exit 1)', () => {
     expect(result.code).toBe(0);
     expect(result.stderr).toContain("Did you mean 'pull_request.opened'?");
   });
+
+  test('update warns only about the event names it adds, not again about the stored ones', async () => {
+    const dir = configDir();
+    const created = await hk(dir, 'webhook', 'subscribe', 'deploys', '--events', 'deploy.done');
+    expect([created.code, created.stderr]).toEqual([0, expect.stringContaining("warning: 'deploy.done' is not a GitHub or GitLab event name")]);
+    for (const change of [['--description', 'CD events'], ['--max-steps', '3'], ['--filter', 'env == prod']]) {
+      const updated = await hk(dir, 'webhook', 'update', 'deploys', ...change);
+      expect([updated.code, updated.stderr]).toEqual([0, '']);
+    }
+    // Given again with a new one: only the new one is warned about.
+    const added = await hk(dir, 'webhook', 'update', 'deploys', '--events', 'deploy.done,rollout.started');
+    expect(added.code).toBe(0);
+    expect(added.stderr).toContain("warning: 'rollout.started' is not a GitHub or GitLab event name");
+    expect(added.stderr).not.toContain("'deploy.done'");
+  });
 });
 
 describe('the right secret, shown at the right time', () => {
@@ -129,6 +159,27 @@ describe('the right secret, shown at the right time', () => {
     expect(result.stdout).not.toContain('/webhooks/github');
     expect(result.stdout).toContain('reached only through http://127.0.0.1:8644/webhooks/custom/alerts');
     expect(result.stdout).toMatch(/Secret \(shown once.*whsec_/);
+  });
+
+  test('a subscription whose events are all github:/gitlab: gets no custom endpoint or secret: nothing sent there could match', async () => {
+    const dir = configDir('webhooks:\n  github: { secret: ${GH_SECRET} }\n  gitlab: { secret: ${GL_SECRET} }\n');
+    const env = { GH_SECRET: 'x', GL_SECRET: 'y' };
+    const created = await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'gh-only', '--events', 'github:push,gitlab:merge_request'], env);
+    expect(created.code).toBe(0);
+    expect(created.stdout).toContain('GitHub:  http://127.0.0.1:8644/webhooks/github');
+    expect(created.stdout).toContain('GitLab:  http://127.0.0.1:8644/webhooks/gitlab');
+    expect(created.stdout).not.toContain('/webhooks/custom/');
+    expect(created.stdout).not.toContain('whsec_');
+    const shown = await runCli(['--config-dir', dir, 'webhook', 'show', 'gh-only'], env);
+    expect(shown.stdout).toContain('endpoints:\n  GitHub:');
+    expect(shown.stdout).not.toContain('/webhooks/custom/');
+    expect(shown.stdout).not.toContain('--show-secret');
+    // An unqualified or custom: filter can match a custom sender's event: the endpoint is printed again.
+    for (const [name, events] of [['mixed', 'github:push,deploy'], ['custom-too', 'gitlab:push,custom:alert']]) {
+      const made = await runCli(['--config-dir', dir, 'webhook', 'subscribe', name as string, '--events', events as string], env);
+      expect(made.stdout).toContain(`Custom:  http://127.0.0.1:8644/webhooks/custom/${name}   (for other senders: CI, monitoring, scripts)`);
+      expect(made.stdout).toMatch(/Secret \(shown once.*whsec_/);
+    }
   });
 });
 
@@ -174,6 +225,14 @@ describe('hints use the command as it was installed', () => {
   test('run from a checkout (node bin/hookagent.cjs), hints say npx hookagent', async () => {
     const result = await runCli(['--config-dir', configDir(), 'webhook', 'list'], { PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
     expect(result.stdout).toContain('Create one with: npx hookagent webhook subscribe');
+  });
+
+  test('run from a checkout, the hint for an unknown event id says npx hookagent too', async () => {
+    const result = await runCli(['--config-dir', configDir(), 'webhook', 'event', 'evt_nosuch'], { PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain("No event 'evt_nosuch' in the event log");
+    expect(result.stderr).toContain("'npx hookagent webhook events <name>'");
+    expect(result.stderr).not.toMatch(/[^x] hookagent webhook events/);
   });
 
   test('on the PATH as hookagent (a global install), hints say hookagent', async () => {

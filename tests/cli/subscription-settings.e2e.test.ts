@@ -76,7 +76,7 @@ describe('filters and settings in subscribe / update / show / list / test', () =
     expect(shown).toMatchObject({
       events: ['github:pull_request.opened', 'gitlab:merge_request.open', '*'],
       filters: ['pull_request.draft == false', 'any(pull_request.labels[*].name in [bug, needs-review])'],
-      agent: 'none', model: 'gpt-4o-mini', max_steps: 3, timeout_ms: 45_000, max_runs_per_hour: 20, debounce_seconds: 120,
+      agent: 'none', model: 'gpt-4o-mini', max_steps: 3, timeout_ms: 45_000, max_runs_per_hour: 20, debounce: '120s',
     });
     const text = (await hk(dir, 'webhook', 'show', 'triage')).stdout;
     for (const part of ['github:pull_request.opened, gitlab:merge_request.open, *', 'filter:', 'any(pull_request.labels[*].name in [bug, needs-review])', 'model:', 'gpt-4o-mini', 'debounce:', '120s']) expect(text).toContain(part);
@@ -84,11 +84,29 @@ describe('filters and settings in subscribe / update / show / list / test', () =
 
     expect((await hk(dir, 'webhook', 'update', 'triage', '--filter', '', '--agent', 'default', '--debounce', '0', '--model', '')).code).toBe(0);
     const updated = JSON.parse((await hk(dir, 'webhook', 'show', 'triage', '--json')).stdout) as Record<string, unknown>;
-    expect(updated).not.toHaveProperty('filters');
-    expect(updated).not.toHaveProperty('agent');
-    expect(updated).not.toHaveProperty('debounce_seconds');
+    // Cleared: §2.4's fields stay, empty; the other settings go.
+    expect(updated).toMatchObject({ filters: [], agent: null, debounce: null });
     expect(updated).not.toHaveProperty('model');
     expect(updated).toMatchObject({ max_steps: 3, max_runs_per_hour: 20 });
+  });
+
+  test('show --json and list --json use the field names of DESIGN §2.4: filters, agent and debounce always, debounce as --debounce takes it', async () => {
+    expect((await hk(dir, 'webhook', 'subscribe', 'names-plain', '--events', 'pull_request')).code).toBe(0);
+    const plain = JSON.parse((await hk(dir, 'webhook', 'show', 'names-plain', '--json')).stdout) as Record<string, unknown>;
+    // §2.4's fields, in its order, each present; unset ones are [] or null.
+    const design = ['name', 'events', 'filters', 'agent', 'debounce', 'prompt', 'skills', 'deliver', 'description', 'state', 'created_at', 'updated_at'];
+    expect(Object.keys(plain)).toEqual(design);
+    expect(plain).toMatchObject({ filters: [], agent: null, debounce: null, prompt: null, description: null });
+
+    expect((await hk(dir, 'webhook', 'update', 'names-plain', '--debounce', '90s', '--filter', 'action == opened', '--agent', 'none')).code).toBe(0);
+    const set = JSON.parse((await hk(dir, 'webhook', 'show', 'names-plain', '--json')).stdout) as Record<string, unknown>;
+    expect(set).toMatchObject({ filters: ['action == opened'], agent: 'none', debounce: '90s' });
+    expect(set).not.toHaveProperty('debounce_seconds');
+    const listed = (JSON.parse((await hk(dir, 'webhook', 'list', '--json')).stdout) as Array<Record<string, unknown>>).find((s) => s.name === 'names-plain');
+    expect(listed).toEqual(set);
+    // The value goes back into --debounce as it is.
+    expect((await hk(dir, 'webhook', 'update', 'names-plain', '--debounce', String(set.debounce))).code).toBe(0);
+    expect(JSON.parse((await hk(dir, 'webhook', 'show', 'names-plain', '--json')).stdout)).toMatchObject({ debounce: '90s' });
   });
 
   test('a subscription without events: list says custom endpoint only; subscribe points only at its custom URL', async () => {

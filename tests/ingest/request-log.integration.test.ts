@@ -2,6 +2,8 @@
 import { DynamoRequestLog } from '../../functions/aws/request-log';
 import type { RequestRecord } from '../../functions/core/types';
 import { startDynalite, type TestDynamo } from '../support/dynalite';
+import { startHarness, type Harness } from '../support/ingest-harness';
+import { apiEvent } from '../support/requests';
 import { ManualClock } from '../support/recording-queue';
 
 let dynamo: TestDynamo;
@@ -43,4 +45,26 @@ test('a page boundary: many entries of one day with a filter that matches few', 
   const log = new DynamoRequestLog(dynamo.client, dynamo.tables.requests, clock);
   for (let i = 0; i < 60; i++) await log.record(entry(clock.now() - 60_000 + i * 1000, i % 20 === 0 ? { outcome: 'not_handled', candidates: [{ subscription: 'x', matched: false, reason: 'r'.repeat(2000) }] } : {}));
   expect(await log.list({ limit: 10, outcome: 'not_handled' })).toHaveLength(3);
+});
+
+describe('the ingest path records every webhook request, never /health', () => {
+  let h: Harness;
+  beforeAll(async () => {
+    h = await startHarness();
+  });
+  afterAll(async () => h.close());
+
+  test('GET, HEAD, POST and PUT /health (200 or 405) are not recorded; a 405 on a webhook URL and a 404 are', async () => {
+    const probe = { 'x-health-probe': '1' };
+    const answers = [];
+    for (const method of ['GET', 'HEAD', 'POST', 'PUT', 'DELETE']) {
+      for (const path of ['/health', '/health/']) answers.push((await h.handler(apiEvent({ method, path, headers: probe, body: method === 'GET' || method === 'HEAD' ? undefined : '{}' }))).statusCode);
+    }
+    expect(answers).toEqual([200, 200, 200, 200, 405, 405, 405, 405, 405, 405]);
+    // Controls: the same probe header on requests that are recorded.
+    expect((await h.handler(apiEvent({ method: 'GET', path: '/webhooks/github', headers: probe }))).statusCode).toBe(405);
+    expect((await h.handler(apiEvent({ method: 'POST', path: '/admin', headers: probe, body: '{}' }))).statusCode).toBe(404);
+    const recorded = (await h.requests.list({ limit: 100 })).filter((e) => e.header_names.includes('x-health-probe'));
+    expect(recorded.map((e) => `${e.endpoint} ${e.method} ${e.outcome}`).sort()).toEqual(['github GET method_not_allowed', 'unknown POST not_found']);
+  });
 });

@@ -16,6 +16,7 @@ import type { Logger } from '../log';
 import type { Clock, DeferredCommit, RequestLog } from '../ports';
 import type { CandidateVerdict, RequestOutcome, RequestRecord } from '../types';
 import type { Reply } from './responses';
+import { parseRoute } from './routes';
 
 /** Request log entries are kept this long (DESIGN §2.1). */
 export const REQUEST_LOG_TTL_SECONDS = 7 * 24 * 3600;
@@ -88,8 +89,16 @@ export class RejectionSampler {
 
 export interface RequestLogInput {
   method: string;
+  /** The request path: requests to `/health` are not recorded, whatever their method. */
+  path?: string;
   headers: Record<string, string | undefined>;
   sourceIp: string | undefined;
+}
+
+/** `/health` is for uptime probes, not a webhook: never recorded, answered 200 or 405 alike. */
+function isHealth(request: RequestLogInput, reply: Reply, trace: RequestTrace): boolean {
+  if (request.path !== undefined) return parseRoute(request.path).kind === 'health';
+  return reply.status === 200 && (reply.body as { status?: string }).status === 'ok' && trace.endpoint === undefined;
 }
 
 /**
@@ -140,7 +149,7 @@ export function withRequestLog<R>(ingest: TracedIngest<R>, log: RequestLog, cloc
   return async (request: R & RequestLogInput): Promise<Reply> => {
     const trace: RequestTrace = {};
     const reply = await ingest(request, trace);
-    if (reply.status === 200 && (reply.body as { status?: string }).status === 'ok' && trace.endpoint === undefined) return reply; // /health
+    if (isHealth(request, reply, trace)) return reply;
     const now = clock.now();
     const outcome = outcomeOf(reply);
     // Only accepted and held requests carry a commit, and they are never sampled out.
