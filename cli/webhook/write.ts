@@ -69,6 +69,7 @@ function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills'
   else delete subscription.channel;
   const chatId = fields.chatId ?? base.chat_id;
   if (chatId) subscription.chat_id = chatId;
+  else delete subscription.chat_id;
   // Said when this command sets the channel or the targets, not again on every later update.
   const ignored = fields.channel !== undefined || fields.deliver !== undefined ? ignoredTargetSettings(subscription, ctx.config) : [];
   for (const note of ignored) ctx.warn(`warning: ${note} (--channel '' removes it)`);

@@ -38,6 +38,11 @@ test('subscribe/update --channel warn when the incoming webhook cannot honour it
   const cleared = await hkIn(dir, 'webhook', 'update', 'ch', '--channel', '');
   expect([cleared.code, cleared.stderr]).toEqual([0, '']);
   expect((await hkIn(dir, 'webhook', 'show', 'ch')).stdout).not.toMatch(/channel/i);
+  // So does an empty --chat-id (it was kept).
+  expect((await hkIn(dir, 'webhook', 'update', 'ch', '--chat-id', '-100123')).code).toBe(0);
+  expect((await hkIn(dir, 'webhook', 'show', 'ch')).stdout).toMatch(/chat_id:\s+-100123/);
+  expect((await hkIn(dir, 'webhook', 'update', 'ch', '--chat-id', '')).code).toBe(0);
+  expect((await hkIn(dir, 'webhook', 'show', 'ch')).stdout).not.toMatch(/chat_id/);
 });
 
 test('no warning where the channel is used (bot token) or the subscription does not deliver to teamchat', async () => {
