@@ -20,6 +20,7 @@ import { createWorkerHandler } from '../../functions/worker/batch';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
 import { startDynalite, type TestDynamo } from '../support/dynalite';
 import { sendJson, startLocalServer } from '../support/local-http';
+import { eventually } from '../support/serve';
 import { ManualClock } from '../support/recording-queue';
 
 describe('[SILENT] detection (DESIGN §2.4)', () => {
@@ -135,6 +136,19 @@ test('a reply longer than the record keeps is delivered whole on the retry too (
   expect(stored?.reply_ref).toEqual(expect.any(String));
   expect(await processMessage(body, 2, deps)).toEqual({ kind: 'ack', status: 'delivered' });
   expect(chat.received).toEqual([long, long]);
+});
+
+test('a target that has the reply is recorded at once, while a slower one is still in flight (a stop then does not post it again)', async () => {
+  let release: (() => void) | undefined;
+  const slow: DeliveryTarget = { kind: 'messenger', deliver: () => new Promise<DeliveryOutcome>((resolve) => (release = () => resolve({ status: 'delivered', detail: 'message 7' }))) };
+  const chat = new ScriptedTarget('teamchat', [{ status: 'delivered', detail: 'ts=1' }]);
+  const { deps, events, message, body } = await setup({ agent: new ScriptedAgent(['hello']), targets: { teamchat: chat, messenger: slow } }, { deliver: ['teamchat', 'messenger'] });
+  const run = processMessage(body, 1, deps);
+  await eventually(async () => (await events.get(message.event_id, message.subscription))?.targets?.teamchat?.status === 'delivered', 'teamchat recorded while messenger is in flight');
+  expect((await events.get(message.event_id, message.subscription))?.targets?.messenger).toBeUndefined();
+  release!();
+  expect(await run).toEqual({ kind: 'ack', status: 'delivered' });
+  expect((await events.get(message.event_id, message.subscription))?.targets).toMatchObject({ teamchat: { status: 'delivered' }, messenger: { status: 'delivered' } });
 });
 
 test('[SILENT] → nothing delivered, recorded as suppressed', async () => {

@@ -22,6 +22,11 @@ export interface FanOutInput {
   now: () => string;
   /** Configured secret values: a target's answer may echo one (a token in a URL path); masked before anything is stored or logged. */
   secrets: readonly string[];
+  /**
+   * Called as soon as one target has the reply, before the others finish: recorded then, a
+   * crash or stop while a slower target is in flight does not send it there again.
+   */
+  onDelivered?: (kind: TargetKind, outcome: TargetOutcome) => Promise<void>;
 }
 
 export type TargetFailure = { kind: TargetKind } & Extract<DeliveryOutcome, { status: 'failed' }>;
@@ -35,14 +40,16 @@ export interface FanOutResult {
 export async function fanOut(input: FanOutInput): Promise<FanOutResult> {
   const wanted: TargetKind[] = input.subscription.deliver.length > 0 ? input.subscription.deliver : ['log'];
   const pending = wanted.filter((kind) => input.previous?.[kind]?.status !== 'delivered');
-  const outcomes = await Promise.all(pending.map(async (kind) => [kind, masked(await deliverTo(kind, input), input.secrets)] as const));
   const targets = { ...input.previous };
-  for (const [kind, outcome] of outcomes) {
+  const outcomes = await Promise.all(pending.map(async (kind) => {
+    const outcome = masked(await deliverTo(kind, input), input.secrets);
     targets[kind] = outcome.status === 'delivered'
       ? { status: 'delivered', ...(outcome.detail ? { detail: outcome.detail } : {}), at: input.now() }
       : { status: 'failed', detail: `${outcome.code}: ${outcome.message}`, at: input.now() };
     input.logger[outcome.status === 'delivered' ? 'info' : 'warn'](`target ${kind} ${outcome.status}`, { target: kind, ...(outcome.status === 'failed' ? { code: outcome.code, reason: outcome.message } : {}) });
-  }
+    if (outcome.status === 'delivered' && input.onDelivered && pending.length > 1) await input.onDelivered(kind, targets[kind]);
+    return [kind, outcome] as const;
+  }));
   return { targets, failures: outcomes.flatMap(([kind, o]) => (o.status === 'failed' ? [{ kind, ...o }] : [])) };
 }
 

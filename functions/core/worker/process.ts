@@ -18,7 +18,7 @@ import type { Clock, CounterStore, DeadLetterSink, DebounceStore, EventLog, Leas
 import type { SkillSource } from '../skills/source';
 import type { Skill } from '../skills/skill';
 import { renderPrompt } from '../templates/template';
-import type { EventRecord, QueueMessage, TargetKind } from '../types';
+import type { EventRecord, QueueMessage, TargetKind, TargetOutcome } from '../types';
 import type { Agent } from '../agent/agent';
 import { isSilent } from '../agent/silent';
 import { fencePrompt, systemPrompt } from '../agent/system-prompt';
@@ -277,8 +277,13 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
 
   // A redelivery with its reply stored has written nothing yet: show it processing while it delivers.
   if (writer.unsaved) await writer.save();
+  // Each target's delivery is recorded as it lands (one write at a time), not only when all are done.
+  let recorded = Promise.resolve();
+  const onDelivered = (kind: string, outcome: TargetOutcome) => (recorded = recorded.then(async () => {
+    await writer.save({ targets: { ...writer.current.targets, [kind]: outcome } });
+  }));
   const { targets, failures } = await fanOut({
-    subscription, message, payload, reply, previous: writer.current.targets, targets: deps.targets, settings: deps.config.delivery, logger, now, secrets: secretsOf(deps.config),
+    subscription, message, payload, reply, previous: writer.current.targets, targets: deps.targets, settings: deps.config.delivery, logger, now, secrets: secretsOf(deps.config), onDelivered,
   });
   const delivered = { targets, timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } };
   if (failures.length === 0) {
