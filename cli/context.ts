@@ -10,7 +10,7 @@ import { configDir as resolveConfigDir, readConfigFile } from '../functions/core
 import type { Config } from '../functions/core/config/types';
 import { HookError } from '../functions/core/errors';
 import type { DeadLetterQueue } from '../functions/core/operations/dead-letters';
-import type { DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog, SubscriptionStore } from '../functions/core/ports';
+import type { AtomicRelease, DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog, SubscriptionStore } from '../functions/core/ports';
 import { systemClock } from '../functions/core/ports';
 import { SkillLibrary } from '../functions/core/skills/library';
 import { createDynamoClient } from '../functions/aws/dynamo';
@@ -43,6 +43,8 @@ export interface Stores {
   payloads?: PayloadStore;
   /** Release claims for held events (issue 14 item 4). */
   leases?: LeaseStore;
+  /** Local only: releases held events atomically (no claims needed). */
+  release?: AtomicRelease;
   /** The request log (issue 17). */
   requests?: RequestLog;
   /** AWS only: dedup claims, read to find records of requests never accepted. */
@@ -148,6 +150,7 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
     queue: runtime.queue,
     payloads: runtime.payloads,
     leases: runtime.leases,
+    release: runtime.release,
     requests: runtime.requests,
     deadLetters: runtime.deadLetters,
     localStats: () => localStoreStats(runtime.store, Date.now()),

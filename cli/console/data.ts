@@ -3,7 +3,7 @@
  * payload store and (when an adapter is wired) the request log. Everything returned has
  * been through `scrub`: no secret value reaches the page.
  */
-import type { EventLog, EventQueue, PayloadStore, RequestLog, SubscriptionStore } from '../../functions/core/ports';
+import type { AtomicRelease, EventLog, LeaseStore, EventQueue, PayloadStore, RequestLog, SubscriptionStore } from '../../functions/core/ports';
 import type { EventRecord, EventStatus, EventSummary, RequestOutcome, RequestRecord } from '../../functions/core/types';
 import { subscriptionJson } from '../output';
 import { scrub } from './redact';
@@ -15,6 +15,9 @@ export interface ConsoleSources {
   payloads?: PayloadStore;
   /** Optional: the request log, when this build has an adapter for it. */
   requests?: RequestLog;
+  /** Release claims and atomic release of held events, as the CLI's resume uses them. */
+  leases?: LeaseStore;
+  release?: AtomicRelease;
   /** Where the webhook endpoints are reached from outside (`webhooks.public_url`). */
   publicUrl: string;
   /** A line saying which store this is, for the page header. */

@@ -15,7 +15,10 @@ export type LifecycleAction =
 /** Runs one action against the console's stores; returns the lines the CLI would print. */
 export async function runUseCase(sources: ConsoleSources, action: LifecycleAction): Promise<string[]> {
   const lines: string[] = [];
-  const stores: Stores = { subscriptions: sources.subscriptions, events: sources.events, queue: sources.queue, where: sources.where, close: async () => {} };
+  const stores: Stores = {
+    subscriptions: sources.subscriptions, events: sources.events, queue: sources.queue, where: sources.where, close: async () => {},
+    ...(sources.leases ? { leases: sources.leases } : {}), ...(sources.release ? { release: sources.release } : {}),
+  };
   // The CLI use cases need only these two members of the context.
   const ctx = { out: (text: string) => lines.push(text), warn: (text: string) => lines.push(text), openStores: async () => stores } as unknown as CliContext;
   if (action.kind === 'pause') await pause(ctx, action.name);

@@ -128,7 +128,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     handler: apiGatewayHandler(async () => ingest, logger), maxBodyBytes: () => config.webhooks.max_payload_size, trustProxy: options.trustProxy, logger,
     // The event console, for peers on this machine only.
     before: createConsoleHandler({
-      subscriptions: subscriptionStore, events, queue, payloads: runtime.payloads, requests: runtime.requests,
+      subscriptions: subscriptionStore, events, queue, payloads: runtime.payloads, requests: runtime.requests, release: runtime.release,
       // Read at each use: a reloaded config.yaml's public_url shows without a restart.
       get publicUrl() { return config.webhooks.public_url ?? ''; },
       where: `the local store in ${data}`, // .env read at each use: serve reloads it.

@@ -6,7 +6,8 @@
  */
 import { SQSClient } from '@aws-sdk/client-sqs';
 import { HookError } from '../../functions/core/errors';
-import { describeBody, redriveDeadLetters, type DeadLetter, type DeadLetterQueue } from '../../functions/core/operations/dead-letters';
+import { describeError } from '../../functions/core/errors';
+import { describeBody, redriveDeadLetters, settleDeadLetters, type DeadLetter, type DeadLetterQueue } from '../../functions/core/operations/dead-letters';
 import { SqsDeadLetterQueue } from '../../functions/aws/sqs-dead-letter-queue';
 import { awsDeployment, withStores, type CliContext, type GlobalOptions, type Stores } from '../context';
 import { asInvoked } from '../invocation';
@@ -16,13 +17,21 @@ import { deadLetterQueueName, queueName, queueUrl } from './deployment';
 const EVENT_ID = /^evt_[0-9a-z_]{1,60}$/;
 
 /** The stores' dead-letter queue: SQS on AWS; locally whatever the local queue offers. */
-async function openDeadLetters(ctx: CliContext, options: GlobalOptions, stores: Stores): Promise<{ queue: DeadLetterQueue | undefined; list: () => Promise<DeadLetter[]>; close(): void }> {
+interface OpenedDeadLetters {
+  queue: DeadLetterQueue | undefined;
+  list: () => Promise<DeadLetter[]>;
+  /** The queue's redrive count, where a letter's own count is not the one it was moved at (SQS). */
+  receiveCount?: number;
+  close(): void;
+}
+
+async function openDeadLetters(ctx: CliContext, options: GlobalOptions, stores: Stores): Promise<OpenedDeadLetters> {
   const deployment = awsDeployment(ctx.config, options);
   if (deployment) {
     const sqs = new SQSClient(deployment.region ? { region: deployment.region } : {});
     try {
       const queue = new SqsDeadLetterQueue(sqs, await queueUrl(sqs, deadLetterQueueName(deployment.stage)), await queueUrl(sqs, queueName(deployment.stage)));
-      return { queue, list: () => queue.list(), close: () => sqs.destroy() };
+      return { queue, list: () => queue.list(), receiveCount: queue.maxReceiveCount, close: () => sqs.destroy() };
     } catch (error) {
       sqs.destroy();
       throw error;
@@ -52,6 +61,9 @@ export async function listDeadLetters(ctx: CliContext, options: GlobalOptions, j
     const dead = await openDeadLetters(ctx, options, stores);
     try {
       const letters = await dead.list();
+      // Records SQS's redrive left `processing` (nothing of ours saw their last receive) end failed now.
+      await settleDeadLetters(stores.events, letters, dead.receiveCount ? { receiveCount: dead.receiveCount } : {})
+        .catch((error: unknown) => ctx.warn(`note: could not mark the event records of these dead letters failed (${describeError(error)})`));
       if (json) return ctx.out(JSON.stringify(letters.map(({ body: _body, ...rest }) => rest), null, 2));
       if (letters.length === 0) return ctx.out(`No dead letters in ${stores.where}.`);
       // A table like the other lists (tab-separated when piped); the hint goes to stderr.

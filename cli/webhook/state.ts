@@ -11,8 +11,14 @@ const AWS_INDEX_LAG_MS = 2_000;
 
 const lifecycle = (stores: Stores): LifecycleDeps => ({
   subscriptions: stores.subscriptions, events: stores.events, queue: stores.queue, clock: systemClock,
-  ...(stores.leases ? { leases: stores.leases } : {}), ...(stores.where.startsWith('the AWS') ? { indexLagMs: AWS_INDEX_LAG_MS } : {}),
+  ...(stores.leases ? { leases: stores.leases } : {}), ...(stores.release ? { release: stores.release } : {}),
+  ...(stores.where.startsWith('the AWS') ? { indexLagMs: AWS_INDEX_LAG_MS } : {}),
 });
+
+/** Held events whose release claim another releaser holds: running now, or cut off less than a minute ago (its claims then expire). */
+function claimedNote(name: string, count: number | undefined): string {
+  return count ? `\n${count} held event(s) are being released by another resume, or by one interrupted less than a minute ago; if they are still held in a minute, run 'hookagent webhook resume ${name}' again.` : '';
+}
 
 export async function pause(ctx: CliContext, name: string): Promise<void> {
   await withStores(ctx, async (stores) => {
@@ -25,8 +31,8 @@ export async function resume(ctx: CliContext, name: string, discardHeld: boolean
   await withStores(ctx, async (stores) => {
     const result = await resumeSubscription(lifecycle(stores), name, { discardHeld });
     if (result.kind === 'discarded') return ctx.out(`Resumed '${name}'; discarded ${result.discarded} held event(s).`);
-    if (result.kind === 'unchanged') return ctx.out(`'${name}' is already active; nothing changed.`);
-    ctx.out(`Resumed '${name}'; released ${result.released} held event(s) in arrival order.`);
+    if (result.kind === 'unchanged') return ctx.out(asInvoked(`'${name}' is already active; nothing changed.${claimedNote(name, result.claimedElsewhere)}`));
+    ctx.out(asInvoked(`Resumed '${name}'; released ${result.released} held event(s) in arrival order.${claimedNote(name, result.claimedElsewhere)}`));
   });
 }
 

@@ -12,7 +12,7 @@
  * message inline (attribute `message`) and are read as they are.
  */
 import {
-  BatchGetItemCommand, BatchWriteItemCommand, GetItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type WriteRequest,
+  BatchGetItemCommand, BatchWriteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import type { EventLog } from '../core/ports';
@@ -95,6 +95,25 @@ export class DynamoEventLog implements EventLog {
       });
       return joined(items).find((r) => r.subscription === subscription);
     } catch (error) {
+      throw storeUnavailable('The event log', error);
+    }
+  }
+
+  /**
+   * The message item, then the record item with a conditional PutItem (PutItem, not
+   * UpdateItem: the CLI's and the ingest function's IAM policies allow it on this table).
+   */
+  async putIfStatus(record: EventRecord, status: EventStatus): Promise<boolean> {
+    const [message, item] = eventItems(record);
+    try {
+      await this.client.send(new PutItemCommand({ TableName: this.table, Item: message }));
+      await this.client.send(new PutItemCommand({
+        TableName: this.table, Item: item, ConditionExpression: '#status = :status',
+        ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':status': { S: status } },
+      }));
+      return true;
+    } catch (error) {
+      if (isConditionalFailure(error)) return false;
       throw storeUnavailable('The event log', error);
     }
   }

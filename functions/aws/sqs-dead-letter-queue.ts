@@ -21,8 +21,11 @@ function failure(action: string, error: unknown): HookError {
   return new HookError('unavailable', `Could not ${action} (${name}: ${error instanceof Error ? error.message : String(error)})`, { retryable: true, cause: error });
 }
 
+/** The event queue's redrive (serverless.yml `custom.maxReceiveCount`); keep in step. */
+export const AWS_MAX_RECEIVE_COUNT = 5;
+
 export class SqsDeadLetterQueue implements DeadLetterQueue {
-  constructor(private readonly client: SQSClient, private readonly deadLetterQueueUrl: string, private readonly queueUrl: string, private readonly maxReceiveCount = 5) {}
+  constructor(private readonly client: SQSClient, private readonly deadLetterQueueUrl: string, private readonly queueUrl: string, readonly maxReceiveCount = AWS_MAX_RECEIVE_COUNT) {}
 
   async list(): Promise<DeadLetter[]> {
     const received = await this.receiveAll();

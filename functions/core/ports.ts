@@ -147,7 +147,29 @@ export interface AtomicAccept {
    * `DedupStore.claim` would (a stale pending claim is taken over: `resumed`) and nothing
    * else is written.
    */
-  acceptNew(input: { dedupKey?: string; claim: ClaimOptions; records: EventRecord[]; messages: QueueMessage[] }): Promise<Claim>;
+  acceptNew(input: { dedupKey?: string; claim: ClaimOptions; records: EventRecord[]; messages: QueueMessage[]; delayed?: DelayedMessage[] }): Promise<Claim>;
+}
+
+/**
+ * A debounced message: queued with its delay and recorded as its subject's latest event. An
+ * AtomicAccept writes both in its one write, so the latest event of a subject always has
+ * its message queued (a crash between the two would let it supersede the earlier ones
+ * without ever running itself).
+ */
+export interface DelayedMessage {
+  message: QueueMessage;
+  delaySeconds: number;
+}
+
+/**
+ * A store that can release held records atomically (the local store): each record is set
+ * `queued` and its message queued in one write, and only while it is still `held` there,
+ * so two releasers never both queue it and a crash leaves it either held (the next resume
+ * releases it) or queued with its message.
+ */
+export interface AtomicRelease {
+  /** Releases those of `records` that are still held; returns them as now stored (`queued`, `updated_at` = `at`). */
+  releaseHeld(records: EventRecord[], at: string): Promise<EventRecord[]>;
 }
 
 export interface EventLog {
@@ -163,6 +185,12 @@ export interface EventLog {
    * removed); the stored message is not rewritten. An absent record is left absent.
    */
   update(eventId: string, subscription: string, changes: Partial<EventRecord>): Promise<void>;
+  /**
+   * Optional (DynamoDB has it): writes `record` as `putAll` does, only while the stored
+   * record's status is `status`. False when it is not (or the record is gone): someone
+   * else (a worker) moved it on meanwhile, and it is left as it is.
+   */
+  putIfStatus?(record: EventRecord, status: EventStatus): Promise<boolean>;
   /** Every record of one event (one per subscription). */
   getEvent(eventId: string): Promise<EventRecord[]>;
   /** Most recent first; with `before`, only records that arrived before that one (paging). */

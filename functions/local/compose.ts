@@ -26,6 +26,7 @@ import { SqliteLeaseStore } from './sqlite/leases';
 import { LEGACY_DIR, migrateDynalite } from './sqlite/migrate-dynalite';
 import { SqlitePayloadStore } from './sqlite/payloads';
 import { SqliteQueue } from './sqlite/queue';
+import { SqliteAtomicRelease } from './sqlite/release';
 import { SqliteRequestLog } from './sqlite/request-log';
 import { acquireServeLock, type ServeLock } from './sqlite/serve-lock';
 import { SqliteSubscriptionStore } from './sqlite/subscriptions';
@@ -57,6 +58,8 @@ export interface LocalRuntime {
   leases: SqliteLeaseStore;
   counters: SqliteCounterStore;
   debounce: SqliteDebounceStore;
+  /** Releases held records atomically (resume, and ingest's release when a resume raced it). */
+  release: SqliteAtomicRelease;
   requests: SqliteRequestLog;
   /** The dead-letter table as `webhook dead-letters` / `redrive` see it. */
   deadLetters: SqliteDeadLetterQueue;
@@ -95,11 +98,13 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
       await leases.dropWorkerLeases();
       await expireOld(opened, openedAt);
     }
+    const events = new SqliteEventLog(opened);
     const runtime: LocalRuntime = {
       dataDir, store: opened, queue, recovered, openedAt,
       subscriptions: new SqliteSubscriptionStore(opened),
       dedup: new SqliteDedupStore(opened, options.clock),
-      events: new SqliteEventLog(opened),
+      events,
+      release: new SqliteAtomicRelease(opened, events, queue),
       payloads: new SqlitePayloadStore(opened, dataDir),
       leases,
       counters: new SqliteCounterStore(opened, options.clock),
@@ -109,8 +114,8 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
       ingestDeps: (config, logger) => ({
         config, queue, logger, clock: options.clock,
         events: runtime.events, payloads: runtime.payloads, dedup: runtime.dedup, leases,
-        requests: runtime.requests, debounce: runtime.debounce,
-        atomic: new SqliteAtomicAccept(opened, runtime.dedup, runtime.events, queue),
+        requests: runtime.requests, debounce: runtime.debounce, release: runtime.release,
+        atomic: new SqliteAtomicAccept(opened, runtime.dedup, runtime.events, queue, runtime.debounce),
         // The store's change counter keeps this cheap; a CLI change applies to the next request.
         subscriptions: new SubscriptionCache(runtime.subscriptions, 0, options.clock),
         // serve is the data dir's only ingest: a claim made before it opened belongs to a request that died with its process.

@@ -5,6 +5,7 @@ import { SqliteQueue } from '../../functions/local/sqlite/queue';
 import { silentLogger } from '../../functions/core/log';
 import { systemClock } from '../../functions/core/ports';
 import { SqliteAtomicAccept } from '../../functions/local/sqlite/accept';
+import { SqliteDebounceStore } from '../../functions/local/sqlite/debounce';
 import { SqliteDedupStore } from '../../functions/local/sqlite/dedup';
 import { SqliteEventLog } from '../../functions/local/sqlite/event-log';
 import { handedOver } from '../../functions/core/worker/message';
@@ -119,7 +120,7 @@ test('a message accepted in this process reaches the worker handler already pars
   stores.push(t);
   const q = new SqliteQueue(t.store, { visibilityTimeoutMs: 1000, maxReceiveCount: 5, clock: systemClock });
   const events = new SqliteEventLog(t.store);
-  const atomic = new SqliteAtomicAccept(t.store, new SqliteDedupStore(t.store, systemClock), events, q);
+  const atomic = new SqliteAtomicAccept(t.store, new SqliteDedupStore(t.store, systemClock), events, q, new SqliteDebounceStore(t.store, systemClock));
   const message: QueueMessage = { v: 1, event_id: 'e1', subscription: 's', source: 'github', event: 'push', delivery_id: 'd1', received_at: '2026-01-01T00:00:00Z', payload: { ref: 'main' } };
   const seen: Array<{ handed: QueueMessage | undefined; body: string }> = [];
   const consumer = new QueueConsumer(q, async (event: SQSEvent) => {

@@ -254,7 +254,7 @@ describe('SqliteAtomicAccept', () => {
     const dedup = new SqliteDedupStore(t.store, clock);
     const events = new SqliteEventLog(t.store);
     const queue = new SqliteQueue(t.store, { visibilityTimeoutMs: 60_000, maxReceiveCount: 5, clock });
-    return { dedup, events, queue, atomic: new SqliteAtomicAccept(t.store, dedup, events, queue) };
+    return { dedup, events, queue, atomic: new SqliteAtomicAccept(t.store, dedup, events, queue, new SqliteDebounceStore(t.store, clock)) };
   };
   const claimRow = (key: string) => t.store.db.prepare('SELECT event_id, committed FROM dedup WHERE key = ?').get(key);
 

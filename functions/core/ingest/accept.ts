@@ -3,7 +3,8 @@
  * id, record the event once per matched subscription (held for paused ones), queue it,
  * answer 202. Three ways, by what the stores can do:
  * - `AtomicAccept` (the local store): a new delivery id's claim, committed, with the
- *   records and messages in one durable write; no pending claim ever exists.
+ *   records and messages (and debounced ones' latest-event pointers) in one durable
+ *   write; no pending claim ever exists.
  * - `DedupStore.claimWithRecords` (DynamoDB's TransactWriteItems): claim and records in one
  *   write, then the queue send, then the commit, which the request log writes with its
  *   entry where it can (`RequestLog.recordAndCommit`): three calls instead of five.
@@ -25,7 +26,7 @@ import { describeError } from '../errors';
 import type { Payload } from '../events/classify';
 import { newEventId } from '../ids';
 import { rememberMessageJson } from '../message-json';
-import type { Claim } from '../ports';
+import type { Claim, DelayedMessage } from '../ports';
 import { releaseIfResumed, sendRecorded } from '../subscriptions/lifecycle';
 import type { EventRecord, QueueMessage, Source, Subscription } from '../types';
 import { eventRecord } from '../worker/record';
@@ -58,7 +59,7 @@ export interface Accepted {
 interface Plan {
   records: EventRecord[];
   messages: QueueMessage[];
-  delayed: Array<{ message: QueueMessage; delaySeconds: number }>;
+  delayed: DelayedMessage[];
   queued: string[];
   held: string[];
 }
@@ -87,9 +88,8 @@ export async function accept(deps: IngestDeps, input: Accepted, matched: Subscri
   let recorded = false;
   if (inline && (deps.atomic || (dedupKey && deps.dedup.claimWithRecords))) {
     plan = planFor(deps, input, matched, ids, new Map(), undefined);
-    // Debounced messages also record their subject's latest event: they take the general path.
-    if (deps.atomic && plan.delayed.length === 0) {
-      claim = await deps.atomic.acceptNew({ ...(dedupKey ? { dedupKey } : {}), claim: claimOptions, records: plan.records, messages: plan.messages });
+    if (deps.atomic) {
+      claim = await deps.atomic.acceptNew({ ...(dedupKey ? { dedupKey } : {}), claim: claimOptions, records: plan.records, messages: plan.messages, delayed: plan.delayed });
       if (claim.kind === 'new') return finish(deps, input, plan, ids);
     } else if (dedupKey && deps.dedup.claimWithRecords) {
       recorded = await deps.dedup.claimWithRecords(dedupKey, claimOptions, plan.records);
@@ -123,7 +123,7 @@ export async function accept(deps: IngestDeps, input: Accepted, matched: Subscri
     if (!recorded && plan.records.length > 0) await deps.events.putAll(plan.records);
     // Every message is a stored record's (this request's, or the dead request's it resumes): by reference where the queue can.
     if (plan.messages.length > 0) await sendRecorded(deps.queue, plan.messages);
-    if (plan.delayed.length > 0 && deps.debounce) await sendDebounced(deps.debounce, deps.queue, plan.delayed);
+    if (plan.delayed.length > 0 && deps.debounce) await sendDebounced(deps.debounce, deps.queue, plan.delayed, logger);
   } catch (error) {
     // Nothing was accepted: forget what this request wrote and give the delivery id up,
     // so the sender's retry is processed.
@@ -186,7 +186,7 @@ function planFor(deps: IngestDeps, input: Accepted, matched: Subscription[], ids
 /** After the event is stored: held records released if their subscription was resumed meanwhile, the log lines, the 202. */
 async function finish(deps: IngestDeps, input: Accepted, plan: Plan, ids: Ids): Promise<Reply> {
   const { records, held, queued } = plan;
-  if (held.length > 0 && deps.leases) await releaseHeldIfResumed(deps, records, held, queued);
+  if (held.length > 0 && (deps.leases || deps.release)) await releaseHeldIfResumed(deps, records, held, queued);
   for (const record of records) {
     deps.logger.info(record.status === 'held' ? 'held for a paused subscription' : 'queued', {
       event_id: ids.eventId, subscription: record.subscription, source: input.source, event: input.event,
@@ -213,7 +213,10 @@ async function commitClaim(deps: IngestDeps, key: string, ids: Ids): Promise<voi
 /** The subscription may have been resumed since it was read as paused: then its records are released now, not stranded. */
 async function releaseHeldIfResumed(deps: IngestDeps, records: EventRecord[], held: string[], queued: string[]): Promise<void> {
   try {
-    const lifecycle = { subscriptions: deps.subscriptions.store, events: deps.events, queue: deps.queue, clock: deps.clock, ...(deps.leases ? { leases: deps.leases } : {}) };
+    const lifecycle = {
+      subscriptions: deps.subscriptions.store, events: deps.events, queue: deps.queue, clock: deps.clock,
+      ...(deps.leases ? { leases: deps.leases } : {}), ...(deps.release ? { release: deps.release } : {}),
+    };
     for (const name of await releaseIfResumed(lifecycle, records.filter((r) => r.status === 'held'))) {
       held.splice(held.indexOf(name), 1);
       queued.push(name);

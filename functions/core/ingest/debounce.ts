@@ -3,11 +3,20 @@
  * keyed by its subject (the PR/MR/issue/commit/alert group, `subjectOf`), recorded as the
  * subject's latest event, and queued with that delay. When the worker receives it, a later
  * event of the same subject has replaced it (→ `superseded`) or it is the latest (→ runs).
+ *
+ * The latest-event pointer must never name an event without a queue message: that event
+ * would supersede the earlier ones and never run itself. The local store writes both in
+ * one transaction (AtomicAccept); elsewhere the message is sent first and the pointer set
+ * after. A crash (or a failed write) between the two leaves the pointer on an earlier
+ * event, and the worker's gate lets an event run whose subject's latest is older than
+ * itself: at worst one run too many, never none.
  */
+import { describeError } from '../errors';
 import type { Payload } from '../events/classify';
 import { subjectOf } from '../events/subject';
-import type { DebounceStore, EventQueue } from '../ports';
-import type { QueueMessage, Source, Subscription } from '../types';
+import type { Logger } from '../log';
+import type { DebounceStore, DelayedMessage, EventQueue } from '../ports';
+import type { Source, Subscription } from '../types';
 import { DEBOUNCE_TTL_SECONDS } from '../worker/gates';
 
 export interface DebouncePlan {
@@ -24,12 +33,22 @@ export function debouncePlan(subscription: Subscription, source: Source, event: 
   return { subjectKey: subject.key, delaySeconds: Math.min(900, Math.ceil(seconds)) };
 }
 
-/** Records each delayed message as its subject's latest, then queues it with its delay. */
-export async function sendDebounced(store: DebounceStore, queue: EventQueue, delayed: Array<{ message: QueueMessage; delaySeconds: number }>): Promise<void> {
-  for (const { message } of delayed) {
-    await store.setLatest(message.subscription, message.subject_key as string, message.event_id, DEBOUNCE_TTL_SECONDS);
-  }
-  const byDelay = new Map<number, QueueMessage[]>();
+/**
+ * Queues each delayed message with its delay, then records it as its subject's latest. A
+ * failed send throws (nothing was accepted: 503); a pointer that cannot be set once the
+ * messages are queued is only logged, since the event is accepted and runs anyway.
+ */
+export async function sendDebounced(store: DebounceStore, queue: EventQueue, delayed: DelayedMessage[], logger: Logger): Promise<void> {
+  const byDelay = new Map<number, DelayedMessage['message'][]>();
   for (const { message, delaySeconds } of delayed) byDelay.set(delaySeconds, [...(byDelay.get(delaySeconds) ?? []), message]);
   for (const [delaySeconds, messages] of byDelay) await queue.send(messages, { delaySeconds });
+  for (const { message } of delayed) {
+    try {
+      await store.setLatest(message.subscription, message.subject_key as string, message.event_id, DEBOUNCE_TTL_SECONDS);
+    } catch (error) {
+      logger.warn('could not record the latest event of its subject; earlier ones of the burst may run too', {
+        event_id: message.event_id, subscription: message.subscription, error: describeError(error),
+      });
+    }
+  }
 }

@@ -10,7 +10,7 @@ import { describeError, isHookError } from '../errors';
 import { classifyEvent, missingEventMessage, type Payload } from '../events/classify';
 import { causedByHookagent } from '../events/loop-guard';
 import type { Logger } from '../log';
-import type { AtomicAccept, Clock, DebounceStore, DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog } from '../ports';
+import type { AtomicAccept, AtomicRelease, Clock, DebounceStore, DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog } from '../ports';
 import { SUBSCRIPTION_NAME_PATTERN, type Subscription } from '../types';
 import { accept } from './accept';
 import { compileAllowList, isAllowed } from './ip-allowlist';
@@ -54,6 +54,8 @@ export interface IngestDeps {
   debounce?: DebounceStore;
   /** A store that accepts a new event in one atomic write (the local store); absent = claim, write, commit. */
   atomic?: AtomicAccept;
+  /** A store that releases held records atomically (the local store); absent = release claims (`leases`). */
+  release?: AtomicRelease;
 }
 
 export { DEDUP_TTL_SECONDS, DEFAULT_CLAIM_LEASE_MS, INLINE_PAYLOAD_LIMIT } from './accept';

@@ -5,6 +5,7 @@
  */
 import type { EventLog } from '../ports';
 import type { QueueMessage } from '../types';
+import { queueGaveUpChanges } from '../worker/queue-gave-up';
 
 export interface DeadLetter {
   /** The dead-letter queue's id of the message. */
@@ -68,4 +69,31 @@ export async function redriveDeadLetters(queue: DeadLetterQueue, events: EventLo
     },
   );
   return { moved, notFound: [...wanted].filter((id) => !seen.has(id)) };
+}
+
+/**
+ * Records of dead letters that never ended: on AWS, SQS's redrive moves a message to the
+ * DLQ by itself after `maxReceiveCount` receives, and if the last attempt was cut off (a
+ * Lambda timeout, a crash) no code of ours saw it, so its record stayed `queued` or
+ * `processing`. Listing the dead letters sets such records `failed` with that reason
+ * (queue-gave-up.ts), and a failed record without `dead_lettered_at` gets it. Returns the
+ * event ids changed. The local queue does this itself when it dead-letters a message.
+ */
+export async function settleDeadLetters(events: EventLog, letters: DeadLetter[], options: { receiveCount?: number; now?: () => Date } = {}): Promise<string[]> {
+  const settled: string[] = [];
+  for (const letter of letters) {
+    if (letter.event_id === undefined || letter.subscription === undefined) continue;
+    const record = await events.get(letter.event_id, letter.subscription);
+    if (!record) continue;
+    const changes = queueGaveUpChanges(record, options.receiveCount ?? letter.receive_count, (options.now?.() ?? new Date()).toISOString());
+    if (!changes) continue;
+    // Only if no worker moved it on since it was read (a copy of the message may still run).
+    if (events.putIfStatus) {
+      if (!(await events.putIfStatus({ ...record, ...changes }, record.status))) continue;
+    } else {
+      await events.update(letter.event_id, letter.subscription, changes);
+    }
+    settled.push(letter.event_id);
+  }
+  return settled;
 }

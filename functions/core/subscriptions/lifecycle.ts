@@ -11,13 +11,21 @@
  * store (bypassing any cache) and releases its own records when it is active by then
  * (`releaseIfResumed`). Either resume's scan (after the flip) sees the record or ingest's
  * second read (after the write) sees the flip: whatever the interleaving, one of them
- * releases it. Both may: a release claim (a LeaseStore entry per record) lets only the
- * first send it, so a released event never goes out twice and a finished record is never
- * set back to `queued`.
+ * releases it. Both may, and a release may be cut off (Ctrl-C, kill -9, a full disk):
+ * - where the store can (`AtomicRelease`, the local store), a record is set `queued` and its
+ *   message queued in one write, only while it is still `held`: a record is released once,
+ *   and a crash leaves it held (the next resume releases it) or queued with its message;
+ * - otherwise (DynamoDB and SQS) a short release claim (a LeaseStore entry per record) lets
+ *   one releaser at a time handle a record; it re-reads the record, sends its message, and
+ *   only then sets it `queued`, if it is still `held`. A releaser that died leaves records
+ *   held whose claim expires within a minute: the next resume releases them (a message
+ *   already sent may then go out twice, which the worker's lease and its finished-record
+ *   check absorb). A finished record is never set back to `queued`.
  */
+import { randomUUID } from 'node:crypto';
 import { HookError } from '../errors';
 import { newEventId } from '../ids';
-import type { Clock, EventLog, EventQueue, LeaseStore, SubscriptionStore } from '../ports';
+import type { AtomicRelease, Clock, EventLog, EventQueue, LeaseStore, SubscriptionStore } from '../ports';
 import type { EventRecord, QueueMessage, Subscription } from '../types';
 import { eventRecord } from '../worker/record';
 
@@ -26,15 +34,22 @@ export interface LifecycleDeps {
   events: EventLog;
   queue: EventQueue;
   clock: Clock;
-  /** Release claims; without them two releasers of one held record may both queue it. */
+  /** Release claims; without them (or `release`) two releasers of one held record may both queue it. */
   leases?: LeaseStore;
+  /** Atomic release (the local store): no claims needed, nothing left half done by a crash. */
+  release?: AtomicRelease;
   /** Where the store's status index lags its writes (DynamoDB GSIs): one more release pass after this many ms. */
   indexLagMs?: number;
   sleep?: (ms: number) => Promise<void>;
 }
 
-/** A release claim lasts as long as the dedup window: a record is released once. */
-const RELEASE_CLAIM_MS = 24 * 3600 * 1000;
+/**
+ * A live releaser claims, re-reads, sends and marks one chunk well within this; a claim
+ * whose releaser died expires after it, so its records are released by the next resume.
+ */
+export const RELEASE_CLAIM_MS = 60_000;
+/** Records claimed, sent (one SQS batch) and marked together. */
+const RELEASE_CHUNK = 10;
 const releaseKey = (subscription: string) => `${subscription}#release`;
 
 export async function requireSubscription(deps: Pick<LifecycleDeps, 'subscriptions'>, name: string): Promise<Subscription> {
@@ -58,21 +73,58 @@ export function sendRecorded(queue: EventQueue, messages: QueueMessage[]): Promi
   return queue.sendRecorded ? queue.sendRecorded(messages) : queue.send(messages);
 }
 
-/** Queues the given held records (those this caller wins the release claim for); returns them. */
+interface Release {
+  /** The records this caller queued, as now stored. */
+  released: EventRecord[];
+  /** Held records another releaser holds the claim for (it is running, or died less than a minute ago). */
+  claimedElsewhere: number;
+}
+
+/** Queues the given held records (those still held, and this caller wins the release claim for); returns them. */
 export async function releaseRecords(deps: LifecycleDeps, held: EventRecord[]): Promise<EventRecord[]> {
-  const mine: EventRecord[] = [];
-  for (const record of held) {
-    if (record.status !== 'held') continue;
-    const won = deps.leases
-      ? await deps.leases.acquire(record.event_id, releaseKey(record.subscription), `release-${deps.clock.now()}-${Math.random()}`, RELEASE_CLAIM_MS)
-      : true;
-    if (won) mine.push(record);
+  return (await release(deps, held)).released;
+}
+
+/** `holder`: one per resume, so its later passes do not count its own claims as another's. */
+async function release(deps: LifecycleDeps, held: EventRecord[], holder = `release-${randomUUID()}`): Promise<Release> {
+  const candidates = held.filter((r) => r.status === 'held');
+  const at = iso(deps);
+  if (candidates.length === 0) return { released: [], claimedElsewhere: 0 };
+  if (deps.release) return { released: await deps.release.releaseHeld(candidates, at), claimedElsewhere: 0 };
+  const result: Release = { released: [], claimedElsewhere: 0 };
+  for (let i = 0; i < candidates.length; i += RELEASE_CHUNK) {
+    const mine: EventRecord[] = [];
+    for (const record of candidates.slice(i, i + RELEASE_CHUNK)) {
+      if (deps.leases && !(await deps.leases.acquire(record.event_id, releaseKey(record.subscription), holder, RELEASE_CLAIM_MS))) {
+        result.claimedElsewhere += 1;
+        continue;
+      }
+      // As it is now: the status index may trail, and an earlier releaser may have finished with it.
+      const current = await deps.events.get(record.event_id, record.subscription);
+      if (current?.status === 'held') mine.push(current);
+    }
+    if (mine.length === 0) continue;
+    try {
+      await sendRecorded(deps.queue, mine.map((r) => r.message));
+    } catch (error) {
+      // Nothing of this chunk went out: a resume run again at once may take it.
+      if (deps.leases) await Promise.allSettled(mine.map((r) => deps.leases?.release(r.event_id, releaseKey(r.subscription), holder)));
+      throw error;
+    }
+    const queued = mine.map((r): EventRecord => ({ ...r, status: 'queued', updated_at: at }));
+    for (const record of queued) await markQueued(deps.events, record);
+    result.released.push(...queued);
   }
-  if (mine.length === 0) return [];
-  const now = iso(deps);
-  await deps.events.putAll(mine.map((r) => ({ ...r, status: 'queued', updated_at: now })));
-  await sendRecorded(deps.queue, mine.map((r) => r.message));
-  return mine;
+  return result;
+}
+
+/**
+ * After its message was sent: only while still held, where the store can tell, since the
+ * worker may have received it and moved the record on already.
+ */
+async function markQueued(events: EventLog, record: EventRecord): Promise<void> {
+  if (events.putIfStatus) await events.putIfStatus(record, 'held');
+  else await events.update(record.event_id, record.subscription, { status: record.status, updated_at: record.updated_at });
 }
 
 /** Queues a subscription's held records oldest first; returns how many. */
@@ -82,8 +134,8 @@ export async function releaseHeld(deps: LifecycleDeps, name: string): Promise<nu
 
 export type ResumeResult =
   | { kind: 'discarded'; discarded: number }
-  | { kind: 'unchanged' }
-  | { kind: 'resumed'; released: number };
+  | { kind: 'unchanged'; claimedElsewhere?: number }
+  | { kind: 'resumed'; released: number; claimedElsewhere?: number };
 
 export async function resumeSubscription(deps: LifecycleDeps, name: string, options: { discardHeld?: boolean } = {}): Promise<ResumeResult> {
   const subscription = await requireSubscription(deps, name);
@@ -93,17 +145,24 @@ export async function resumeSubscription(deps: LifecycleDeps, name: string, opti
     if (subscription.state === 'paused') await deps.subscriptions.put({ ...subscription, state: 'active', updated_at: iso(deps) });
     return { kind: 'discarded', discarded: held.length };
   }
-  let released = await releaseHeld(deps, name);
-  if (subscription.state === 'active' && released === 0) return { kind: 'unchanged' };
+  const holder = `resume-${randomUUID()}`;
+  const pass = async () => release(deps, await deps.events.listByStatus(name, 'held'), holder);
+  let last = await pass();
+  let released = last.released.length;
+  // Held records claimed by another releaser (one interrupted less than a minute ago): said, so "unchanged" is not misread.
+  const claimed = () => (last.claimedElsewhere > 0 ? { claimedElsewhere: last.claimedElsewhere } : {});
+  if (subscription.state === 'active' && released === 0) return { kind: 'unchanged', ...claimed() };
   if (subscription.state === 'paused') await deps.subscriptions.put({ ...subscription, state: 'active', updated_at: iso(deps) });
   // Events held while the state was changing: ingest releases those written after the
   // flip itself; those written before it are found here.
-  released += await releaseHeld(deps, name);
+  last = await pass();
+  released += last.released.length;
   if (deps.indexLagMs && deps.indexLagMs > 0) {
     await (deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))))(deps.indexLagMs);
-    released += await releaseHeld(deps, name);
+    last = await pass();
+    released += last.released.length;
   }
-  return { kind: 'resumed', released };
+  return { kind: 'resumed', released, ...claimed() };
 }
 
 /**

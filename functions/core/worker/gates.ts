@@ -11,12 +11,25 @@ export const DEBOUNCE_TTL_SECONDS = 2 * 900 + 3600;
 
 export type Gate = { status: 'superseded'; superseded_by: string } | { status: 'rate_limited'; runs: number } | undefined;
 
-/** Superseded when a later event of the same subject was recorded after this one. Replays always run. */
+/** The millisecond an event id was made (ids sort by arrival: ids.ts); undefined for ids of another form. */
+function arrivalOf(eventId: string): number | undefined {
+  const match = /^evt_([0-9a-z]{9})[0-9a-f]{16}$/.exec(eventId);
+  return match ? parseInt(match[1] as string, 36) : undefined;
+}
+
+/**
+ * Superseded when a later event of the same subject was recorded after this one. Replays
+ * always run. A latest event that arrived before this one does not supersede it: this
+ * event's own record as the latest was lost (a crash between queueing it and recording
+ * it, see ingest/debounce.ts), and it is the later of the two.
+ */
 export async function debounceGate(message: QueueMessage, subscription: Subscription, store: DebounceStore | undefined): Promise<Gate> {
   if (!store || !subscription.debounce_seconds || !message.subject_key || message.replay_of) return undefined;
   const latest = await store.getLatest(subscription.name, message.subject_key);
-  if (latest && latest !== message.event_id) return { status: 'superseded', superseded_by: latest };
-  return undefined;
+  if (!latest || latest === message.event_id) return undefined;
+  const [latestAt, thisAt] = [arrivalOf(latest), arrivalOf(message.event_id)];
+  if (latestAt !== undefined && thisAt !== undefined && latestAt < thisAt) return undefined;
+  return { status: 'superseded', superseded_by: latest };
 }
 
 /** The counter key of a subscription's runs in the hour of `nowMs` (UTC). */

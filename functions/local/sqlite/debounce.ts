@@ -13,7 +13,12 @@ export class SqliteDebounceStore implements DebounceStore {
   }
 
   async setLatest(subscription: string, subjectKey: string, eventId: string, ttlSeconds: number): Promise<void> {
-    await this.store.write(() => this.upsert.run(subscription, subjectKey, eventId, this.clock.now() + ttlSeconds * 1000));
+    await this.store.write(() => this.setLatestNow(subscription, subjectKey, eventId, ttlSeconds));
+  }
+
+  /** `setLatest` inside the caller's write transaction (with the event's queue message: accept.ts). */
+  setLatestNow(subscription: string, subjectKey: string, eventId: string, ttlSeconds: number): void {
+    this.upsert.run(subscription, subjectKey, eventId, this.clock.now() + ttlSeconds * 1000);
   }
 
   async getLatest(subscription: string, subjectKey: string): Promise<string | undefined> {

@@ -29,7 +29,7 @@ export class SqliteLeaseStore implements LeaseStore {
   /**
    * serve owns its data dir: worker leases left by a serve that is gone (kill -9) are
    * dropped at start, so its messages run at once. Release claims of held events
-   * (`<subscription>#release`) stay: they keep a record from being queued twice.
+   * (`<subscription>#release`, taken only where a release is not atomic: release.ts) stay.
    */
   dropWorkerLeases(): Promise<number> {
     return this.store.write(() => this.store.db.prepare("DELETE FROM leases WHERE subscription NOT LIKE '%#release'").run().changes);

@@ -17,6 +17,7 @@ import type { Clock, DeadLetterSink, EventQueue, SendOptions } from '../../core/
 import type { QueueMessage } from '../../core/types';
 import { messageJson } from '../../core/message-json';
 import type { StoreDb } from './db';
+import { GaveUpRecords, type EventKey } from './gave-up';
 import { MessageHandoff } from './handoff';
 
 export interface SqliteQueueOptions {
@@ -65,6 +66,17 @@ function eventOfKey(key: string | null): { event_id: string; subscription: strin
   return { event_id: (key ?? '').slice(0, at), subscription: (key ?? '').slice(at + 1) };
 }
 
+/** The (event, subscription) a row's message is for: its key, or (a redriven message has none) its body's. */
+function eventOfRow(row: Pick<Row, 'event_key'>, body: string): EventKey | undefined {
+  if (row.event_key !== null) return eventOfKey(row.event_key);
+  try {
+    const message = JSON.parse(body) as Partial<QueueMessage>;
+    return typeof message.event_id === 'string' && typeof message.subscription === 'string' ? { event_id: message.event_id, subscription: message.subscription } : undefined;
+  } catch {
+    return undefined; // a malformed body names no event
+  }
+}
+
 /** A send that failed: retryable, so ingest answers 503 and the sender tries again. */
 function queueUnavailable(error: unknown): HookError {
   return new HookError('unavailable', `The local queue is unavailable (${error instanceof Error ? error.message : String(error)})`, { retryable: true, cause: error });
@@ -80,6 +92,7 @@ export class SqliteQueue implements EventQueue {
   private readonly waiters = new Set<() => void>();
   private readonly stmts;
   private readonly handoff = new MessageHandoff();
+  private readonly gaveUp: GaveUpRecords;
 
   constructor(private readonly store: StoreDb, private readonly options: SqliteQueueOptions) {
     const db = store.db;
@@ -99,6 +112,12 @@ export class SqliteQueue implements EventQueue {
       dead: db.prepare('INSERT INTO dead_letters (message_id, body, receive_count, reason, dead_at) VALUES (?, ?, ?, ?, ?)'),
       deadList: db.prepare('SELECT message_id AS messageId, body, receive_count AS receiveCount, reason, dead_at AS deadAt FROM dead_letters ORDER BY id'),
     };
+    this.gaveUp = new GaveUpRecords(db);
+  }
+
+  /** A send's delay in ms: `delaySeconds` bounded to 0…900 s, as SQS has it. */
+  static delayMs(delaySeconds: number | undefined): number {
+    return Math.min(Math.max(0, delaySeconds ?? 0), MAX_DELAY_SECONDS) * 1000;
   }
 
   /**
@@ -125,7 +144,7 @@ export class SqliteQueue implements EventQueue {
 
   async sendBodies(bodies: string[], options: SendOptions = {}, eventKeys: string[] = []): Promise<void> {
     if (bodies.length === 0) return;
-    const delay = Math.min(Math.max(0, options.delaySeconds ?? 0), MAX_DELAY_SECONDS) * 1000;
+    const delay = SqliteQueue.delayMs(options.delaySeconds);
     await this.store.write(() => this.sendNow(bodies, eventKeys, delay)).catch((error: unknown) => {
       throw queueUnavailable(error);
     });
@@ -188,7 +207,8 @@ export class SqliteQueue implements EventQueue {
   /**
    * Receives up to `max` visible messages, oldest first, each invisible for the
    * visibility timeout. A message already received `maxReceiveCount` times goes to the
-   * dead-letter table instead.
+   * dead-letter table instead, and its event record, unless finished, is set `failed` in the
+   * same transaction: the worker's own give-up never ran if its last attempt was cut off.
    */
   receive(max: number): Promise<ReceivedMessage[]> {
     return this.store.write(() => {
@@ -207,6 +227,8 @@ export class SqliteQueue implements EventQueue {
         if (row.receive_count >= this.options.maxReceiveCount) {
           this.stmts.dead.run(row.message_id, body, row.receive_count, `received ${row.receive_count} times without success`, now);
           this.stmts.removeAny.run(row.id);
+          const event = eventOfRow(row, body);
+          if (event) this.gaveUp.markNow(event, row.receive_count, new Date(now).toISOString());
           continue;
         }
         this.stmts.take.run(until, row.id);

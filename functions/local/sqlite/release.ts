@@ -1,0 +1,51 @@
+/**
+ * AtomicRelease over SQLite: a held record is set `queued` and its message queued (by
+ * reference) in one transaction, checked to be still `held` inside it. SQLite serialises
+ * writers across processes, so `webhook resume` and serve's ingest (which releases what it
+ * held when a resume raced it) never both queue a record, with no release claim to leave
+ * behind; and a process killed mid-release leaves each record held (the next resume
+ * releases it) or queued with its message, never queued without one.
+ */
+import type Database from 'better-sqlite3';
+import type { AtomicRelease } from '../../core/ports';
+import type { EventRecord } from '../../core/types';
+import type { StoreDb } from './db';
+import type { SqliteEventLog } from './event-log';
+import { SqliteQueue } from './queue';
+
+/** Records per transaction: a release of thousands neither holds the write lock long nor waits for one huge commit. */
+const CHUNK = 200;
+
+export class SqliteAtomicRelease implements AtomicRelease {
+  private readonly status: Database.Statement;
+
+  constructor(private readonly store: StoreDb, private readonly events: SqliteEventLog, private readonly queue: SqliteQueue) {
+    this.status = store.db.prepare('SELECT status FROM events WHERE event_id = ? AND subscription = ?').pluck();
+  }
+
+  async releaseHeld(records: EventRecord[], at: string): Promise<EventRecord[]> {
+    const released: EventRecord[] = [];
+    for (let i = 0; i < records.length; i += CHUNK) released.push(...await this.releaseChunk(records.slice(i, i + CHUNK), at));
+    return released;
+  }
+
+  private async releaseChunk(records: EventRecord[], at: string): Promise<EventRecord[]> {
+    let keys: string[] = [];
+    const released = await this.store.write(() => {
+      const still = records
+        .filter((r) => this.status.get(r.event_id, r.subscription) === 'held')
+        .map((r): EventRecord => ({ ...r, status: 'queued', updated_at: at }));
+      const messages = still.map((r) => r.message);
+      const [bodies, eventKeys] = SqliteQueue.bodiesOf(messages, true);
+      keys = eventKeys;
+      this.events.putNow(still);
+      this.queue.sendNow(bodies, eventKeys, 0, messages);
+      return still;
+    }).catch((error: unknown) => {
+      this.queue.forget(keys);
+      throw error;
+    });
+    if (released.length > 0) this.queue.sent();
+    return released;
+  }
+}

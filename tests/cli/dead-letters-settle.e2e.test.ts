@@ -1,0 +1,74 @@
+/**
+ * Hunt 2, D4 on AWS: SQS's redrive moves a message to the DLQ by itself after
+ * maxReceiveCount receives; when the last attempt was cut off (a Lambda timeout, a
+ * crash), no code of ours saw it and the record stayed `processing`. `webhook
+ * dead-letters` (the CLI, against the recording AWS endpoint and dynalite) sets such
+ * records `failed` with the queue's reason, and only with calls the CLI policy allows.
+ */
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { DynamoEventLog } from '../../functions/aws/event-log';
+import type { EventRecord, QueueMessage } from '../../functions/core/types';
+import { startAwsRecorder, type AwsRecorder, type RecordedMessage, type RecorderOptions } from '../support/aws-recorder';
+import { buildCli, runCli } from '../support/cli';
+import { startDynalite, type TestDynamo } from '../support/dynalite';
+
+let dynamo: TestDynamo;
+let recorder: AwsRecorder;
+let options: RecorderOptions & { queues: Record<string, RecordedMessage[]> };
+let dir: string;
+
+beforeAll(async () => {
+  buildCli();
+  dynamo = await startDynalite('prod');
+  options = { dynamoEndpoint: dynamo.endpoint, parameters: {}, queues: {} };
+  recorder = await startAwsRecorder(options);
+  dir = mkdtempSync(join(tmpdir(), 'hookagent-settle-'));
+  writeFileSync(join(dir, 'config.yaml'), 'aws: { stage: prod, region: eu-west-1 }\n');
+}, 120_000);
+afterAll(async () => Promise.all([recorder.close(), dynamo.close()]));
+
+const env = () => ({
+  AWS_ENDPOINT_URL_DYNAMODB: recorder.url, AWS_ENDPOINT_URL_SQS: recorder.url,
+  AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_REGION: 'eu-west-1', AWS_MAX_ATTEMPTS: '1',
+});
+
+const at = '2026-11-22T12:00:00.000Z';
+const message = (id: string): QueueMessage => ({ v: 1, event_id: id, subscription: 'alerts', source: 'custom', event: 'alert', delivery_id: id, received_at: at, payload: { n: 1 } });
+const record = (id: string, fields: Partial<EventRecord>): EventRecord => ({
+  event_id: id, subscription: 'alerts', status: 'processing', source: 'custom', event: 'alert', delivery_id: id, received_at: at, updated_at: at, message: message(id), attempts: 5, ...fields,
+});
+
+test('a letter SQS redrove while its record says processing: listing it marks the record failed; finished records are left alone', async () => {
+  const events = new DynamoEventLog(dynamo.client, 'hookagent-prod-events');
+  await events.putAll([
+    record('evt_loop_1', {}),
+    record('evt_loop_2', { status: 'queued', error: { code: 'unavailable', message: 'model 503' } }),
+    record('evt_done_1', { status: 'failed', error: { code: 'provider_auth', message: 'refused' }, dead_lettered_at: at }),
+  ]);
+  const dlq = `${recorder.url}/123456789012/hookagent-prod-dead-letters`;
+  options.queues = {
+    [`${recorder.url}/123456789012/hookagent-prod-queue`]: [],
+    // The redrive's letters carry no reason; the worker's own carry one.
+    [dlq]: [{ id: 'l1', body: JSON.stringify(message('evt_loop_1')) }, { id: 'l2', body: JSON.stringify(message('evt_loop_2')) },
+      { id: 'l3', body: JSON.stringify(message('evt_done_1')), reason: 'provider_auth: refused' }],
+  };
+  recorder.calls.length = 0;
+  const result = await runCli(['--config-dir', dir, 'webhook', 'dead-letters', '--json'], env());
+  expect(result).toMatchObject({ code: 0, stderr: '' });
+  expect((JSON.parse(result.stdout) as Array<{ event_id: string }>).map((l) => l.event_id)).toEqual(['evt_loop_1', 'evt_loop_2', 'evt_done_1']);
+
+  expect(await events.get('evt_loop_1', 'alerts')).toMatchObject({
+    status: 'failed', dead_lettered_at: expect.any(String),
+    error: { code: 'receive_limit', message: expect.stringMatching(/^gave up after 5 attempts: received 5 times without success/) },
+  });
+  expect((await events.get('evt_loop_2', 'alerts'))?.error?.message).toMatch(/without success.*before that: unavailable: model 503$/);
+  expect(await events.get('evt_done_1', 'alerts')).toMatchObject({ status: 'failed', dead_lettered_at: at, error: { code: 'provider_auth', message: 'refused' } });
+  // The letters stay in the DLQ, for redrive.
+  expect(options.queues[dlq]!.map((m) => m.id)).toEqual(['l1', 'l2', 'l3']);
+  // Every call is one the README's CLI policy allows (no UpdateItem).
+  const policy = JSON.parse(readFileSync(join(__dirname, '..', '..', 'infra', 'cli-policy.json'), 'utf8')) as { Statement: Array<{ Action: string[] }> };
+  const allowed = new Set(policy.Statement.flatMap((s) => s.Action));
+  expect([...new Set(recorder.calls.map((c) => c.action))].filter((a) => !allowed.has(a))).toEqual([]);
+}, 60_000);
