@@ -1,3 +1,5 @@
+import { commandName } from './invocation';
+
 /**
  * `hookagent completion [bash|zsh]`: yargs prints the script for the shell in $SHELL; a
  * named shell overrides it (yargs reads $SHELL when the parser is built, so this runs first).
@@ -19,7 +21,8 @@ export function prepareCompletion(args: string[], env: NodeJS.ProcessEnv = proce
 }
 
 export class UnsupportedShell extends Error {
-  constructor(readonly shell: string) {
-    super(`completion supports bash and zsh, not '${shell}': hookagent completion bash >> ~/.bashrc, or hookagent completion zsh >> ~/.zshrc`);
+  /** `name`: the command as the user runs it (`npx hookagent` from a checkout). */
+  constructor(readonly shell: string, name: string = commandName()) {
+    super(`completion supports bash and zsh, not '${shell}': ${name} completion bash >> ~/.bashrc, or ${name} completion zsh >> ~/.zshrc`);
   }
 }

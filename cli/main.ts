@@ -21,7 +21,7 @@ import { listSecrets, readSecretValue, setSecret } from './secrets';
 import { readPayload, test } from './webhook/test';
 import { subscribe, update, type SubscriptionFields } from './webhook/write';
 import { prepareCompletion } from './completion';
-import { asInvoked } from './invocation';
+import { asInvoked, commandName } from './invocation';
 import { consoleCommand } from './console/cli';
 import { formatError } from './hints';
 import { eventsCommand } from './webhook/follow';
@@ -152,7 +152,7 @@ function webhookCommands(y: Argv): Argv {
       .option('follow', { alias: 'f', type: 'boolean', describe: 'keep running and print new events and status changes as they happen' })
       .check((a) => {
         if (!Number.isInteger(a.limit) || (a.limit as number) < 1 || (a.limit as number) > 1000) throw new Error('--limit must be a whole number from 1 to 1000');
-        if (a.follow && a.status === 'filtered') throw new Error('--follow does not follow --status filtered (requests turned away are in the request log): use hookagent webhook requests --outcome filtered');
+        if (a.follow && a.status === 'filtered') throw new Error(`--follow does not follow --status filtered (requests turned away are in the request log): use ${commandName()} webhook requests --outcome filtered`);
         return true;
       })
       .example('$0 webhook events pr-review --limit 5', '')

@@ -9,6 +9,7 @@ import { join } from 'node:path';
 import { HookError } from '../functions/core/errors';
 import { ssmParameterName } from '../functions/aws/ssm-secrets';
 import { awsDeployment, type CliContext, type GlobalOptions } from './context';
+import { commandName } from './invocation';
 
 /** Only the lengths AWS accepts for a Standard-tier parameter. */
 const MAX_VALUE_BYTES = 4096;
@@ -66,7 +67,7 @@ export async function listSecrets(ctx: CliContext, options: GlobalOptions, json:
   names.sort();
   ctx.out(json ? JSON.stringify(names) : names.length > 0 ? names.join('\n') : `(no secrets under ${prefix})`);
   const missing = configReferences(ctx.config).filter((name) => !names.includes(name));
-  if (missing.length > 0) ctx.warn(`config.yaml references ${missing.join(', ')}, not set for stage '${stage}': hookagent secrets set <VAR> --stage ${stage}`);
+  if (missing.length > 0) ctx.warn(`config.yaml references ${missing.join(', ')}, not set for stage '${stage}': ${commandName()} secrets set <VAR> --stage ${stage}`);
 }
 
 /** Every `${VAR}` named anywhere in the configuration. */

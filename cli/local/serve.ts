@@ -67,7 +67,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   const buildWorker = (current: typeof config) => createWorkerHandler(runtime.workerDeps({
     agent: createAgent(current.agent, current.delivery, current.aws?.region), agentFor: agentsByModel(current.agent, current.delivery, current.aws?.region),
     skills: new SkillLibrary(options.configDir),
-    targets: createDeliveryTargets(current.delivery), config: current, logger,
+    // The worker's lease store also serialises each sticky comment's find-then-write per pull request.
+    targets: createDeliveryTargets(current.delivery, undefined, undefined, { leases: runtime.leases }), config: current, logger,
   }), {
     // Paced retries: a message comes back after the retry schedule's delay, not the visibility timeout.
     changeVisibility: (record, seconds) => queue.changeVisibility(record.receiptHandle, seconds),

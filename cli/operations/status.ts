@@ -15,6 +15,7 @@ import { configPath } from '../../functions/core/config/file';
 import { HookError } from '../../functions/core/errors';
 import { ssmParameterName } from '../../functions/aws/ssm-names';
 import { awsDeployment, type CliContext, type GlobalOptions } from '../context';
+import { commandName } from '../invocation';
 import { checkHealth, type Health } from './health';
 import { collectLocalStatus, renderLocal } from './local-status';
 import { configReferences } from '../secrets';
@@ -80,8 +81,8 @@ export async function collectStatus(ctx: CliContext, options: GlobalOptions): Pr
       oldestMessageAge(cloudwatch, `hookagent-${target.stage}-queue`),
     ]);
     if (!health.ok) attention.push(`/health answered ${health.status ?? health.error}`);
-    if (deadLetters.depth > 0) attention.push(`${deadLetters.depth} dead letter(s): hookagent webhook dead-letters --stage ${target.stage}`);
-    if (secrets.missing.length > 0) attention.push(`secrets missing in SSM: ${secrets.missing.join(', ')} (hookagent secrets set <NAME> --stage ${target.stage})`);
+    if (deadLetters.depth > 0) attention.push(`${deadLetters.depth} dead letter(s): ${commandName()} webhook dead-letters --stage ${target.stage}`);
+    if (secrets.missing.length > 0) attention.push(`secrets missing in SSM: ${secrets.missing.join(', ')} (${commandName()} secrets set <NAME> --stage ${target.stage})`);
     const localHash = localConfigHash(ctx.configDir);
     const deployedHash = outputs.ConfigHash ?? null;
     const drift = deployedHash !== localHash;

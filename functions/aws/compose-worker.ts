@@ -32,6 +32,8 @@ export async function composeWorker({ deployment, logger, metrics, clock = syste
   if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
   const config = resolved.value;
   const dynamo = createDynamoClient({ region: deployment.region });
+  // One lease store for the worker leases and the sticky comments' (serialised per pull request across containers).
+  const leases = new DynamoLeaseStore(dynamo, deployment.tables.dedup, clock);
   return {
     // The worker's metrics are read off the records it writes (functions/core/metrics/observed-event-log.ts).
     events: observedEventLog(new DynamoEventLog(dynamo, deployment.tables.events), metrics, clock),
@@ -41,9 +43,9 @@ export async function composeWorker({ deployment, logger, metrics, clock = syste
     agentFor: agentsByModel(config.agent, config.delivery, deployment.region),
     debounce: new DynamoDebounceStore(dynamo, deployment.tables.dedup, clock),
     counters: new DynamoCounterStore(dynamo, deployment.tables.dedup, clock),
-    leases: new DynamoLeaseStore(dynamo, deployment.tables.dedup, clock),
+    leases,
     skills: new PreparedSkills(deployment.configDir),
-    targets: createDeliveryTargets(config.delivery),
+    targets: createDeliveryTargets(config.delivery, undefined, undefined, { leases }),
     config,
     clock,
     logger,

@@ -119,6 +119,19 @@ describe('hookagent status', () => {
     expect(report.attention).toEqual(expect.arrayContaining([expect.stringContaining('2 dead letter(s)'), '/health answered 503']));
   }, 60_000);
 
+  test('run from a checkout, the commands in the attention lines say npx hookagent', async () => {
+    healthy();
+    delete options.parameters['/hookagent/prod/SLACK_WEBHOOK_URL'];
+    options.queues[dlqUrl()]!.push({ id: 'd1', body: '{}' });
+    const result = await runCli(['--config-dir', dir, 'status', '--json'], { ...env(), PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
+    expect(result.code).toBe(3);
+    const report = JSON.parse(result.stdout) as { attention: string[] };
+    expect(report.attention).toEqual(expect.arrayContaining([
+      '1 dead letter(s): npx hookagent webhook dead-letters --stage prod',
+      'secrets missing in SSM: SLACK_WEBHOOK_URL (npx hookagent secrets set <NAME> --stage prod)',
+    ]));
+  }, 60_000);
+
   test('a stage that is not deployed: exit 1 with what to do; no stage at all: the local service (DESIGN §2.5)', async () => {
     healthy();
     const missing = await cli('--stage', 'qa', 'status');

@@ -235,6 +235,17 @@ describe('hints use the command as it was installed', () => {
     expect(result.stderr).not.toMatch(/[^x] hookagent webhook events/);
   });
 
+  test('run from a checkout, the --follow --status filtered and unsupported-shell hints say npx hookagent', async () => {
+    const checkout = { PATH: '/usr/bin:/bin', npm_lifecycle_event: '' };
+    const follow = await runCli(['--config-dir', configDir(), 'webhook', 'events', 'x', '--follow', '--status', 'filtered'], checkout);
+    expect(follow.code).toBe(2);
+    expect(follow.stderr).toContain('use npx hookagent webhook requests --outcome filtered');
+    const fish = await runCli(['completion', 'fish'], checkout);
+    expect(fish.code).toBe(2);
+    expect(fish.stderr).toBe("error: completion supports bash and zsh, not 'fish': npx hookagent completion bash >> ~/.bashrc, or npx hookagent completion zsh >> ~/.zshrc\n");
+    expect(follow.stderr + fish.stderr).not.toMatch(/[^x] hookagent (webhook|completion)/);
+  });
+
   test('on the PATH as hookagent (a global install), hints say hookagent', async () => {
     const bin = mkdtempSync(join(tmpdir(), 'hookagent-bin-'));
     writeFileSync(join(bin, 'hookagent'), '#!/bin/sh\n', { mode: 0o755 });

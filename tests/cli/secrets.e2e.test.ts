@@ -97,6 +97,14 @@ test('list shows names only, across pages, and warns about references config.yam
   expect(JSON.parse(json.stdout)).toEqual(['GITHUB_TOKEN', 'GITHUB_WEBHOOK_SECRET', 'OPENAI_API_KEY']);
 });
 
+test('run from a checkout, the hint for a reference not set says npx hookagent', async () => {
+  const dir = configDir('webhooks:\n  github: { secret: ${GITHUB_WEBHOOK_SECRET} }\naws: { region: eu-west-1, stage: prod }\n');
+  const result = await runCli(['--config-dir', dir, 'secrets', 'list'], { ...env(), PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
+  expect(result.code).toBe(0);
+  expect(result.stderr).toContain("not set for stage 'prod': npx hookagent secrets set <VAR> --stage prod");
+  expect(result.stderr).not.toMatch(/[^x] hookagent secrets set/);
+});
+
 test('bad input is refused with a clear message and nothing stored', async () => {
   const dir = configDir();
   const cases: Array<[string[], string | undefined, string]> = [

@@ -6,9 +6,11 @@
  * hidden sticky marker, recreated when deleted; its footer names the commit reviewed and
  * when. In `new` mode every event gets its own comment. Either way the event's own
  * marker makes a redelivery or a retry find what was already posted instead of posting
- * twice.
+ * twice. A sticky comment's find-then-create/edit holds the subject's lease
+ * (subject-lease.ts), so concurrent events on one pull request do not each create one.
  */
 import type { CodehostSettings } from '../config/types';
+import type { LeaseStore } from '../ports';
 import { commentMarker, MARKER_PREFIX, reviewedMarker, stickyMarker } from '../events/loop-guard';
 import { subjectOf, type Subject } from '../events/subject';
 import { codehostClient, isFailure, type CodehostClient } from './codehost-api';
@@ -17,6 +19,7 @@ import { installationIdOf } from './github-app';
 import { findingLine, splitFindings } from './findings';
 import { fitReply, postOnce, type HttpOptions } from './http';
 import { commentText } from './mentions';
+import { underSubjectLease } from './subject-lease';
 import type { DeliveryOutcome, DeliveryRequest } from './target';
 
 export const GITHUB_COMMENT_LIMIT = 65_536;
@@ -86,7 +89,17 @@ function eventMarkersIn(body: string, subscription: string): string[] {
   return (body.match(/<!-- hookagent:[^\s>]+ -->/g) ?? []).filter((m) => m.startsWith(`${MARKER_PREFIX}${subscription}:`) && m !== sticky);
 }
 
-export async function postCodehostComment(request: DeliveryRequest, settings: Partial<Record<'github' | 'gitlab', CodehostSettings>>, http: Omit<HttpOptions, 'api'>, now: () => Date = () => new Date()): Promise<DeliveryOutcome> {
+export interface CommentOptions {
+  now?: () => Date;
+  /** Serialises sticky comments per (subscription, subject) across workers; without it they are not serialised. */
+  leases?: LeaseStore;
+}
+
+/** How long a sticky delivery waits for another one on the same subject, in delivery timeouts. */
+const STICKY_WAIT_TIMEOUTS = 3;
+
+export async function postCodehostComment(request: DeliveryRequest, settings: Partial<Record<'github' | 'gitlab', CodehostSettings>>, http: Omit<HttpOptions, 'api'>, options: CommentOptions = {}): Promise<DeliveryOutcome> {
+  const now = options.now ?? (() => new Date());
   const subject = subjectOfRequest(request);
   const client = codehostClient(subject, settings, http, { ...(installationIdOf(request.payload) === undefined ? {} : { installationId: installationIdOf(request.payload) as number }) });
   if (isFailure(client)) {
@@ -158,7 +171,9 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
     if (!edited.ok) return edited.failure;
     return { status: 'delivered', detail: `${detail(safeJson(edited.body))} (edited)` };
   };
-  return postOnce(find, post, http.sleep ? { sleep: http.sleep } : {});
+  const deliver = () => postOnce(find, post, http.sleep ? { sleep: http.sleep } : {});
+  if (!sticky || !options.leases) return deliver();
+  return underSubjectLease({ leases: options.leases, subscription: name, subjectKey: subject.key, waitMs: STICKY_WAIT_TIMEOUTS * http.timeoutMs, logger: request.logger }, deliver);
 }
 
 function safeJson(text: string): Comment | undefined {

@@ -1,7 +1,8 @@
 /**
  * One HTTP call to a delivery API, with the failure handling every target shares:
  * `delivery.timeout` per request (the **Delivery timeouts** condition), 5xx and network
- * errors retried with exponential backoff and jitter, rate limits waited out as the API
+ * errors retried with exponential backoff and jitter (for chat posts, network errors only
+ * when nothing was sent: `postsOnce`), rate limits waited out as the API
  * says (bounded), other 4xx permanent with the API's own message. URLs are never echoed:
  * Telegram's carries the bot token.
  */
@@ -22,6 +23,13 @@ export interface HttpOptions {
   rateLimitWait?: (status: number, headers: Headers, body: string) => number | undefined;
   /** Reads the API's own error message from a body. */
   errorMessage?: (body: string) => string | undefined;
+  /**
+   * A post the API cannot recognise when it comes twice (Slack, Telegram: no marker to
+   * search for). A network error that may have come after the body was sent (a reset, a
+   * closed socket) is then not tried again in place, only a failure to connect is; the
+   * queue's retry may still post it again.
+   */
+  postsOnce?: boolean;
 }
 
 export type HttpResult = { ok: true; status: number; body: string; headers: Headers } | { ok: false; failure: Extract<DeliveryOutcome, { status: 'failed' }> };
@@ -102,7 +110,11 @@ export async function deliveryRequest(url: string, init: RequestInit, options: H
       const timedOut = name === 'TimeoutError' || name === 'AbortError';
       if (timedOut) return failed('delivery_timeout', `Delivery timeouts: ${options.api} did not answer within ${options.timeoutMs} ms (delivery.timeout)`, true);
       const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
-      last = failed('network_error', `${options.api} could not be reached: ${cause.replace(/https?:\/\/\S+/g, '<url>')}`, true);
+      const reason = cause.replace(/https?:\/\/\S+/g, '<url>');
+      if (options.postsOnce && !failedBeforeSending(error)) {
+        return failed('network_error', `${options.api}: the connection failed once the message may have been sent (${reason}); not tried again at once, so it is not posted twice`, true);
+      }
+      last = failed('network_error', `${options.api} could not be reached: ${reason}`, true);
       await sleep(backoff(attempt));
       continue;
     }
@@ -128,6 +140,18 @@ export async function deliveryRequest(url: string, init: RequestInit, options: H
     return failed(`http_${response.status}`, `${options.api} refused the delivery (${response.status}): ${message}`, false);
   }
   return last;
+}
+
+/** Errors of a connection that was never made (refused, no such host, connect timeout): nothing was sent. */
+const NOTHING_SENT = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'UND_ERR_CONNECT_TIMEOUT']);
+
+/** True when fetch's error (or what it wraps: `cause`, an AggregateError's `errors`) says the request never left. */
+export function failedBeforeSending(error: unknown, depth = 0): boolean {
+  if (!error || typeof error !== 'object' || depth > 5) return false;
+  const e = error as { code?: unknown; cause?: unknown; errors?: unknown };
+  if (typeof e.code === 'string' && NOTHING_SENT.has(e.code)) return true;
+  if (Array.isArray(e.errors) && e.errors.length > 0 && e.errors.every((inner) => failedBeforeSending(inner, depth + 1))) return true;
+  return failedBeforeSending(e.cause, depth + 1);
 }
 
 /** Exponential backoff with full jitter: 0..(250 ms × 2^attempt). */

@@ -39,7 +39,8 @@ export function fitMrkdwn(mrkdwn: string, replyLength: number, limit = SLACK_TEX
 
 export async function postSlack(request: DeliveryRequest, settings: TeamchatSettings, http: Omit<HttpOptions, 'api'>): Promise<DeliveryOutcome> {
   const text = fitMrkdwn(markdownToMrkdwn(request.reply), request.reply.length);
-  const options: HttpOptions = { ...http, api: 'Slack', errorMessage: (body) => body.trim().slice(0, 200) || undefined };
+  // A Slack post has no marker to search for: never re-sent in place once it may have arrived.
+  const options: HttpOptions = { ...http, api: 'Slack', postsOnce: true, errorMessage: (body) => body.trim().slice(0, 200) || undefined };
   if (slackWebhookOnly(settings)) {
     // Incoming webhooks answer plain text: "ok", or an error word such as channel_not_found.
     const result = await deliveryRequest(settings.webhook_url as string, {

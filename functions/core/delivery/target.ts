@@ -5,6 +5,7 @@
  */
 import type { Config } from '../config/types';
 import type { Logger } from '../log';
+import type { LeaseStore } from '../ports';
 import type { QueueMessage, Subscription } from '../types';
 
 export interface DeliveryRequest {
@@ -40,7 +41,13 @@ export interface TargetModule<K extends string = string> {
   readonly kind: K;
   /** The config key to add when this target cannot work with `config` (and the subscription's events), else undefined. */
   missingConfig(config: Config, events: readonly string[]): string | undefined;
-  create(settings: Config['delivery'], http: TargetHttp): DeliveryTarget;
+  create(settings: Config['delivery'], http: TargetHttp, stores: TargetStores): DeliveryTarget;
+}
+
+/** Stores targets share across workers (serve's slots, Lambda containers), given where the targets are composed. */
+export interface TargetStores {
+  /** Serialises a sticky comment's find-then-create/edit per (subscription, subject): codehost-comment.ts. */
+  leases?: LeaseStore;
 }
 
 /** What targets share for their HTTP calls (timeouts, and a sleep and bounded waits for tests). */

@@ -10,7 +10,7 @@ import { postCodehostComment } from './codehost-comment';
 import { flattenFindings } from './findings';
 import { logTarget } from './log-target';
 import { ignoredChannel, postSlack, slackWebhookOnly } from './slack';
-import type { DeliveryOutcome, DeliveryTarget, TargetHttp, TargetModule } from './target';
+import type { DeliveryOutcome, DeliveryTarget, TargetHttp, TargetModule, TargetStores } from './target';
 import { sendTelegram } from './telegram';
 
 const unconfigured = (key: string): DeliveryOutcome => ({ status: 'failed', retryable: false, code: 'target_unconfigured', message: `${key} is not configured in config.yaml` });
@@ -30,7 +30,10 @@ const codehostModule = {
     return origins.has('gitlab') && !origins.has('github') ? 'delivery.codehost.gitlab' : 'delivery.codehost.github (or delivery.codehost.gitlab)';
   },
   // The host, repository/project and number come from the validated subject (events/subject.ts).
-  create: (settings: Config['delivery'], http: TargetHttp): DeliveryTarget => ({ kind: 'codehost_comment', deliver: async (request) => postCodehostComment(request, settings.codehost, http) }),
+  create: (settings: Config['delivery'], http: TargetHttp, stores: TargetStores): DeliveryTarget => ({
+    kind: 'codehost_comment',
+    deliver: async (request) => postCodehostComment(request, settings.codehost, http, stores),
+  }),
 } as const satisfies TargetModule<'codehost_comment'>;
 
 const teamchatModule = {
@@ -72,8 +75,9 @@ export function ignoredTargetSettings(subscription: Pick<Subscription, 'deliver'
 /**
  * `sleep` and `maxWaitMs` (the longest rate-limit wait honoured in-process; longer waits
  * go back to the queue as retryable failures with `retryAfterMs`) are for tests.
+ * `stores.leases`: the worker's LeaseStore, so sticky comments are serialised per subject.
  */
-export function createDeliveryTargets(settings: Config['delivery'], sleep?: (ms: number) => Promise<void>, maxWaitMs?: number): Record<TargetKind, DeliveryTarget> {
+export function createDeliveryTargets(settings: Config['delivery'], sleep?: (ms: number) => Promise<void>, maxWaitMs?: number, stores: TargetStores = {}): Record<TargetKind, DeliveryTarget> {
   const http: TargetHttp = { timeoutMs: settings.timeout_ms, ...(sleep ? { sleep } : {}), ...(maxWaitMs === undefined ? {} : { maxWaitMs }) };
-  return Object.fromEntries(TARGET_MODULES.map((m) => [m.kind, m.create(settings, http)])) as Record<TargetKind, DeliveryTarget>;
+  return Object.fromEntries(TARGET_MODULES.map((m) => [m.kind, m.create(settings, http, stores)])) as Record<TargetKind, DeliveryTarget>;
 }

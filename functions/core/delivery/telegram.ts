@@ -34,7 +34,8 @@ export async function sendTelegram(request: DeliveryRequest, settings: Messenger
   const chatId = request.subscription.chat_id ?? settings.chat_id;
   if (!chatId) return { status: 'failed', retryable: false, code: 'chat_id_missing', message: 'Telegram needs a chat id: set delivery.messenger.chat_id or subscribe with --chat-id' };
   const options: HttpOptions = {
-    ...http, api: 'Telegram',
+    // A Telegram message has no marker to search for: never re-sent in place once it may have arrived.
+    ...http, api: 'Telegram', postsOnce: true,
     errorMessage: (body) => telegramError(body, (id) => (request.subscription.chat_id
       ? `run hookagent webhook update ${request.subscription.name} --chat-id=${id}`
       : `set delivery.messenger.chat_id to "${id}"`)),
