@@ -5,7 +5,7 @@
 import { forwardedClient, parseRequestTarget, trustedHops } from '../../cli/local/forwarded';
 import { fenceOpen, fenceParts, fenceText, newFenceToken } from '../../functions/core/agent/fence';
 import { oversizedKey } from '../../functions/core/config/size';
-import { MENTION_BREAK, commentText, neutraliseMentions } from '../../functions/core/delivery/mentions';
+import { MENTION_BREAK, commentText, inertText, neutraliseImages, neutraliseMentions } from '../../functions/core/delivery/mentions';
 import { markdownToMrkdwn, slackLinkUrl } from '../../functions/core/delivery/mrkdwn';
 import { customEventName } from '../../functions/core/events/classify';
 import { reviewedCommitOf } from '../../functions/core/events/loop-guard';
@@ -85,6 +85,35 @@ describe('mentions', () => {
     expect(inert).toBe('LGTM <!-- (quoted) hookagent:review:sticky --> <!--(quoted) hookagent-reviewed:bbbbbbbbbbbb --> <!-- (quoted) hookagent-finding:x -->');
     expect(inert).not.toMatch(/<!--\s*hookagent/i);
     expect(commentText(inert, { codehost: {} })).toBe(inert);
+  });
+});
+
+describe('remote images in code-host comments', () => {
+  test.each([
+    ['see ![chart](https://x.example/c.png?q=secret)', 'see [chart](https://x.example/c.png?q=secret)'],
+    ['![a][ref]\n\n[ref]: https://x.example/a.png', '[a][ref]\n\n[ref]: https://x.example/a.png'],
+    ['[![badge](https://x.example/b.svg)](https://x.example)', '[[badge](https://x.example/b.svg)](https://x.example)'],
+    ['<img src="https://x.example/p?d=1"> and <IMG SRC=x>', '&lt;img src="https://x.example/p?d=1"> and &lt;IMG SRC=x>'],
+    ['<picture><source srcset="https://x.example/s"></picture>', '&lt;picture>&lt;source srcset="https://x.example/s"></picture>'],
+    // A tag split over lines is not one the line scanner sees whole; CommonMark still renders it.
+    ['<img\nsrc="https://x.example/p">', '&lt;img\nsrc="https://x.example/p">'],
+    ['<div>\n<video src="https://x.example/v.mp4"></video>\n</div>', '<div>\n&lt;video src="https://x.example/v.mp4"></video>\n</div>'],
+    // Code is left exactly as written, escaped and ordinary text too.
+    ['`![x](https://x.example/i.png)` and `<img src=x>`', '`![x](https://x.example/i.png)` and `<img src=x>`'],
+    ['```md\n![x](https://x.example/i.png)\n```', '```md\n![x](https://x.example/i.png)\n```'],
+    ['\\![not an image](u) Wow! [link](u) <imgx> <b>bold</b>', '\\![not an image](u) Wow! [link](u) <imgx> <b>bold</b>'],
+  ])('%j → %j', (input, output) => {
+    expect(neutraliseImages(input)).toBe(output);
+    expect(neutraliseImages(output)).toBe(output);
+  });
+
+  test('a comment and an inline finding never carry a remote image, whatever allow_mentions says', () => {
+    const reply = 'Looks good ![t](https://x.example/t.png?k=v) <img src="https://x.example/i">';
+    for (const allow of [true, false]) {
+      const text = commentText(reply, { codehost: { allow_mentions: allow } } as never);
+      expect(text).not.toMatch(/!\[|<img/i);
+    }
+    expect(inertText(reply)).not.toMatch(/!\[|<img/i);
   });
 });
 

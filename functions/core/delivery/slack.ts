@@ -37,6 +37,12 @@ export function fitMrkdwn(mrkdwn: string, replyLength: number, limit = SLACK_TEX
   return `${cut}${open ? close : ''}${note}`;
 }
 
+/**
+ * No link or media previews: Slack fetches each URL in a message to preview it, so a reply
+ * steered into a link carrying data would send it to that server before anyone clicks.
+ */
+const NO_PREVIEWS = { unfurl_links: false, unfurl_media: false } as const;
+
 export async function postSlack(request: DeliveryRequest, settings: TeamchatSettings, http: Omit<HttpOptions, 'api'>): Promise<DeliveryOutcome> {
   const text = fitMrkdwn(markdownToMrkdwn(request.reply), request.reply.length);
   // A Slack post has no marker to search for: never re-sent in place once it may have arrived.
@@ -44,7 +50,7 @@ export async function postSlack(request: DeliveryRequest, settings: TeamchatSett
   if (slackWebhookOnly(settings)) {
     // Incoming webhooks answer plain text: "ok", or an error word such as channel_not_found.
     const result = await deliveryRequest(settings.webhook_url as string, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, mrkdwn: true }),
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, mrkdwn: true, ...NO_PREVIEWS }),
     }, options);
     if (!result.ok) return result.failure;
     // A webhook cannot be told where to post (Slack: "You cannot override the default channel"): say so.
@@ -58,7 +64,7 @@ export async function postSlack(request: DeliveryRequest, settings: TeamchatSett
   const result = await deliveryRequest(`${settings.api_url}/chat.postMessage`, {
     method: 'POST',
     headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${settings.bot_token ?? ''}` },
-    body: JSON.stringify({ channel, text, mrkdwn: true }),
+    body: JSON.stringify({ channel, text, mrkdwn: true, ...NO_PREVIEWS }),
   }, { ...options, errorMessage: (body) => { try { return String((JSON.parse(body) as { error?: unknown }).error ?? ''); } catch { return undefined; } } });
   if (!result.ok) return result.failure;
   let answer: { ok?: boolean; error?: string; ts?: string; channel?: string };
