@@ -1,6 +1,7 @@
 /** `pause`, `resume`, `delete` and `replay`: the lifecycle use cases (functions/core/subscriptions/lifecycle.ts) with CLI messages. */
 import { systemClock } from '../../functions/core/ports';
 import { pauseSubscription, resumeSubscription, replayEvent, type LifecycleDeps } from '../../functions/core/subscriptions/lifecycle';
+import { deleteSubscription } from '../../functions/core/subscriptions/held-settle';
 import { withStores, type CliContext, type Stores } from '../context';
 import { asInvoked } from '../invocation';
 
@@ -37,8 +38,9 @@ export async function resume(ctx: CliContext, name: string, discardHeld: boolean
 }
 
 export async function remove(ctx: CliContext, name: string): Promise<void> {
-  await withStores(ctx, (stores) => stores.subscriptions.delete(name));
-  ctx.out(`Deleted subscription '${name}'. Its event log stays for 14 days.`);
+  const ended = await withStores(ctx, (stores) => deleteSubscription(stores, name, new Date(systemClock.now()).toISOString()));
+  const held = ended > 0 ? ` ${ended} held event(s) ended failed (a subscription created again as '${name}' does not take them).` : '';
+  ctx.out(`Deleted subscription '${name}'. Its event log stays for 14 days.${held}`);
 }
 
 export async function replay(ctx: CliContext, eventId: string, only: string | undefined): Promise<void> {

@@ -73,6 +73,11 @@ export interface QueueMessage {
   replay_of?: string;
   /** The stable key of what the event is about (PR, issue, commit, alert group), for debounce. */
   subject_key?: string;
+  /**
+   * The `created_at` of the subscription it was accepted for: a subscription deleted and
+   * created again under the same name is another one, and does not take its events.
+   */
+  subscription_created_at?: string;
 }
 
 export type EventStatus =

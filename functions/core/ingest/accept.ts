@@ -162,13 +162,14 @@ function planFor(deps: IngestDeps, input: Accepted, matched: Subscription[], ids
     }
     const message: QueueMessage = {
       v: 1, event_id: ids.eventId, subscription: subscription.name, source: input.source, event: input.event,
-      delivery_id: ids.deliveryId, received_at: ids.receivedAt,
+      delivery_id: ids.deliveryId, received_at: ids.receivedAt, subscription_created_at: subscription.created_at,
     };
     if (input.action) message.action = input.action;
     if (payloadRef) message.payload_ref = payloadRef;
     else message.payload = input.payload;
     const paused = subscription.state === 'paused';
-    const debounce = deps.debounce && !paused ? debouncePlan(subscription, input.source, input.event, input.payload, ids.eventId) : undefined;
+    // Held events keep their subject too: a resume releases only the latest of a burst (held-settle.ts).
+    const debounce = deps.debounce ? debouncePlan(subscription, input.source, input.event, input.payload, ids.eventId) : undefined;
     if (debounce) message.subject_key = debounce.subjectKey;
     // Complete now: its text embeds the body as received instead of re-serialising the payload.
     if (!payloadRef) rememberMessageJson(message, input.text);

@@ -28,6 +28,7 @@ import { newEventId } from '../ids';
 import type { AtomicRelease, Clock, EventLog, EventQueue, LeaseStore, SubscriptionStore } from '../ports';
 import type { EventRecord, QueueMessage, Subscription } from '../types';
 import { eventRecord } from '../worker/record';
+import { settleHeld } from './held-settle';
 
 export interface LifecycleDeps {
   subscriptions: SubscriptionStore;
@@ -87,8 +88,8 @@ export async function releaseRecords(deps: LifecycleDeps, held: EventRecord[]): 
 
 /** `holder`: one per resume, so its later passes do not count its own claims as another's. */
 async function release(deps: LifecycleDeps, held: EventRecord[], holder = `release-${randomUUID()}`): Promise<Release> {
-  const candidates = held.filter((r) => r.status === 'held');
   const at = iso(deps);
+  const candidates = await settleHeld(deps, held.filter((r) => r.status === 'held'), at);
   if (candidates.length === 0) return { released: [], claimedElsewhere: 0 };
   if (deps.release) return { released: await deps.release.releaseHeld(candidates, at), claimedElsewhere: 0 };
   const result: Release = { released: [], claimedElsewhere: 0 };
@@ -147,22 +148,28 @@ export async function resumeSubscription(deps: LifecycleDeps, name: string, opti
   }
   const holder = `resume-${randomUUID()}`;
   const pass = async () => release(deps, await deps.events.listByStatus(name, 'held'), holder);
-  let last = await pass();
-  let released = last.released.length;
+  // Active first, then released: released while still paused, a record would be held again
+  // by the worker (which holds what it receives for a paused subscription). Held records
+  // written before the flip are found by the pass after it; ingest releases those written
+  // after it (releaseIfResumed).
+  const wasActive = subscription.state === 'active';
+  if (!wasActive) await deps.subscriptions.put({ ...subscription, state: 'active', updated_at: iso(deps) });
+  // Counted once each, over the passes.
+  const releasedIds = new Set<string>();
+  const count = (result: Release) => {
+    for (const record of result.released) releasedIds.add(record.event_id);
+    return result;
+  };
+  let last = count(await pass());
+  const released = () => releasedIds.size;
   // Held records claimed by another releaser (one interrupted less than a minute ago): said, so "unchanged" is not misread.
   const claimed = () => (last.claimedElsewhere > 0 ? { claimedElsewhere: last.claimedElsewhere } : {});
-  if (subscription.state === 'active' && released === 0) return { kind: 'unchanged', ...claimed() };
-  if (subscription.state === 'paused') await deps.subscriptions.put({ ...subscription, state: 'active', updated_at: iso(deps) });
-  // Events held while the state was changing: ingest releases those written after the
-  // flip itself; those written before it are found here.
-  last = await pass();
-  released += last.released.length;
+  if (wasActive && released() === 0) return { kind: 'unchanged', ...claimed() };
   if (deps.indexLagMs && deps.indexLagMs > 0) {
     await (deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))))(deps.indexLagMs);
-    last = await pass();
-    released += last.released.length;
+    last = count(await pass());
   }
-  return { kind: 'resumed', released, ...claimed() };
+  return { kind: 'resumed', released: released(), ...claimed() };
 }
 
 /**
@@ -182,10 +189,12 @@ export async function releaseIfResumed(deps: LifecycleDeps, held: EventRecord[])
 }
 
 /** A new attempt of an event: a new event id (so dedup and idempotency do not stop it), `replay_of` set. */
-export function replayRecord(original: EventRecord, nowMs: number, status: 'queued' | 'held' = 'queued'): EventRecord {
+export function replayRecord(original: EventRecord, nowMs: number, status: 'queued' | 'held' = 'queued', subscriptionCreatedAt?: string): EventRecord {
   const eventId = newEventId(nowMs);
   const at = new Date(nowMs).toISOString();
-  return eventRecord({ ...original.message, event_id: eventId, received_at: at, replay_of: original.event_id }, status, at);
+  // A replay is for the subscription as it is now (one created again under the name takes it).
+  const stamp = subscriptionCreatedAt ? { subscription_created_at: subscriptionCreatedAt } : {};
+  return eventRecord({ ...original.message, event_id: eventId, received_at: at, replay_of: original.event_id, ...stamp }, status, at);
 }
 
 export interface ReplayResult {
@@ -209,10 +218,13 @@ export async function replayEvent(deps: LifecycleDeps, eventId: string, only?: s
     const names = stillHeld.map((n) => `'${n}'`).join(', ');
     throw new HookError('event_held', `Event '${eventId}' is still held for ${names} (paused): it is delivered when you resume (hookagent webhook resume ${stillHeld[0]}); replaying it too would deliver it twice`);
   }
-  const paused = new Set<string>();
-  for (const record of replayed) if ((await requireSubscription(deps, record.subscription)).state === 'paused') paused.add(record.subscription);
+  const current = new Map<string, Subscription>();
+  for (const record of replayed) current.set(record.subscription, await requireSubscription(deps, record.subscription));
   const now = deps.clock.now();
-  let copies = replayed.map((r) => replayRecord(r, now, paused.has(r.subscription) ? 'held' : 'queued'));
+  let copies = replayed.map((r) => {
+    const subscription = current.get(r.subscription) as Subscription;
+    return replayRecord(r, now, subscription.state === 'paused' ? 'held' : 'queued', subscription.created_at);
+  });
   await deps.events.putAll(copies);
   const queued = copies.filter((c) => c.status === 'queued');
   if (queued.length > 0) await sendRecorded(deps.queue, queued.map((r) => r.message));

@@ -24,7 +24,8 @@ function arrivalOf(eventId: string): number | undefined {
  * it, see ingest/debounce.ts), and it is the later of the two.
  */
 export async function debounceGate(message: QueueMessage, subscription: Subscription, store: DebounceStore | undefined): Promise<Gate> {
-  if (!store || !subscription.debounce_seconds || !message.subject_key || message.replay_of) return undefined;
+  // An event accepted under debounce (it has a subject key) stays debounced when the setting changes before it runs.
+  if (!store || !message.subject_key || message.replay_of) return undefined;
   const latest = await store.getLatest(subscription.name, message.subject_key);
   if (!latest || latest === message.event_id) return undefined;
   const [latestAt, thisAt] = [arrivalOf(latest), arrivalOf(message.event_id)];

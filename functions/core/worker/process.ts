@@ -24,6 +24,7 @@ import { isSilent } from '../agent/silent';
 import { fencePrompt, systemPrompt } from '../agent/system-prompt';
 import { fanOut } from './fan-out';
 import { debounceGate, runCapGate } from './gates';
+import { acceptedFor, notThisSubscription } from '../subscriptions/held-settle';
 import { parseQueueMessage } from './message';
 import { RecordWriter, eventRecord, noteMessageBytes } from './record';
 import { runOf } from '../agent/run-record';
@@ -118,7 +119,7 @@ async function releaseLease(leases: LeaseStore, message: QueueMessage, holder: s
 
 /** The configuration's secret values, found once per configuration object. */
 const secretCache = new WeakMap<object, string[]>();
-function secretsOf(config: object): string[] {
+export function secretsOf(config: object): string[] {
   let found = secretCache.get(config);
   if (!found) secretCache.set(config, (found = secretValuesOf(config)));
   return found;
@@ -185,8 +186,20 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
     return { kind: 'retry', reason: text, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   };
 
+  const attemptsBefore = found?.attempts ?? 0;
   const subscription = await deps.subscriptions.get(message.subscription);
-  if (!subscription) return finalFailure('subscription_not_found', `No subscription named '${message.subscription}' (deleted after the event arrived)`);
+  if (!acceptedFor(writer.current, subscription)) return finalFailure('subscription_not_found', notThisSubscription(message.subscription, writer.current, subscription));
+  if (subscription.state === 'paused' && writer.current.reply === undefined) {
+    // Paused after the event was queued (a debounced one waits up to 15 min): held like
+    // what arrives while paused, and released by resume. Read again after the write, as
+    // ingest does: a resume between the two reads would not have seen the held record.
+    await writer.save({ status: 'held', attempts: attemptsBefore });
+    if ((await deps.subscriptions.get(message.subscription))?.state !== 'active') {
+      logger.info('held: the subscription was paused after the event was queued');
+      return { kind: 'ack', status: 'held' };
+    }
+    writer.stage({ status: 'processing', attempts: attemptsBefore + 1 });
+  }
 
   let payload: Record<string, unknown>;
   try {

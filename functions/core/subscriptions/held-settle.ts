@@ -1,0 +1,79 @@
+/**
+ * What a release does with held records before it queues them (`resume`, serve's and
+ * ingest's release after a raced resume):
+ * - A record accepted for an earlier subscription of the same name (deleted, then created
+ *   again) is not the current subscription's: it ends `failed`, and the new subscription,
+ *   with its own events, prompt and targets, never delivers it. Records carry the
+ *   `created_at` of the subscription they were accepted for (`subscription_created_at`).
+ * - Of a debounced burst held while paused (records with the same subject key), only the
+ *   latest is released; the others end `superseded` by it, as they would have without the
+ *   pause.
+ * Records stored before `subscription_created_at` existed carry none and are taken as the
+ * current subscription's.
+ */
+import type { EventLog, SubscriptionStore } from '../ports';
+import type { EventRecord, Subscription } from '../types';
+
+/** The reason a held or queued record of a deleted subscription ends failed with. */
+export function notThisSubscription(name: string, record: Pick<EventRecord, 'message'>, current: Subscription | undefined): string {
+  const was = record.message.subscription_created_at;
+  return current
+    ? `Accepted for an earlier subscription named '${name}'${was ? ` (created ${was})` : ''}, which was deleted; the '${name}' created at ${current.created_at} is another one and does not take its events`
+    : `No subscription named '${name}' (deleted after the event arrived)`;
+}
+
+/** True when `record` was accepted for `current` (or carries no stamp to tell). */
+export function acceptedFor(record: Pick<EventRecord, 'message'>, current: Subscription | undefined): current is Subscription {
+  const stamp = record.message.subscription_created_at;
+  return current !== undefined && (stamp === undefined || stamp === current.created_at);
+}
+
+/** Writes a held record's end state, unless something else moved it on meanwhile (where the store can tell). */
+async function endHeld(events: EventLog, record: EventRecord, changes: Partial<EventRecord>): Promise<void> {
+  if (events.putIfStatus) await events.putIfStatus({ ...record, ...changes }, 'held');
+  else await events.update(record.event_id, record.subscription, changes);
+}
+
+const later = (a: EventRecord, b: EventRecord) => a.received_at > b.received_at || (a.received_at === b.received_at && a.event_id > b.event_id);
+
+/** The held records to release now; the others are ended here (failed, or superseded). */
+export async function settleHeld(deps: { subscriptions: SubscriptionStore; events: EventLog }, held: EventRecord[], at: string): Promise<EventRecord[]> {
+  const subscriptions = new Map<string, Subscription | undefined>();
+  for (const name of new Set(held.map((r) => r.subscription))) subscriptions.set(name, await deps.subscriptions.get(name));
+  const current: EventRecord[] = [];
+  for (const record of held) {
+    const subscription = subscriptions.get(record.subscription);
+    if (acceptedFor(record, subscription)) current.push(record);
+    else await endHeld(deps.events, record, { status: 'failed', updated_at: at, error: { code: 'subscription_not_found', message: notThisSubscription(record.subscription, record, subscription) } });
+  }
+  const latest = new Map<string, EventRecord>();
+  const subjectOf = (r: EventRecord) => (r.message.subject_key ? `${r.subscription}\u0000${r.message.subject_key}` : undefined);
+  for (const record of current) {
+    const key = subjectOf(record);
+    const known = key && latest.get(key);
+    if (key && (!known || later(record, known))) latest.set(key, record);
+  }
+  const release: EventRecord[] = [];
+  for (const record of current) {
+    const key = subjectOf(record);
+    const last = key ? latest.get(key) : undefined;
+    if (last && last !== record) await endHeld(deps.events, record, { status: 'superseded', superseded_by: last.event_id, updated_at: at });
+    else release.push(record);
+  }
+  return release;
+}
+
+/**
+ * Deletes a subscription. Its held records end `failed` at once: nothing would release
+ * them (a subscription created again under the name is another one). Queued ones are
+ * failed by the worker when it receives them, for the same reason. Returns how many held
+ * records ended.
+ */
+export async function deleteSubscription(deps: { subscriptions: SubscriptionStore; events: EventLog }, name: string, at: string): Promise<number> {
+  await deps.subscriptions.delete(name);
+  const held = await deps.events.listByStatus(name, 'held');
+  for (const record of held) {
+    await endHeld(deps.events, record, { status: 'failed', updated_at: at, error: { code: 'subscription_not_found', message: `The subscription '${name}' was deleted while the event was held` } });
+  }
+  return held.length;
+}
