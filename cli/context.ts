@@ -60,6 +60,8 @@ export interface Stores {
 export interface CliContext {
   configDir: string;
   config: Config;
+  /** The AWS deployment the CLI acts on (--stage, else the aws section); absent: the local store. */
+  deployment?: { stage: string; region: string | undefined };
   skills: SkillLibrary;
   out(text: string): void;
   warn(text: string): void;
@@ -92,9 +94,11 @@ export function createContext(options: GlobalOptions): CliContext {
   const parsed = readConfigFile(dir);
   if (!parsed.ok) throw new HookError('config_invalid', `${parsed.error.message}\n(in ${join(dir, 'config.yaml')})`);
   const config = parsed.value;
+  const deployment = awsDeployment(config, options);
   return {
     configDir: dir,
     config,
+    ...(deployment ? { deployment } : {}),
     skills: new SkillLibrary(dir),
     out: (text) => process.stdout.write(`${terminalSafe(text, outputStyle().color)}\n`),
     warn: (text) => process.stderr.write(`${terminalSafe(text, false)}\n`),

@@ -16,9 +16,17 @@ const HINTS: Record<string, string> = {
   listen_failed: 'Choose another --port, or stop what is using it.',
 };
 
+/** AWS errors of a CLI acting on a stage, whose message alone does not say what is wrong. */
+const AWS_HINTS: Array<[RegExp, string]> = [
+  [/ResourceNotFoundException|QueueDoesNotExist/, "The deployment's tables or queue are not there: is the stage deployed in this region (--stage, --region, or the aws section of config.yaml)? 'hookagent status' checks it; 'npx osls deploy' deploys it."],
+  [/Region is missing/, 'No AWS region: set aws.region in config.yaml, pass --region <region>, or set AWS_REGION.'],
+];
+
 const SAYS_WHAT_NEXT = /\b(run|use|pass|choose|create|start|add|set|fix|see|try|check|open|generate|give|remove|pick|change|find|list)\b/i;
 
 export function hintFor(code: string, message: string): string | undefined {
+  const aws = AWS_HINTS.find(([pattern]) => pattern.test(message));
+  if (aws) return aws[1];
   if (SAYS_WHAT_NEXT.test(message)) return undefined;
   return HINTS[code] ?? 'Run the command with --help for its options and an example.';
 }

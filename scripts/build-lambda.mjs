@@ -3,10 +3,11 @@
 // validated for what AWS can honour and written as the prepared configuration
 // (config/config.json: parsed and normalised), and the built-in and user skills parsed into
 // config/skills.json: no function parses YAML on a cold start.
-// Usage: node scripts/build-lambda.mjs [--config-dir DIR] [--out DIR]
-// (--out: another directory than dist/lambda, e.g. for the lambda-ingest-cpu benchmark.)
+// Usage: node scripts/build-lambda.mjs [--config-dir DIR] [--out DIR] [--require-config]
+// (--out: another directory than dist/lambda, e.g. for the lambda-ingest-cpu benchmark;
+// --require-config: no config.yaml is an error, as for `osls package`, not a warning.)
 import { build } from 'esbuild';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, rmSync, writeFileSync } from 'node:fs';
 import { homedir } from 'node:os';
 import { join } from 'node:path';
 // The esbuild settings of a Lambda bundle; the cold-start benchmark builds with the same ones.
@@ -17,6 +18,17 @@ const flag = args.indexOf('--config-dir');
 const configDir = (flag >= 0 ? args[flag + 1] : undefined) ?? process.env.HOOKAGENT_CONFIG_DIR ?? join(homedir(), '.hookagent');
 const outFlag = args.indexOf('--out');
 const outRoot = (outFlag >= 0 ? args[outFlag + 1] : undefined) ?? join('dist', 'lambda');
+const configFile = join(configDir, 'config.yaml');
+const hasConfig = existsSync(configFile);
+if (!hasConfig) {
+  // Easy to miss in CI, where ~/.hookagent is absent: such a deployment refuses every signed request and runs the echo agent.
+  const what = `no config.yaml in ${configDir}: the functions would get the defaults (no webhook secrets, so every GitHub/GitLab request is refused; the echo agent)`;
+  if (args.includes('--require-config')) {
+    process.stderr.write(`Cannot package: ${what}. Set HOOKAGENT_CONFIG_DIR to the directory that holds config.yaml, or pass --param="allowEmptyConfig=true" to package the defaults on purpose.\n`);
+    process.exit(1);
+  }
+  process.stderr.write(`warning: ${what}\n`);
+}
 
 // Validate with the service's own loader (bundled on the fly, so no TypeScript runtime is needed).
 await build({
@@ -49,4 +61,4 @@ for (const fn of ['ingest', 'worker']) {
     writeFileSync(join(out, 'config', 'skills.json'), skills.prepared);
   }
 }
-process.stdout.write(`Built ${outRoot}/{ingest,worker} with ${join(configDir, 'config.yaml')}\n`);
+process.stdout.write(`Built ${outRoot}/{ingest,worker} with ${hasConfig ? configFile : `the defaults (no config.yaml in ${configDir})`}\n`);

@@ -22,5 +22,5 @@ export async function deleteSecret(ctx: CliContext, options: GlobalOptions, name
     client.destroy();
   }
   ctx.out(`Deleted ${parameter}.`);
-  if (configReferences(ctx.config).includes(name)) ctx.warn(`config.yaml still references \${${name}}: the functions fail to start on their next cold start until it is set again or the reference removed.`);
+  if (configReferences(ctx.config).includes(name)) ctx.warn(`config.yaml still references \${${name}}: what uses it stops working within 5 minutes (that webhook source answers 401; events needing that target or agent fail) until it is set again or the reference removed.`);
 }

@@ -54,6 +54,7 @@ function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills'
   // The agent and a round of deliveries must fit in one worker invocation (as agent.timeout must).
   const maxTimeoutMs = WORKER_TIMEOUT_SECONDS * 1000 - 3 * ctx.config.delivery.timeout_ms;
   const settings = unwrap(applySettings(base, { ...fields.settings, maxTimeoutMs }));
+  if (fields.settings?.model) refuseUnallowedModel(ctx, fields.settings.model);
   const subscription: Subscription = { ...base, ...settings, events, skills, deliver } as Subscription;
   for (const key of ['filters', 'agent', 'model', 'max_steps', 'timeout_ms', 'max_runs_per_hour', 'debounce_seconds'] as const) {
     if (settings[key] === undefined) delete subscription[key];
@@ -76,6 +77,18 @@ function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills'
   applyTokenLimits(subscription, fields);
   if (fields.commentMode !== undefined) subscription.comment_mode = unwrap(validateCommentMode(fields.commentMode));
   return subscription;
+}
+
+/**
+ * On an AWS stage with Bedrock the worker's role may invoke only agent.model and agent.models
+ * (infra/deploy-config.cjs): any other --model would fail every run with AccessDenied.
+ */
+function refuseUnallowedModel(ctx: CliContext, model: string): void {
+  const { agent } = ctx.config;
+  if (!ctx.deployment || agent.provider !== 'bedrock') return;
+  const allowed = [agent.model, ...(agent.models ?? [])].filter((m): m is string => Boolean(m));
+  if (allowed.includes(model)) return;
+  throw new HookError('invalid_option', `--model ${model}: the worker of stage '${ctx.deployment.stage}' may invoke only ${allowed.join(', ') || 'agent.model'} on Bedrock (its IAM role allows the models config.yaml names); add it to agent.models in config.yaml and deploy again (npx osls deploy)`);
 }
 
 export async function subscribe(ctx: CliContext, name: string, fields: SubscriptionFields): Promise<void> {

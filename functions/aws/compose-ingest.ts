@@ -3,12 +3,11 @@
  * adapters behind the ingest path. The handler only adds the Lambda context and metrics
  * flushing; what both functions share is in runtime.ts.
  */
-import { resolveConfig } from '../core/config/resolve';
-import { HookError } from '../core/errors';
 import { SubscriptionCache } from '../core/ingest/subscription-cache';
 import { createIngest, type Ingest } from '../core/ingest/service';
 import { systemClock } from '../core/ports';
 import { readConfig, type Runtime } from './runtime';
+import { resolveParts } from './resolve-parts';
 import { DynamoDedupStore } from './dedup-store';
 import { createDynamoClient } from './dynamo';
 import { deploymentFromEnv, type Deployment } from './environment';
@@ -24,11 +23,12 @@ import { DynamoRequestLog } from './request-log';
 const SUBSCRIPTION_CACHE_MS = 5_000;
 
 export async function composeIngest({ deployment, logger }: Runtime): Promise<Ingest> {
-  const resolved = await resolveConfig(readConfig(deployment), lazySecretSource(deployment.stage), ['webhooks']);
-  if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
+  // A source whose secret is not set is left without one: its endpoint refuses every request (401, fail closed).
+  const resolved = await resolveParts(readConfig(deployment), lazySecretSource(deployment.stage), ['webhooks'], [['webhooks', 'github'], ['webhooks', 'gitlab']]);
+  for (const [part, reason] of resolved.unresolved) logger.error(`${part} is unusable: its endpoint refuses every request (401) until the secret is set`, { reason });
   const dynamo = createDynamoClient({ region: deployment.region });
   return createIngest({
-    config: resolved.value,
+    config: resolved.config,
     subscriptions: new SubscriptionCache(new DynamoSubscriptionStore(dynamo, deployment.tables.subscriptions), SUBSCRIPTION_CACHE_MS, systemClock),
     queue: new SqsEventQueue(leanSqsClient(), deployment.queueUrl),
     // The claim and the records in one transaction; the commit in the request log's write (issue 16).

@@ -6,9 +6,7 @@
  */
 import { ChangeMessageVisibilityCommand } from '@aws-sdk/client-sqs';
 import { leanSqsClient } from './sdk-clients';
-import { resolveConfig } from '../core/config/resolve';
 import { createDeliveryTargets } from '../core/delivery/targets';
-import { HookError } from '../core/errors';
 import { countedDeadLetters, observedEventLog } from '../core/metrics/observed-event-log';
 import { systemClock } from '../core/ports';
 import { PreparedSkills } from '../core/skills/prepared';
@@ -17,6 +15,8 @@ import { createAgent } from '../worker/agent-factory';
 import { agentsByModel } from '../worker/agents-by-model';
 import type { WorkerHandlerOptions } from '../worker/batch';
 import { readConfig, type Runtime } from './runtime';
+import { resolveParts } from './resolve-parts';
+import { unusableAgent, withUnusableTargets, WORKER_PARTS } from './unusable-parts';
 import { DynamoCounterStore } from './counter-store';
 import { SqsDeadLetters } from './dead-letters';
 import { DynamoDebounceStore } from './debounce-store';
@@ -28,9 +28,13 @@ import { DynamoLeaseStore } from './lease-store';
 import { DynamoSubscriptionStore } from './subscription-store';
 
 export async function composeWorker({ deployment, logger, metrics, clock = systemClock }: Runtime): Promise<WorkerDeps> {
-  const resolved = await resolveConfig(readConfig(deployment), lazySecretSource(deployment.stage), ['agent', 'delivery']);
-  if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
-  const config = resolved.value;
+  const prepared = readConfig(deployment);
+  // A part whose secret is not set fails only the events that need it (unusable-parts.ts), not every batch.
+  const resolved = await resolveParts(prepared, lazySecretSource(deployment.stage), ['agent', 'delivery'], WORKER_PARTS);
+  for (const [part, reason] of resolved.unresolved) logger.error(`${part} is unusable until its secret is set: events that need it are retried, then fail with this reason`, { reason });
+  const agentUnusable = resolved.unresolved.get('agent');
+  // Its timeouts and limits still apply; its ${VAR}s stay unresolved.
+  const config = agentUnusable ? { ...resolved.config, agent: prepared.agent } : resolved.config;
   const dynamo = createDynamoClient({ region: deployment.region });
   // One lease store for the worker leases and the sticky comments' (serialised per pull request across containers).
   const leases = new DynamoLeaseStore(dynamo, deployment.tables.dedup, clock);
@@ -39,13 +43,13 @@ export async function composeWorker({ deployment, logger, metrics, clock = syste
     events: observedEventLog(new DynamoEventLog(dynamo, deployment.tables.events), metrics, clock),
     payloads: lazyPayloadStore(deployment.payloadBucket),
     subscriptions: new DynamoSubscriptionStore(dynamo, deployment.tables.subscriptions),
-    agent: createAgent(config.agent, config.delivery, deployment.region),
-    agentFor: agentsByModel(config.agent, config.delivery, deployment.region),
+    agent: agentUnusable ? unusableAgent(agentUnusable) : createAgent(config.agent, config.delivery, deployment.region),
+    agentFor: agentUnusable ? () => unusableAgent(agentUnusable) : agentsByModel(config.agent, config.delivery, deployment.region),
     debounce: new DynamoDebounceStore(dynamo, deployment.tables.dedup, clock),
     counters: new DynamoCounterStore(dynamo, deployment.tables.dedup, clock),
     leases,
     skills: new PreparedSkills(deployment.configDir),
-    targets: createDeliveryTargets(config.delivery, undefined, undefined, { leases }),
+    targets: withUnusableTargets(createDeliveryTargets(config.delivery, undefined, undefined, { leases }), resolved.unresolved),
     config,
     clock,
     logger,

@@ -4,6 +4,7 @@
  */
 import type { Config } from '../core/config/types';
 import type { ConfigIssue } from '../core/config/load';
+import { referencedNames } from '../core/config/references';
 
 /** serverless.yml sets these; keep them in step. */
 export const WORKER_TIMEOUT_SECONDS = 300;
@@ -29,5 +30,24 @@ export function awsLimitIssues(config: Config): ConfigIssue[] {
       message: `agent.timeout plus 3 × delivery.timeout must stay under the worker's ${WORKER_TIMEOUT_SECONDS}s Lambda timeout (now ${(config.agent.timeout_ms + 3 * config.delivery.timeout_ms) / 1000}s)`,
     });
   }
+  issues.push(...bedrockModelIssues(config));
+  return issues;
+}
+
+/**
+ * With Bedrock the worker's role may invoke only the models config.yaml names
+ * (infra/deploy-config.cjs), so they must be written out: a `${VAR}` is known at run time only.
+ */
+function bedrockModelIssues(config: Config): ConfigIssue[] {
+  if (config.agent.provider !== 'bedrock') return [];
+  const reference = (model: string) => referencedNames(model).length > 0;
+  if (!config.agent.model) {
+    return [{ path: 'agent.model', message: 'is required with provider bedrock on AWS: the worker is allowed to invoke that model only, e.g. eu.anthropic.claude-sonnet-4-20250514-v1:0' }];
+  }
+  const issues: ConfigIssue[] = [];
+  if (reference(config.agent.model)) issues.push({ path: 'agent.model', message: 'must name the Bedrock model literally, not a ${VAR} reference: the worker is allowed to invoke that model only' });
+  (config.agent.models ?? []).forEach((model, i) => {
+    if (reference(model)) issues.push({ path: `agent.models[${i}]`, message: 'must name the Bedrock model literally, not a ${VAR} reference: the worker is allowed to invoke the models listed' });
+  });
   return issues;
 }

@@ -13,8 +13,10 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describeError, isHookError } from '../core/errors';
 import { childLogger } from '../core/log';
 import { createLimiter } from '../core/worker/limiter';
+import { noteGivenBack, recordLogger } from '../core/worker/given-back';
 import { handedOver } from '../core/worker/message';
-import { processMessage, type MessageOutcome, type WorkerDeps } from '../core/worker/process';
+import { processMessage, secretsOf, type MessageOutcome, type WorkerDeps } from '../core/worker/process';
+import { redactSecrets } from '../core/redact';
 import { IN_PROCESS_RETRIES, IN_PROCESS_WAIT_LIMIT_MS, retryDelaySeconds } from '../core/worker/retry-schedule';
 
 /** Agent runs at once per process when `agent.concurrency` is not set. */
@@ -46,14 +48,27 @@ export const STORE_RETRY_MS = 1_000;
  * whole visibility timeout. processMessage is idempotent under redelivery, so running
  * it again is safe.
  */
-async function attempt(record: SQSRecord, receiveCount: number, deps: WorkerDeps): Promise<MessageOutcome> {
+async function attempt(record: SQSRecord, receiveCount: number, deps: WorkerDeps): Promise<Attempted> {
   try {
-    return await processMessage(record.body, receiveCount, deps, handedOver(record));
+    // Every line carries the SQS message id too (`webhook dead-letters --json` shows it as `id`).
+    return await processMessage(record.body, receiveCount, { ...deps, logger: childLogger(deps.logger, { message_id: record.messageId }) }, handedOver(record));
   } catch (error) {
-    if (isHookError(error) && error.retryable) return { kind: 'retry', reason: error.message, retryAfterMs: STORE_RETRY_MS };
+    if (isHookError(error) && error.retryable) {
+      // The record does not say this (the write may be what failed): the log line and noteGivenBack do.
+      recordLogger(deps.logger, record).warn('a store failed', { code: error.code, reason: redactSecrets(error.message, secretsOf(deps.config)), attempt: receiveCount });
+      return { kind: 'retry', reason: error.message, retryAfterMs: STORE_RETRY_MS, unrecorded: error.code };
+    }
     throw error;
   }
 }
+
+/** A retry whose reason the event record does not hold: `unrecorded` is its error code. */
+type Attempted = MessageOutcome | { kind: 'retry'; reason: string; retryAfterMs?: number; unrecorded: string };
+
+const NOT_STARTED = 'not started: too little time left in this invocation';
+
+/** A message given back to the queue on purpose, its reason logged (and recorded) already. */
+class GivenBack extends Error {}
 
 export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOptions = {}) {
   const limiter = createLimiter(deps.config.agent.concurrency ?? DEFAULT_AGENT_CONCURRENCY);
@@ -62,15 +77,29 @@ export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOpti
 
   const handleRecord = async (record: SQSRecord): Promise<void> => {
     const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
+    try {
+      await handleAttempts(record, receiveCount);
+    } catch (error) {
+      if (!(error instanceof GivenBack)) {
+        // Unexpected (a bug, a non-retryable store error): the queue retries it; say so, and why.
+        await noteGivenBack(deps, record, { code: isHookError(error) ? error.code : 'internal', reason: describeError(error), receiveCount });
+      }
+      throw error;
+    }
+  };
+
+  const handleAttempts = async (record: SQSRecord, receiveCount: number): Promise<void> => {
     let late = false;
-    let outcome: MessageOutcome = await limiter.run(async () => {
+    let outcome: Attempted = await limiter.run(async () => {
       // Waiting for a slot took this invocation's time: better another invocation starts it.
       late = options.remainingMs !== undefined && options.remainingMs() < budgetMs;
-      return late ? { kind: 'retry', reason: 'not started: too little time left in this invocation' } : attempt(record, receiveCount, deps);
+      return late ? { kind: 'retry', reason: NOT_STARTED } : attempt(record, receiveCount, deps);
     });
     if (late) {
       await options.changeVisibility?.(record, 0).catch(() => undefined);
-      throw new Error('not started: too little time left in this invocation');
+      // No failure until the last receive: only then is the reason written on the record.
+      await noteGivenBack(deps, record, { code: 'not_started', reason: `${NOT_STARTED} (${options.remainingMs?.()} ms left, ${budgetMs} ms needed)`, receiveCount, recordOnLastOnly: true });
+      throw new GivenBack(NOT_STARTED);
     }
     for (let round = 0; round < IN_PROCESS_RETRIES && outcome.kind === 'retry' && outcome.retryAfterMs !== undefined && outcome.retryAfterMs <= IN_PROCESS_WAIT_LIMIT_MS; round++) {
       // Cheaper to wait a few seconds here than to give the message back; the slot is free meanwhile.
@@ -85,8 +114,9 @@ export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOpti
         childLogger(deps.logger, { message_id: record.messageId }).warn('could not pace the retry', { error: describeError(error) });
       });
     }
+    if ('unrecorded' in outcome) await noteGivenBack(deps, record, { code: outcome.unrecorded, reason: outcome.reason, receiveCount });
     // Throwing marks this record as a batch item failure; the queue delivers it again later.
-    throw new Error(outcome.reason);
+    throw new GivenBack(outcome.reason);
   };
   return async (event: SQSEvent): Promise<SQSBatchResponse> =>
     // A processor per batch: it keeps per-batch state, and `serve` runs batches side by side.

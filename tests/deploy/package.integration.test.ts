@@ -24,8 +24,11 @@ import { parseConfig } from '../../functions/core/config/load';
 import { preparedConfigText } from '../../functions/core/config/prepared';
 import { toSqsRecord } from '../../functions/local/consumer';
 import { startAwsRecorder, type AwsCall, type AwsRecorder } from '../support/aws-recorder';
+import { iamMatches } from '../support/iam';
 import { startDynalite, type TestDynamo } from '../support/dynalite';
 import { startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
+import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
+import { newEventId } from '../../functions/core/ids';
 
 const ROOT = join(__dirname, '..', '..');
 const OSLS = join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js');
@@ -44,7 +47,7 @@ const CONFIG = `webhooks:
   github: { secret: \${GITHUB_WEBHOOK_SECRET} }
   gitlab: { secret: \${GITLAB_WEBHOOK_SECRET} }
   max_payload_size: 4MB
-agent: { provider: openai, model: gpt-test, api_key: \${OPENAI_API_KEY}, timeout: 120s }
+agent: { provider: openai, model: gpt-test, api_key: \${OPENAI_API_KEY}, base_url: \${OPENAI_BASE_URL}, timeout: 120s }
 delivery:
   teamchat: { provider: slack, webhook_url: \${SLACK_WEBHOOK_URL} }
   codehost:
@@ -400,6 +403,7 @@ function extract(zip: string): string {
 
 /** Runs a packaged handler in a fresh Node process over `inputs`, one after another; returns its answers. */
 async function invokeBundle(fn: 'ingest' | 'worker', inputs: unknown[], env: NodeJS.ProcessEnv): Promise<Array<Record<string, any>>> {
+  acting = fn === 'ingest' ? 'IngestRole' : 'WorkerRole';
   const root = extract(`${fn}.zip`);
   const file = join(root, 'inputs.json');
   writeFileSync(file, JSON.stringify(inputs));
@@ -418,6 +422,8 @@ async function invokeBundle(fn: 'ingest' | 'worker', inputs: unknown[], env: Nod
   return lines.filter((line) => !line._aws);
 }
 
+/** The role of the function running: the recorder answers what it does not allow with AccessDenied, as IAM would. */
+let acting: 'IngestRole' | 'WorkerRole' = 'IngestRole';
 let lastEmf: Array<Record<string, any>> = [];
 /** What the last bundle run wrote to stderr (its error logs). */
 let lastStderr = '';
@@ -464,6 +470,8 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
   let dynamo: TestDynamo;
   let recorder: AwsRecorder;
   let github: FakeCodehost;
+  /** The model: it answers prompts asking for a transcript, and refuses the rest (401, a final failure). */
+  let llm: LocalServer;
   let env: NodeJS.ProcessEnv;
   const GH = 'iam-github-secret';
   const queueUrl = (logicalId: string) => `${recorder.url}/000000000000/${logicalId}`;
@@ -471,6 +479,10 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
   beforeAll(async () => {
     dynamo = await startDynalite('test');
     github = await startFakeCodehost();
+    llm = await startLocalServer((req, res) => {
+      if (!req.body.includes('transcript-please')) return sendJson(res, 401, { error: { message: 'no key' } });
+      sendJson(res, 200, { id: 'c1', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: 'Looks fine.' }, finish_reason: 'stop' }] });
+    });
     recorder = await startAwsRecorder({
       // Queue messages go by reference (no payload): the refusal keys on the delivery id, which they carry.
       dynamoEndpoint: dynamo.endpoint, refuseSendsContaining: 'iam-refused',
@@ -478,7 +490,9 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
         '/hookagent/test/GITHUB_WEBHOOK_SECRET': GH, '/hookagent/test/GITLAB_WEBHOOK_SECRET': 'iam-gitlab',
         '/hookagent/test/OPENAI_API_KEY': 'sk-iam', '/hookagent/test/SLACK_WEBHOOK_URL': 'http://127.0.0.1:9/services/x',
         '/hookagent/test/GITHUB_TOKEN': 'ghp_iam', '/hookagent/test/GITHUB_API_URL': github.url,
+        '/hookagent/test/OPENAI_BASE_URL': llm.url,
       },
+      authorize: (call) => allows(acting, call),
     });
     env = {
       AWS_ENDPOINT_URL_DYNAMODB: recorder.url, AWS_ENDPOINT_URL_SQS: recorder.url, AWS_ENDPOINT_URL_S3: recorder.url, AWS_ENDPOINT_URL_SSM: recorder.url,
@@ -493,6 +507,7 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
     await recorder.close();
     await dynamo.close();
     await github.close();
+    await llm.close();
   });
 
   /** Whether `role` has an Allow statement for the call's action on the call's resource. */
@@ -505,7 +520,7 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
       if (call.action.startsWith('sqs:')) return att?.[1] === 'Arn' && call.resource === queueUrl(att[0]);
       if (call.action.startsWith('s3:')) {
         const [bucketArn, suffix] = r?.['Fn::Join']?.[1] ?? [];
-        return bucketArn?.['Fn::GetAtt']?.[0] === 'PayloadBucket' && call.resource.startsWith(`${env.PAYLOAD_BUCKET}${String(suffix).replace(/\*$/, '')}`);
+        return bucketArn?.['Fn::GetAtt']?.[0] === 'PayloadBucket' && iamMatches(`${env.PAYLOAD_BUCKET}${String(suffix)}`, call.resource);
       }
       if (call.action.startsWith('ssm:')) {
         const pattern = String(r?.['Fn::Sub'] ?? '').split(':parameter')[1] ?? '';
@@ -635,6 +650,41 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
     expect(github.comments.get('/repos/o/r/issues/7')?.map((c) => c.body)).toEqual([expect.stringContaining('Seen: octokit on demand')]);
     expect((await new DynamoEventLog(dynamo.client, dynamo.tables.events).get('evt_iam_github', 'iam-github'))?.status).toBe('delivered');
     expect(refused('WorkerRole')).toEqual([]);
+  }, 60_000);
+
+  test('worker: every S3 key it writes is within its role: the whole of a long reply, a payload moved out of its record, a large transcript', async () => {
+    recorder.calls.length = 0;
+    const store = new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions);
+    await store.create({ name: 'iam-long', events: ['pull_request'], skills: [], deliver: ['log'], agent: 'none', prompt: 'PR {pull_request.body}', state: 'active', created_at: '', updated_at: '', secret: 'x' });
+    await store.create({ name: 'iam-transcript', events: ['pull_request'], skills: [], deliver: ['log'], prompt: 'Review {pull_request.body}', state: 'active', created_at: '', updated_at: '', secret: 'x' });
+    const sent = (subscription: string, payload: Record<string, unknown>) => {
+      const message: QueueMessage = {
+        v: 1, event_id: newEventId(Date.now()), subscription, source: 'github', event: 'pull_request', action: 'opened', delivery_id: subscription,
+        received_at: new Date().toISOString(), payload: { action: 'opened', ...payload },
+      };
+      return { message, record: toSqsRecord({ messageId: subscription, receiptHandle: `rh-${subscription}`, body: JSON.stringify(message), receiveCount: 1, sentAt: Date.now() }, 'arn:aws:sqs:eu-west-1:0:q') };
+    };
+    // A 70,000-character reply (kept whole beside its cut record), with 300 KB of payload the record cannot keep as well.
+    const long = sent('iam-long', { pull_request: { number: 8, body: 'b'.repeat(70_000) }, filler: 'f'.repeat(300_000) });
+    // A 12 KB prompt: its transcript is too large for the record.
+    const reviewed = sent('iam-transcript', { pull_request: { number: 9, body: `transcript-please ${'d'.repeat(12_000)}` } });
+    const answers = await invokeBundle('worker', [{ Records: [long.record] }, { Records: [reviewed.record] }], env);
+    expect(answers).toEqual([{ batchItemFailures: [] }, { batchItemFailures: [] }]);
+    const events = new DynamoEventLog(dynamo.client, dynamo.tables.events);
+    const longRecord = await events.get(long.message.event_id, 'iam-long');
+    expect(longRecord).toMatchObject({ status: 'delivered', reply_ref: expect.stringMatching(/-reply\.json$/), message: { payload_ref: expect.stringMatching(/^s3:/) } });
+    expect((await events.get(reviewed.message.event_id, 'iam-transcript'))).toMatchObject({ status: 'delivered', transcript_ref: expect.stringMatching(/^s3:.*transcript_/) });
+    const bucket = env.PAYLOAD_BUCKET;
+    expect(made().filter((c) => c.startsWith('s3:'))).toEqual([
+      `s3:PutObject ${bucket}/payloads/${long.message.event_id}-iam-long-reply.json`,
+      `s3:PutObject ${bucket}/payloads/${long.message.event_id}-iam-long.json`,
+      `s3:PutObject ${bucket}/payloads/transcript_${reviewed.message.event_id}_iam-transcript.json`,
+    ].sort());
+    expect(refused('WorkerRole')).toEqual([]);
+    // The worker's keys are not ingest's: it cannot overwrite an event's original payload.
+    expect(allows('WorkerRole', { action: 's3:PutObject', resource: `${bucket}/payloads/${long.message.event_id}.json` })).toBe(false);
+    expect(allows('WorkerRole', { action: 's3:GetObject', resource: `${bucket}/payloads/${long.message.event_id}.json` })).toBe(true);
+    expect(allows('IngestRole', { action: 's3:PutObject', resource: `${bucket}/payloads/${long.message.event_id}.json` })).toBe(true);
   }, 60_000);
 
   test('worker: a copy that finds a live lease is paced with ChangeMessageVisibility, both allowed', async () => {

@@ -3,9 +3,11 @@
  * IAM action it needs and the resource it touches: DynamoDB requests are passed on to
  * dynalite, SQS sends are answered as SQS does (with the body's MD5), S3 objects are kept
  * in memory, SSM parameters come from a map. Point a bundle at it with
- * AWS_ENDPOINT_URL_{DYNAMODB,SQS,S3,SSM}.
+ * AWS_ENDPOINT_URL_{DYNAMODB,SQS,S3,SSM}. With `authorize`, a call it refuses is answered
+ * as AWS answers a call IAM denies (AccessDenied), so the code's handling of that runs too.
  */
 import { createHash } from 'node:crypto';
+import type { ServerResponse } from 'node:http';
 import { sendJson, startLocalServer } from './local-http';
 
 export interface AwsCall {
@@ -50,6 +52,8 @@ export interface RecorderOptions {
   metrics?: Record<string, number>;
   /** The status code GET /health answers (default 200). */
   healthStatus?: number;
+  /** Whether IAM allows the call (read at each call); a refused one gets AccessDenied and is not carried out. */
+  authorize?: (call: AwsCall) => boolean;
 }
 
 const xml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
@@ -58,6 +62,16 @@ export async function startAwsRecorder(options: RecorderOptions): Promise<AwsRec
   const calls: AwsCall[] = [];
   const visibility: AwsRecorder['visibility'] = [];
   const objects = new Map<string, string>();
+  /** Records the calls; true when one of them is denied. */
+  const denied = (...made: AwsCall[]) => {
+    calls.push(...made);
+    return options.authorize !== undefined && made.some((call) => !options.authorize!(call));
+  };
+  const refuse = (res: ServerResponse, call: string, protocol: 'json' | 'xml') => {
+    const message = `User: arn:aws:sts::000000000000:assumed-role/test is not authorized to perform: ${call}`;
+    if (protocol === 'xml') return void res.writeHead(403, { 'content-type': 'application/xml' }).end(`<Error><Code>AccessDenied</Code><Message>${xml(message)}</Message><RequestId>r</RequestId></Error>`);
+    sendJson(res, 400, { __type: 'com.amazon.coral.service#AccessDeniedException', message }, AMZ_JSON);
+  };
   const server = await startLocalServer(async (req, res) => {
     const [service, operation] = String(req.headers['x-amz-target'] ?? '').split('.') as [string, string];
     if (String(req.headers['content-type']).startsWith('application/x-www-form-urlencoded')) {
@@ -65,7 +79,7 @@ export async function startAwsRecorder(options: RecorderOptions): Promise<AwsRec
       const form = new URLSearchParams(req.body);
       if (form.get('Action') === 'DescribeStacks') {
         const name = form.get('StackName') ?? '';
-        calls.push({ action: 'cloudformation:DescribeStacks', resource: name });
+        if (denied({ action: 'cloudformation:DescribeStacks', resource: name })) return refuse(res, 'cloudformation:DescribeStacks', 'xml');
         const stack = options.stacks?.[name];
         if (!stack) {
           return void res.writeHead(400, { 'content-type': 'text/xml' }).end(`<ErrorResponse><Error><Type>Sender</Type><Code>ValidationError</Code><Message>Stack with id ${xml(name)} does not exist</Message></Error><RequestId>r</RequestId></ErrorResponse>`);
@@ -81,17 +95,18 @@ export async function startAwsRecorder(options: RecorderOptions): Promise<AwsRec
       const status = options.healthStatus ?? 200;
       return sendJson(res, status, status === 200 ? { status: 'ok' } : { status: 'error', code: 'unavailable', message: 'down' });
     }
-    const input = JSON.parse(req.body || '{}') as Record<string, unknown>;
+    // S3 bodies are any bytes (a reply, a transcript): only the JSON protocols are parsed.
+    const input = (service ? JSON.parse(req.body || '{}') : {}) as Record<string, unknown>;
     const queue = typeof input.QueueUrl === 'string' ? options.queues?.[input.QueueUrl] : undefined;
     if (service === 'AmazonSQS' && operation === 'GetQueueUrl') {
       const url = Object.keys(options.queues ?? {}).find((u) => u.endsWith(`/${String(input.QueueName)}`));
-      calls.push({ action: 'sqs:GetQueueUrl', resource: url ?? String(input.QueueName) });
+      if (denied({ action: 'sqs:GetQueueUrl', resource: url ?? String(input.QueueName) })) return refuse(res, 'sqs:GetQueueUrl', 'json');
       if (!url) return sendJson(res, 400, { __type: 'com.amazonaws.sqs#QueueDoesNotExist', message: 'The specified queue does not exist.' }, AMZ_JSON);
       return sendJson(res, 200, { QueueUrl: url }, AMZ_JSON);
     }
     if (service === 'AmazonSQS' && queue && operation !== 'SendMessageBatch' && operation !== 'SendMessage') {
       const action = operation === 'ChangeMessageVisibilityBatch' ? 'ChangeMessageVisibility' : operation;
-      calls.push({ action: `sqs:${action}`, resource: String(input.QueueUrl) });
+      if (denied({ action: `sqs:${action}`, resource: String(input.QueueUrl) })) return refuse(res, `sqs:${action}`, 'json');
       const now = Date.now();
       if (operation === 'GetQueueAttributes') {
         const visible = queue.filter((m) => !m.hiddenUntil || m.hiddenUntil <= now).length;
@@ -127,7 +142,7 @@ export async function startAwsRecorder(options: RecorderOptions): Promise<AwsRec
     }
     if (service === 'GraniteServiceVersion20100801' && operation === 'GetMetricData') {
       const queries = input.MetricDataQueries as Array<{ Id: string; MetricStat: { Metric: { MetricName: string; Dimensions: Array<{ Value: string }> } } }>;
-      for (const q of queries) calls.push({ action: 'cloudwatch:GetMetricData', resource: `${q.MetricStat.Metric.MetricName} ${q.MetricStat.Metric.Dimensions.map((d) => d.Value).join(',')}` });
+      if (denied(...queries.map((q) => ({ action: 'cloudwatch:GetMetricData', resource: `${q.MetricStat.Metric.MetricName} ${q.MetricStat.Metric.Dimensions.map((d) => d.Value).join(',')}` })))) return refuse(res, 'cloudwatch:GetMetricData', 'json');
       return sendJson(res, 200, {
         MetricDataResults: queries.map((q) => {
           const value = options.metrics?.[q.MetricStat.Metric.MetricName];
@@ -137,7 +152,7 @@ export async function startAwsRecorder(options: RecorderOptions): Promise<AwsRec
     }
     if (service === 'AmazonSSM' && (operation === 'GetParametersByPath' || operation === 'DeleteParameter')) {
       const name = String(input.Path ?? input.Name);
-      calls.push({ action: `ssm:${operation}`, resource: name });
+      if (denied({ action: `ssm:${operation}`, resource: name })) return refuse(res, `ssm:${operation}`, 'json');
       if (operation === 'DeleteParameter') {
         if (!(name in options.parameters)) return sendJson(res, 400, { __type: 'ParameterNotFound', message: `${name} not found` }, AMZ_JSON);
         delete options.parameters[name];
@@ -146,15 +161,17 @@ export async function startAwsRecorder(options: RecorderOptions): Promise<AwsRec
       return sendJson(res, 200, { Parameters: Object.keys(options.parameters).filter((n) => n.startsWith(name)).map((n) => ({ Name: n, Type: 'SecureString', Version: 1 })) }, AMZ_JSON);
     }
     if (service.startsWith('DynamoDB_') && options.dynamoEndpoint) {
+      const made: AwsCall[] = [];
       if (operation === 'TransactWriteItems') {
         // IAM authorises each item of a transaction as its own action (PutItem, UpdateItem, DeleteItem, ConditionCheckItem).
         for (const item of (input.TransactItems ?? []) as Array<Record<string, { TableName: string }>>) {
-          for (const [kind, op] of Object.entries(item)) calls.push({ action: `dynamodb:${kind === 'ConditionCheck' ? 'ConditionCheckItem' : `${kind}Item`}`, resource: op.TableName });
+          for (const [kind, op] of Object.entries(item)) made.push({ action: `dynamodb:${kind === 'ConditionCheck' ? 'ConditionCheckItem' : `${kind}Item`}`, resource: op.TableName });
         }
       } else {
         const tables = typeof input.TableName === 'string' ? [input.TableName] : Object.keys((input.RequestItems ?? {}) as object);
-        for (const table of tables) calls.push({ action: `dynamodb:${operation}`, resource: table });
+        for (const table of tables) made.push({ action: `dynamodb:${operation}`, resource: table });
       }
+      if (denied(...made)) return refuse(res, `dynamodb:${operation}`, 'json');
       const headers: Record<string, string> = {};
       for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers[name] = value;
       const answer = await fetch(options.dynamoEndpoint as string, { method: 'POST', headers, body: req.body });
@@ -162,7 +179,7 @@ export async function startAwsRecorder(options: RecorderOptions): Promise<AwsRec
       return;
     }
     if (service === 'AmazonSQS' && (operation === 'SendMessageBatch' || operation === 'SendMessage')) {
-      calls.push({ action: 'sqs:SendMessage', resource: String(input.QueueUrl) });
+      if (denied({ action: 'sqs:SendMessage', resource: String(input.QueueUrl) })) return refuse(res, 'sqs:SendMessage', 'json');
       const entries = operation === 'SendMessage' ? [{ Id: '', MessageBody: String(input.MessageBody) }] : (input.Entries as Array<{ Id: string; MessageBody: string }>);
       if (options.refuseSendsContaining && entries.some((e) => e.MessageBody.includes(options.refuseSendsContaining as string))) {
         return sendJson(res, 500, { __type: 'com.amazon.coral.service#InternalFailure', message: 'refused by the test' }, AMZ_JSON);
@@ -172,13 +189,13 @@ export async function startAwsRecorder(options: RecorderOptions): Promise<AwsRec
       return sendJson(res, 200, { Successful: entries.map((e) => ({ Id: e.Id, MessageId: `m-${e.Id}`, MD5OfMessageBody: md5(e.MessageBody) })), Failed: [] }, AMZ_JSON);
     }
     if (service === 'AmazonSQS' && operation === 'ChangeMessageVisibility') {
-      calls.push({ action: 'sqs:ChangeMessageVisibility', resource: String(input.QueueUrl) });
+      if (denied({ action: 'sqs:ChangeMessageVisibility', resource: String(input.QueueUrl) })) return refuse(res, 'sqs:ChangeMessageVisibility', 'json');
       visibility.push({ receiptHandle: String(input.ReceiptHandle), seconds: Number(input.VisibilityTimeout) });
       return sendJson(res, 200, {}, AMZ_JSON);
     }
     if (service === 'AmazonSSM' && operation === 'GetParameter') {
       const name = String(input.Name);
-      calls.push({ action: 'ssm:GetParameter', resource: name });
+      if (denied({ action: 'ssm:GetParameter', resource: name })) return refuse(res, 'ssm:GetParameter', 'json');
       const value = options.parameters[name];
       if (value === undefined) return sendJson(res, 400, { __type: 'ParameterNotFound', message: `${name} not found` }, AMZ_JSON);
       return sendJson(res, 200, { Parameter: { Name: name, Type: 'SecureString', Value: value, Version: 1 } }, AMZ_JSON);
@@ -186,7 +203,8 @@ export async function startAwsRecorder(options: RecorderOptions): Promise<AwsRec
     if (!service && (req.method === 'PUT' || req.method === 'GET')) {
       // S3, path style (the endpoint is an IP address): /<bucket>/<key>.
       const path = decodeURIComponent(req.url.split('?')[0] as string).slice(1);
-      calls.push({ action: req.method === 'PUT' ? 's3:PutObject' : 's3:GetObject', resource: path });
+      const action = req.method === 'PUT' ? 's3:PutObject' : 's3:GetObject';
+      if (denied({ action, resource: path })) return refuse(res, action, 'xml');
       if (req.method === 'PUT') {
         objects.set(path, req.body);
         return void res.writeHead(200, { etag: `"${md5(req.body)}"` }).end();

@@ -2,7 +2,7 @@
 import type { ValidateFunction } from 'ajv';
 import func2 from 'ajv/dist/runtime/ucs2length';
 export const validateConfig = validate10 as unknown as ValidateFunction;
-const schema11 = {"$id":"hookagent-config","type":"object","additionalProperties":false,"properties":{"webhooks":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"gitlab":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"allowed_ips":{"type":"array","items":{"type":"string"}},"max_payload_size":{"type":["string","integer"]},"public_url":{"type":"string","minLength":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"provider":{"enum":["echo","bedrock","openai","anthropic"]},"model":{"type":"string","minLength":1},"base_url":{"type":"string","minLength":1},"api_key":{"type":"string","description":"a ${VAR_NAME} reference"},"region":{"type":"string","minLength":1},"timeout":{"type":["string","integer"]},"max_steps":{"type":"integer","minimum":1,"maximum":50},"max_tokens":{"type":"integer","minimum":16,"maximum":200000},"budget":{"type":"object","additionalProperties":false,"properties":{"daily_tokens":{"type":"integer","minimum":1}}},"http":{"type":"object","additionalProperties":false,"properties":{"allow":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["prefix"],"properties":{"prefix":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}}}}},"timeout":{"type":["string","integer"]},"max_bytes":{"type":["string","integer"]}}},"concurrency":{"type":"integer","minimum":1,"maximum":100}}},"delivery":{"type":"object","additionalProperties":false,"properties":{"timeout":{"type":["string","integer"]},"codehost":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1},"app":{"type":"object","additionalProperties":false,"required":["app_id","private_key"],"properties":{"app_id":{"type":["integer","string"]},"private_key":{"type":"string","description":"a ${VAR_NAME} reference"}}}}},"gitlab":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"allow_mentions":{"type":"boolean"}}},"teamchat":{"type":"object","additionalProperties":false,"required":["provider"],"properties":{"provider":{"enum":["slack"]},"webhook_url":{"type":"string","description":"a ${VAR_NAME} reference"},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"channel":{"type":"string","minLength":1},"api_url":{"type":"string","minLength":1}}},"messenger":{"type":"object","additionalProperties":false,"required":["provider","bot_token"],"properties":{"provider":{"enum":["telegram"]},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"chat_id":{"type":["string","integer"]},"api_url":{"type":"string","minLength":1}}}}},"aws":{"type":"object","additionalProperties":false,"required":["stage"],"properties":{"region":{"type":"string","minLength":1},"stage":{"type":"string","pattern":"^[a-zA-Z0-9-]{1,32}$"},"tables":{"type":"object","additionalProperties":false,"properties":{"subscriptions":{"type":"string","minLength":3},"dedup":{"type":"string","minLength":3},"events":{"type":"string","minLength":3}}}}}}};
+const schema11 = {"$id":"hookagent-config","type":"object","additionalProperties":false,"properties":{"webhooks":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"gitlab":{"type":"object","additionalProperties":false,"required":["secret"],"properties":{"secret":{"anyOf":[{"type":"string","description":"a ${VAR_NAME} reference"},{"type":"array","items":{"type":"string","description":"a ${VAR_NAME} reference"},"minItems":1}]}}},"allowed_ips":{"type":"array","items":{"type":"string"}},"max_payload_size":{"type":["string","integer"]},"public_url":{"type":"string","minLength":1}}},"agent":{"type":"object","additionalProperties":false,"properties":{"provider":{"enum":["echo","bedrock","openai","anthropic"]},"model":{"type":"string","minLength":1},"models":{"type":"array","items":{"type":"string","minLength":1},"uniqueItems":true},"base_url":{"type":"string","minLength":1},"api_key":{"type":"string","description":"a ${VAR_NAME} reference"},"region":{"type":"string","minLength":1},"timeout":{"type":["string","integer"]},"max_steps":{"type":"integer","minimum":1,"maximum":50},"max_tokens":{"type":"integer","minimum":16,"maximum":200000},"budget":{"type":"object","additionalProperties":false,"properties":{"daily_tokens":{"type":"integer","minimum":1}}},"http":{"type":"object","additionalProperties":false,"properties":{"allow":{"type":"array","items":{"type":"object","additionalProperties":false,"required":["prefix"],"properties":{"prefix":{"type":"string","minLength":1},"headers":{"type":"object","additionalProperties":{"type":"string"}}}}},"timeout":{"type":["string","integer"]},"max_bytes":{"type":["string","integer"]}}},"concurrency":{"type":"integer","minimum":1,"maximum":100}}},"delivery":{"type":"object","additionalProperties":false,"properties":{"timeout":{"type":["string","integer"]},"codehost":{"type":"object","additionalProperties":false,"properties":{"github":{"type":"object","additionalProperties":false,"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1},"app":{"type":"object","additionalProperties":false,"required":["app_id","private_key"],"properties":{"app_id":{"type":["integer","string"]},"private_key":{"type":"string","description":"a ${VAR_NAME} reference"}}}}},"gitlab":{"type":"object","additionalProperties":false,"required":["token"],"properties":{"token":{"type":"string","description":"a ${VAR_NAME} reference"},"api_url":{"type":"string","minLength":1}}},"allow_mentions":{"type":"boolean"}}},"teamchat":{"type":"object","additionalProperties":false,"required":["provider"],"properties":{"provider":{"enum":["slack"]},"webhook_url":{"type":"string","description":"a ${VAR_NAME} reference"},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"channel":{"type":"string","minLength":1},"api_url":{"type":"string","minLength":1}}},"messenger":{"type":"object","additionalProperties":false,"required":["provider","bot_token"],"properties":{"provider":{"enum":["telegram"]},"bot_token":{"type":"string","description":"a ${VAR_NAME} reference"},"chat_id":{"type":["string","integer"]},"api_url":{"type":"string","minLength":1}}}}},"aws":{"type":"object","additionalProperties":false,"required":["stage"],"properties":{"region":{"type":"string","minLength":1},"stage":{"type":"string","pattern":"^[a-zA-Z0-9-]{1,32}$"},"tables":{"type":"object","additionalProperties":false,"properties":{"subscriptions":{"type":"string","minLength":3},"dedup":{"type":"string","minLength":3},"events":{"type":"string","minLength":3}}}}}}};
 const func3 = Object.prototype.hasOwnProperty;
 const pattern0 = new RegExp("^[a-zA-Z0-9-]{1,32}$", "u");
 
@@ -404,11 +404,15 @@ vErrors.push(err27);
 errors++;
 }
 }
-if(data11.base_url !== undefined){
-let data14 = data11.base_url;
-if(typeof data14 === "string"){
-if(func2(data14) < 1){
-const err28 = {instancePath:instancePath+"/agent/base_url",schemaPath:"#/properties/agent/properties/base_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.agent.properties.base_url,data:data14};
+if(data11.models !== undefined){
+let data14 = data11.models;
+if(Array.isArray(data14)){
+const len3 = data14.length;
+for(let i3=0; i3<len3; i3++){
+let data15 = data14[i3];
+if(typeof data15 === "string"){
+if(func2(data15) < 1){
+const err28 = {instancePath:instancePath+"/agent/models/" + i3,schemaPath:"#/properties/agent/properties/models/items/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.agent.properties.models.items,data:data15};
 if(vErrors === null){
 vErrors = [err28];
 }
@@ -419,7 +423,7 @@ errors++;
 }
 }
 else {
-const err29 = {instancePath:instancePath+"/agent/base_url",schemaPath:"#/properties/agent/properties/base_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.agent.properties.base_url.type,parentSchema:schema11.properties.agent.properties.base_url,data:data14};
+const err29 = {instancePath:instancePath+"/agent/models/" + i3,schemaPath:"#/properties/agent/properties/models/items/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.agent.properties.models.items.type,parentSchema:schema11.properties.agent.properties.models.items,data:data15};
 if(vErrors === null){
 vErrors = [err29];
 }
@@ -429,10 +433,18 @@ vErrors.push(err29);
 errors++;
 }
 }
-if(data11.api_key !== undefined){
-let data15 = data11.api_key;
-if(typeof data15 !== "string"){
-const err30 = {instancePath:instancePath+"/agent/api_key",schemaPath:"#/properties/agent/properties/api_key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.agent.properties.api_key.type,parentSchema:schema11.properties.agent.properties.api_key,data:data15};
+let i4 = data14.length;
+let j0;
+if(i4 > 1){
+const indices0 = {};
+for(;i4--;){
+let item0 = data14[i4];
+if(typeof item0 !== "string"){
+continue;
+}
+if(typeof indices0[item0] == "number"){
+j0 = indices0[item0];
+const err30 = {instancePath:instancePath+"/agent/models",schemaPath:"#/properties/agent/properties/models/uniqueItems",keyword:"uniqueItems",params:{i: i4, j: j0},message:"must NOT have duplicate items (items ## "+j0+" and "+i4+" are identical)",schema:true,parentSchema:schema11.properties.agent.properties.models,data:data14};
 if(vErrors === null){
 vErrors = [err30];
 }
@@ -440,13 +452,14 @@ else {
 vErrors.push(err30);
 }
 errors++;
+break;
+}
+indices0[item0] = i4;
 }
 }
-if(data11.region !== undefined){
-let data16 = data11.region;
-if(typeof data16 === "string"){
-if(func2(data16) < 1){
-const err31 = {instancePath:instancePath+"/agent/region",schemaPath:"#/properties/agent/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.agent.properties.region,data:data16};
+}
+else {
+const err31 = {instancePath:instancePath+"/agent/models",schemaPath:"#/properties/agent/properties/models/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.agent.properties.models.type,parentSchema:schema11.properties.agent.properties.models,data:data14};
 if(vErrors === null){
 vErrors = [err31];
 }
@@ -456,8 +469,11 @@ vErrors.push(err31);
 errors++;
 }
 }
-else {
-const err32 = {instancePath:instancePath+"/agent/region",schemaPath:"#/properties/agent/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.agent.properties.region.type,parentSchema:schema11.properties.agent.properties.region,data:data16};
+if(data11.base_url !== undefined){
+let data16 = data11.base_url;
+if(typeof data16 === "string"){
+if(func2(data16) < 1){
+const err32 = {instancePath:instancePath+"/agent/base_url",schemaPath:"#/properties/agent/properties/base_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.agent.properties.base_url,data:data16};
 if(vErrors === null){
 vErrors = [err32];
 }
@@ -467,10 +483,8 @@ vErrors.push(err32);
 errors++;
 }
 }
-if(data11.timeout !== undefined){
-let data17 = data11.timeout;
-if((typeof data17 !== "string") && (!(((typeof data17 == "number") && (!(data17 % 1) && !isNaN(data17))) && (isFinite(data17))))){
-const err33 = {instancePath:instancePath+"/agent/timeout",schemaPath:"#/properties/agent/properties/timeout/type",keyword:"type",params:{type: schema11.properties.agent.properties.timeout.type},message:"must be string,integer",schema:schema11.properties.agent.properties.timeout.type,parentSchema:schema11.properties.agent.properties.timeout,data:data17};
+else {
+const err33 = {instancePath:instancePath+"/agent/base_url",schemaPath:"#/properties/agent/properties/base_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.agent.properties.base_url.type,parentSchema:schema11.properties.agent.properties.base_url,data:data16};
 if(vErrors === null){
 vErrors = [err33];
 }
@@ -480,10 +494,10 @@ vErrors.push(err33);
 errors++;
 }
 }
-if(data11.max_steps !== undefined){
-let data18 = data11.max_steps;
-if(!(((typeof data18 == "number") && (!(data18 % 1) && !isNaN(data18))) && (isFinite(data18)))){
-const err34 = {instancePath:instancePath+"/agent/max_steps",schemaPath:"#/properties/agent/properties/max_steps/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.agent.properties.max_steps.type,parentSchema:schema11.properties.agent.properties.max_steps,data:data18};
+if(data11.api_key !== undefined){
+let data17 = data11.api_key;
+if(typeof data17 !== "string"){
+const err34 = {instancePath:instancePath+"/agent/api_key",schemaPath:"#/properties/agent/properties/api_key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.agent.properties.api_key.type,parentSchema:schema11.properties.agent.properties.api_key,data:data17};
 if(vErrors === null){
 vErrors = [err34];
 }
@@ -492,9 +506,12 @@ vErrors.push(err34);
 }
 errors++;
 }
-if((typeof data18 == "number") && (isFinite(data18))){
-if(data18 > 50 || isNaN(data18)){
-const err35 = {instancePath:instancePath+"/agent/max_steps",schemaPath:"#/properties/agent/properties/max_steps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50},message:"must be <= 50",schema:50,parentSchema:schema11.properties.agent.properties.max_steps,data:data18};
+}
+if(data11.region !== undefined){
+let data18 = data11.region;
+if(typeof data18 === "string"){
+if(func2(data18) < 1){
+const err35 = {instancePath:instancePath+"/agent/region",schemaPath:"#/properties/agent/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.agent.properties.region,data:data18};
 if(vErrors === null){
 vErrors = [err35];
 }
@@ -503,8 +520,9 @@ vErrors.push(err35);
 }
 errors++;
 }
-if(data18 < 1 || isNaN(data18)){
-const err36 = {instancePath:instancePath+"/agent/max_steps",schemaPath:"#/properties/agent/properties/max_steps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.agent.properties.max_steps,data:data18};
+}
+else {
+const err36 = {instancePath:instancePath+"/agent/region",schemaPath:"#/properties/agent/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.agent.properties.region.type,parentSchema:schema11.properties.agent.properties.region,data:data18};
 if(vErrors === null){
 vErrors = [err36];
 }
@@ -514,11 +532,10 @@ vErrors.push(err36);
 errors++;
 }
 }
-}
-if(data11.max_tokens !== undefined){
-let data19 = data11.max_tokens;
-if(!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19)))){
-const err37 = {instancePath:instancePath+"/agent/max_tokens",schemaPath:"#/properties/agent/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.agent.properties.max_tokens.type,parentSchema:schema11.properties.agent.properties.max_tokens,data:data19};
+if(data11.timeout !== undefined){
+let data19 = data11.timeout;
+if((typeof data19 !== "string") && (!(((typeof data19 == "number") && (!(data19 % 1) && !isNaN(data19))) && (isFinite(data19))))){
+const err37 = {instancePath:instancePath+"/agent/timeout",schemaPath:"#/properties/agent/properties/timeout/type",keyword:"type",params:{type: schema11.properties.agent.properties.timeout.type},message:"must be string,integer",schema:schema11.properties.agent.properties.timeout.type,parentSchema:schema11.properties.agent.properties.timeout,data:data19};
 if(vErrors === null){
 vErrors = [err37];
 }
@@ -527,9 +544,11 @@ vErrors.push(err37);
 }
 errors++;
 }
-if((typeof data19 == "number") && (isFinite(data19))){
-if(data19 > 200000 || isNaN(data19)){
-const err38 = {instancePath:instancePath+"/agent/max_tokens",schemaPath:"#/properties/agent/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200000},message:"must be <= 200000",schema:200000,parentSchema:schema11.properties.agent.properties.max_tokens,data:data19};
+}
+if(data11.max_steps !== undefined){
+let data20 = data11.max_steps;
+if(!(((typeof data20 == "number") && (!(data20 % 1) && !isNaN(data20))) && (isFinite(data20)))){
+const err38 = {instancePath:instancePath+"/agent/max_steps",schemaPath:"#/properties/agent/properties/max_steps/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.agent.properties.max_steps.type,parentSchema:schema11.properties.agent.properties.max_steps,data:data20};
 if(vErrors === null){
 vErrors = [err38];
 }
@@ -538,8 +557,9 @@ vErrors.push(err38);
 }
 errors++;
 }
-if(data19 < 16 || isNaN(data19)){
-const err39 = {instancePath:instancePath+"/agent/max_tokens",schemaPath:"#/properties/agent/properties/max_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.agent.properties.max_tokens,data:data19};
+if((typeof data20 == "number") && (isFinite(data20))){
+if(data20 > 50 || isNaN(data20)){
+const err39 = {instancePath:instancePath+"/agent/max_steps",schemaPath:"#/properties/agent/properties/max_steps/maximum",keyword:"maximum",params:{comparison: "<=", limit: 50},message:"must be <= 50",schema:50,parentSchema:schema11.properties.agent.properties.max_steps,data:data20};
 if(vErrors === null){
 vErrors = [err39];
 }
@@ -548,14 +568,8 @@ vErrors.push(err39);
 }
 errors++;
 }
-}
-}
-if(data11.budget !== undefined){
-let data20 = data11.budget;
-if(data20 && typeof data20 == "object" && !Array.isArray(data20)){
-for(const key5 in data20){
-if(!(key5 === "daily_tokens")){
-const err40 = {instancePath:instancePath+"/agent/budget",schemaPath:"#/properties/agent/properties/budget/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.agent.properties.budget,data:data20};
+if(data20 < 1 || isNaN(data20)){
+const err40 = {instancePath:instancePath+"/agent/max_steps",schemaPath:"#/properties/agent/properties/max_steps/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.agent.properties.max_steps,data:data20};
 if(vErrors === null){
 vErrors = [err40];
 }
@@ -565,10 +579,11 @@ vErrors.push(err40);
 errors++;
 }
 }
-if(data20.daily_tokens !== undefined){
-let data21 = data20.daily_tokens;
+}
+if(data11.max_tokens !== undefined){
+let data21 = data11.max_tokens;
 if(!(((typeof data21 == "number") && (!(data21 % 1) && !isNaN(data21))) && (isFinite(data21)))){
-const err41 = {instancePath:instancePath+"/agent/budget/daily_tokens",schemaPath:"#/properties/agent/properties/budget/properties/daily_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.agent.properties.budget.properties.daily_tokens.type,parentSchema:schema11.properties.agent.properties.budget.properties.daily_tokens,data:data21};
+const err41 = {instancePath:instancePath+"/agent/max_tokens",schemaPath:"#/properties/agent/properties/max_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.agent.properties.max_tokens.type,parentSchema:schema11.properties.agent.properties.max_tokens,data:data21};
 if(vErrors === null){
 vErrors = [err41];
 }
@@ -578,8 +593,8 @@ vErrors.push(err41);
 errors++;
 }
 if((typeof data21 == "number") && (isFinite(data21))){
-if(data21 < 1 || isNaN(data21)){
-const err42 = {instancePath:instancePath+"/agent/budget/daily_tokens",schemaPath:"#/properties/agent/properties/budget/properties/daily_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.agent.properties.budget.properties.daily_tokens,data:data21};
+if(data21 > 200000 || isNaN(data21)){
+const err42 = {instancePath:instancePath+"/agent/max_tokens",schemaPath:"#/properties/agent/properties/max_tokens/maximum",keyword:"maximum",params:{comparison: "<=", limit: 200000},message:"must be <= 200000",schema:200000,parentSchema:schema11.properties.agent.properties.max_tokens,data:data21};
 if(vErrors === null){
 vErrors = [err42];
 }
@@ -588,11 +603,8 @@ vErrors.push(err42);
 }
 errors++;
 }
-}
-}
-}
-else {
-const err43 = {instancePath:instancePath+"/agent/budget",schemaPath:"#/properties/agent/properties/budget/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.properties.budget.type,parentSchema:schema11.properties.agent.properties.budget,data:data20};
+if(data21 < 16 || isNaN(data21)){
+const err43 = {instancePath:instancePath+"/agent/max_tokens",schemaPath:"#/properties/agent/properties/max_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 16},message:"must be >= 16",schema:16,parentSchema:schema11.properties.agent.properties.max_tokens,data:data21};
 if(vErrors === null){
 vErrors = [err43];
 }
@@ -602,12 +614,13 @@ vErrors.push(err43);
 errors++;
 }
 }
-if(data11.http !== undefined){
-let data22 = data11.http;
+}
+if(data11.budget !== undefined){
+let data22 = data11.budget;
 if(data22 && typeof data22 == "object" && !Array.isArray(data22)){
-for(const key6 in data22){
-if(!(((key6 === "allow") || (key6 === "timeout")) || (key6 === "max_bytes"))){
-const err44 = {instancePath:instancePath+"/agent/http",schemaPath:"#/properties/agent/properties/http/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.agent.properties.http,data:data22};
+for(const key5 in data22){
+if(!(key5 === "daily_tokens")){
+const err44 = {instancePath:instancePath+"/agent/budget",schemaPath:"#/properties/agent/properties/budget/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key5},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.agent.properties.budget,data:data22};
 if(vErrors === null){
 vErrors = [err44];
 }
@@ -617,15 +630,10 @@ vErrors.push(err44);
 errors++;
 }
 }
-if(data22.allow !== undefined){
-let data23 = data22.allow;
-if(Array.isArray(data23)){
-const len3 = data23.length;
-for(let i3=0; i3<len3; i3++){
-let data24 = data23[i3];
-if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
-if(data24.prefix === undefined){
-const err45 = {instancePath:instancePath+"/agent/http/allow/" + i3,schemaPath:"#/properties/agent/properties/http/properties/allow/items/required",keyword:"required",params:{missingProperty: "prefix"},message:"must have required property '"+"prefix"+"'",schema:schema11.properties.agent.properties.http.properties.allow.items.required,parentSchema:schema11.properties.agent.properties.http.properties.allow.items,data:data24};
+if(data22.daily_tokens !== undefined){
+let data23 = data22.daily_tokens;
+if(!(((typeof data23 == "number") && (!(data23 % 1) && !isNaN(data23))) && (isFinite(data23)))){
+const err45 = {instancePath:instancePath+"/agent/budget/daily_tokens",schemaPath:"#/properties/agent/properties/budget/properties/daily_tokens/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.agent.properties.budget.properties.daily_tokens.type,parentSchema:schema11.properties.agent.properties.budget.properties.daily_tokens,data:data23};
 if(vErrors === null){
 vErrors = [err45];
 }
@@ -634,9 +642,9 @@ vErrors.push(err45);
 }
 errors++;
 }
-for(const key7 in data24){
-if(!((key7 === "prefix") || (key7 === "headers"))){
-const err46 = {instancePath:instancePath+"/agent/http/allow/" + i3,schemaPath:"#/properties/agent/properties/http/properties/allow/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.agent.properties.http.properties.allow.items,data:data24};
+if((typeof data23 == "number") && (isFinite(data23))){
+if(data23 < 1 || isNaN(data23)){
+const err46 = {instancePath:instancePath+"/agent/budget/daily_tokens",schemaPath:"#/properties/agent/properties/budget/properties/daily_tokens/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.agent.properties.budget.properties.daily_tokens,data:data23};
 if(vErrors === null){
 vErrors = [err46];
 }
@@ -646,11 +654,10 @@ vErrors.push(err46);
 errors++;
 }
 }
-if(data24.prefix !== undefined){
-let data25 = data24.prefix;
-if(typeof data25 === "string"){
-if(func2(data25) < 1){
-const err47 = {instancePath:instancePath+"/agent/http/allow/" + i3+"/prefix",schemaPath:"#/properties/agent/properties/http/properties/allow/items/properties/prefix/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.agent.properties.http.properties.allow.items.properties.prefix,data:data25};
+}
+}
+else {
+const err47 = {instancePath:instancePath+"/agent/budget",schemaPath:"#/properties/agent/properties/budget/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.properties.budget.type,parentSchema:schema11.properties.agent.properties.budget,data:data22};
 if(vErrors === null){
 vErrors = [err47];
 }
@@ -660,8 +667,12 @@ vErrors.push(err47);
 errors++;
 }
 }
-else {
-const err48 = {instancePath:instancePath+"/agent/http/allow/" + i3+"/prefix",schemaPath:"#/properties/agent/properties/http/properties/allow/items/properties/prefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.agent.properties.http.properties.allow.items.properties.prefix.type,parentSchema:schema11.properties.agent.properties.http.properties.allow.items.properties.prefix,data:data25};
+if(data11.http !== undefined){
+let data24 = data11.http;
+if(data24 && typeof data24 == "object" && !Array.isArray(data24)){
+for(const key6 in data24){
+if(!(((key6 === "allow") || (key6 === "timeout")) || (key6 === "max_bytes"))){
+const err48 = {instancePath:instancePath+"/agent/http",schemaPath:"#/properties/agent/properties/http/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key6},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.agent.properties.http,data:data24};
 if(vErrors === null){
 vErrors = [err48];
 }
@@ -671,13 +682,15 @@ vErrors.push(err48);
 errors++;
 }
 }
-if(data24.headers !== undefined){
-let data26 = data24.headers;
+if(data24.allow !== undefined){
+let data25 = data24.allow;
+if(Array.isArray(data25)){
+const len4 = data25.length;
+for(let i5=0; i5<len4; i5++){
+let data26 = data25[i5];
 if(data26 && typeof data26 == "object" && !Array.isArray(data26)){
-for(const key8 in data26){
-let data27 = data26[key8];
-if(typeof data27 !== "string"){
-const err49 = {instancePath:instancePath+"/agent/http/allow/" + i3+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/agent/properties/http/properties/allow/items/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.agent.properties.http.properties.allow.items.properties.headers.additionalProperties.type,parentSchema:schema11.properties.agent.properties.http.properties.allow.items.properties.headers.additionalProperties,data:data27};
+if(data26.prefix === undefined){
+const err49 = {instancePath:instancePath+"/agent/http/allow/" + i5,schemaPath:"#/properties/agent/properties/http/properties/allow/items/required",keyword:"required",params:{missingProperty: "prefix"},message:"must have required property '"+"prefix"+"'",schema:schema11.properties.agent.properties.http.properties.allow.items.required,parentSchema:schema11.properties.agent.properties.http.properties.allow.items,data:data26};
 if(vErrors === null){
 vErrors = [err49];
 }
@@ -686,10 +699,9 @@ vErrors.push(err49);
 }
 errors++;
 }
-}
-}
-else {
-const err50 = {instancePath:instancePath+"/agent/http/allow/" + i3+"/headers",schemaPath:"#/properties/agent/properties/http/properties/allow/items/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.properties.http.properties.allow.items.properties.headers.type,parentSchema:schema11.properties.agent.properties.http.properties.allow.items.properties.headers,data:data26};
+for(const key7 in data26){
+if(!((key7 === "prefix") || (key7 === "headers"))){
+const err50 = {instancePath:instancePath+"/agent/http/allow/" + i5,schemaPath:"#/properties/agent/properties/http/properties/allow/items/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key7},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.agent.properties.http.properties.allow.items,data:data26};
 if(vErrors === null){
 vErrors = [err50];
 }
@@ -699,9 +711,11 @@ vErrors.push(err50);
 errors++;
 }
 }
-}
-else {
-const err51 = {instancePath:instancePath+"/agent/http/allow/" + i3,schemaPath:"#/properties/agent/properties/http/properties/allow/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.properties.http.properties.allow.items.type,parentSchema:schema11.properties.agent.properties.http.properties.allow.items,data:data24};
+if(data26.prefix !== undefined){
+let data27 = data26.prefix;
+if(typeof data27 === "string"){
+if(func2(data27) < 1){
+const err51 = {instancePath:instancePath+"/agent/http/allow/" + i5+"/prefix",schemaPath:"#/properties/agent/properties/http/properties/allow/items/properties/prefix/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.agent.properties.http.properties.allow.items.properties.prefix,data:data27};
 if(vErrors === null){
 vErrors = [err51];
 }
@@ -711,9 +725,8 @@ vErrors.push(err51);
 errors++;
 }
 }
-}
 else {
-const err52 = {instancePath:instancePath+"/agent/http/allow",schemaPath:"#/properties/agent/properties/http/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.agent.properties.http.properties.allow.type,parentSchema:schema11.properties.agent.properties.http.properties.allow,data:data23};
+const err52 = {instancePath:instancePath+"/agent/http/allow/" + i5+"/prefix",schemaPath:"#/properties/agent/properties/http/properties/allow/items/properties/prefix/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.agent.properties.http.properties.allow.items.properties.prefix.type,parentSchema:schema11.properties.agent.properties.http.properties.allow.items.properties.prefix,data:data27};
 if(vErrors === null){
 vErrors = [err52];
 }
@@ -723,10 +736,13 @@ vErrors.push(err52);
 errors++;
 }
 }
-if(data22.timeout !== undefined){
-let data28 = data22.timeout;
-if((typeof data28 !== "string") && (!(((typeof data28 == "number") && (!(data28 % 1) && !isNaN(data28))) && (isFinite(data28))))){
-const err53 = {instancePath:instancePath+"/agent/http/timeout",schemaPath:"#/properties/agent/properties/http/properties/timeout/type",keyword:"type",params:{type: schema11.properties.agent.properties.http.properties.timeout.type},message:"must be string,integer",schema:schema11.properties.agent.properties.http.properties.timeout.type,parentSchema:schema11.properties.agent.properties.http.properties.timeout,data:data28};
+if(data26.headers !== undefined){
+let data28 = data26.headers;
+if(data28 && typeof data28 == "object" && !Array.isArray(data28)){
+for(const key8 in data28){
+let data29 = data28[key8];
+if(typeof data29 !== "string"){
+const err53 = {instancePath:instancePath+"/agent/http/allow/" + i5+"/headers/" + key8.replace(/~/g, "~0").replace(/\//g, "~1"),schemaPath:"#/properties/agent/properties/http/properties/allow/items/properties/headers/additionalProperties/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.agent.properties.http.properties.allow.items.properties.headers.additionalProperties.type,parentSchema:schema11.properties.agent.properties.http.properties.allow.items.properties.headers.additionalProperties,data:data29};
 if(vErrors === null){
 vErrors = [err53];
 }
@@ -736,10 +752,9 @@ vErrors.push(err53);
 errors++;
 }
 }
-if(data22.max_bytes !== undefined){
-let data29 = data22.max_bytes;
-if((typeof data29 !== "string") && (!(((typeof data29 == "number") && (!(data29 % 1) && !isNaN(data29))) && (isFinite(data29))))){
-const err54 = {instancePath:instancePath+"/agent/http/max_bytes",schemaPath:"#/properties/agent/properties/http/properties/max_bytes/type",keyword:"type",params:{type: schema11.properties.agent.properties.http.properties.max_bytes.type},message:"must be string,integer",schema:schema11.properties.agent.properties.http.properties.max_bytes.type,parentSchema:schema11.properties.agent.properties.http.properties.max_bytes,data:data29};
+}
+else {
+const err54 = {instancePath:instancePath+"/agent/http/allow/" + i5+"/headers",schemaPath:"#/properties/agent/properties/http/properties/allow/items/properties/headers/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.properties.http.properties.allow.items.properties.headers.type,parentSchema:schema11.properties.agent.properties.http.properties.allow.items.properties.headers,data:data28};
 if(vErrors === null){
 vErrors = [err54];
 }
@@ -751,7 +766,7 @@ errors++;
 }
 }
 else {
-const err55 = {instancePath:instancePath+"/agent/http",schemaPath:"#/properties/agent/properties/http/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.properties.http.type,parentSchema:schema11.properties.agent.properties.http,data:data22};
+const err55 = {instancePath:instancePath+"/agent/http/allow/" + i5,schemaPath:"#/properties/agent/properties/http/properties/allow/items/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.properties.http.properties.allow.items.type,parentSchema:schema11.properties.agent.properties.http.properties.allow.items,data:data26};
 if(vErrors === null){
 vErrors = [err55];
 }
@@ -761,10 +776,9 @@ vErrors.push(err55);
 errors++;
 }
 }
-if(data11.concurrency !== undefined){
-let data30 = data11.concurrency;
-if(!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30)))){
-const err56 = {instancePath:instancePath+"/agent/concurrency",schemaPath:"#/properties/agent/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.agent.properties.concurrency.type,parentSchema:schema11.properties.agent.properties.concurrency,data:data30};
+}
+else {
+const err56 = {instancePath:instancePath+"/agent/http/allow",schemaPath:"#/properties/agent/properties/http/properties/allow/type",keyword:"type",params:{type: "array"},message:"must be array",schema:schema11.properties.agent.properties.http.properties.allow.type,parentSchema:schema11.properties.agent.properties.http.properties.allow,data:data25};
 if(vErrors === null){
 vErrors = [err56];
 }
@@ -773,9 +787,11 @@ vErrors.push(err56);
 }
 errors++;
 }
-if((typeof data30 == "number") && (isFinite(data30))){
-if(data30 > 100 || isNaN(data30)){
-const err57 = {instancePath:instancePath+"/agent/concurrency",schemaPath:"#/properties/agent/properties/concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema11.properties.agent.properties.concurrency,data:data30};
+}
+if(data24.timeout !== undefined){
+let data30 = data24.timeout;
+if((typeof data30 !== "string") && (!(((typeof data30 == "number") && (!(data30 % 1) && !isNaN(data30))) && (isFinite(data30))))){
+const err57 = {instancePath:instancePath+"/agent/http/timeout",schemaPath:"#/properties/agent/properties/http/properties/timeout/type",keyword:"type",params:{type: schema11.properties.agent.properties.http.properties.timeout.type},message:"must be string,integer",schema:schema11.properties.agent.properties.http.properties.timeout.type,parentSchema:schema11.properties.agent.properties.http.properties.timeout,data:data30};
 if(vErrors === null){
 vErrors = [err57];
 }
@@ -784,8 +800,11 @@ vErrors.push(err57);
 }
 errors++;
 }
-if(data30 < 1 || isNaN(data30)){
-const err58 = {instancePath:instancePath+"/agent/concurrency",schemaPath:"#/properties/agent/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.agent.properties.concurrency,data:data30};
+}
+if(data24.max_bytes !== undefined){
+let data31 = data24.max_bytes;
+if((typeof data31 !== "string") && (!(((typeof data31 == "number") && (!(data31 % 1) && !isNaN(data31))) && (isFinite(data31))))){
+const err58 = {instancePath:instancePath+"/agent/http/max_bytes",schemaPath:"#/properties/agent/properties/http/properties/max_bytes/type",keyword:"type",params:{type: schema11.properties.agent.properties.http.properties.max_bytes.type},message:"must be string,integer",schema:schema11.properties.agent.properties.http.properties.max_bytes.type,parentSchema:schema11.properties.agent.properties.http.properties.max_bytes,data:data31};
 if(vErrors === null){
 vErrors = [err58];
 }
@@ -796,9 +815,8 @@ errors++;
 }
 }
 }
-}
 else {
-const err59 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.type,parentSchema:schema11.properties.agent,data:data11};
+const err59 = {instancePath:instancePath+"/agent/http",schemaPath:"#/properties/agent/properties/http/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.properties.http.type,parentSchema:schema11.properties.agent.properties.http,data:data24};
 if(vErrors === null){
 vErrors = [err59];
 }
@@ -808,12 +826,10 @@ vErrors.push(err59);
 errors++;
 }
 }
-if(data.delivery !== undefined){
-let data31 = data.delivery;
-if(data31 && typeof data31 == "object" && !Array.isArray(data31)){
-for(const key9 in data31){
-if(!((((key9 === "timeout") || (key9 === "codehost")) || (key9 === "teamchat")) || (key9 === "messenger"))){
-const err60 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery,data:data31};
+if(data11.concurrency !== undefined){
+let data32 = data11.concurrency;
+if(!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32)))){
+const err60 = {instancePath:instancePath+"/agent/concurrency",schemaPath:"#/properties/agent/properties/concurrency/type",keyword:"type",params:{type: "integer"},message:"must be integer",schema:schema11.properties.agent.properties.concurrency.type,parentSchema:schema11.properties.agent.properties.concurrency,data:data32};
 if(vErrors === null){
 vErrors = [err60];
 }
@@ -822,11 +838,9 @@ vErrors.push(err60);
 }
 errors++;
 }
-}
-if(data31.timeout !== undefined){
-let data32 = data31.timeout;
-if((typeof data32 !== "string") && (!(((typeof data32 == "number") && (!(data32 % 1) && !isNaN(data32))) && (isFinite(data32))))){
-const err61 = {instancePath:instancePath+"/delivery/timeout",schemaPath:"#/properties/delivery/properties/timeout/type",keyword:"type",params:{type: schema11.properties.delivery.properties.timeout.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.timeout.type,parentSchema:schema11.properties.delivery.properties.timeout,data:data32};
+if((typeof data32 == "number") && (isFinite(data32))){
+if(data32 > 100 || isNaN(data32)){
+const err61 = {instancePath:instancePath+"/agent/concurrency",schemaPath:"#/properties/agent/properties/concurrency/maximum",keyword:"maximum",params:{comparison: "<=", limit: 100},message:"must be <= 100",schema:100,parentSchema:schema11.properties.agent.properties.concurrency,data:data32};
 if(vErrors === null){
 vErrors = [err61];
 }
@@ -835,13 +849,8 @@ vErrors.push(err61);
 }
 errors++;
 }
-}
-if(data31.codehost !== undefined){
-let data33 = data31.codehost;
-if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
-for(const key10 in data33){
-if(!(((key10 === "github") || (key10 === "gitlab")) || (key10 === "allow_mentions"))){
-const err62 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost,data:data33};
+if(data32 < 1 || isNaN(data32)){
+const err62 = {instancePath:instancePath+"/agent/concurrency",schemaPath:"#/properties/agent/properties/concurrency/minimum",keyword:"minimum",params:{comparison: ">=", limit: 1},message:"must be >= 1",schema:1,parentSchema:schema11.properties.agent.properties.concurrency,data:data32};
 if(vErrors === null){
 vErrors = [err62];
 }
@@ -851,12 +860,10 @@ vErrors.push(err62);
 errors++;
 }
 }
-if(data33.github !== undefined){
-let data34 = data33.github;
-if(data34 && typeof data34 == "object" && !Array.isArray(data34)){
-for(const key11 in data34){
-if(!(((key11 === "token") || (key11 === "api_url")) || (key11 === "app"))){
-const err63 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data34};
+}
+}
+else {
+const err63 = {instancePath:instancePath+"/agent",schemaPath:"#/properties/agent/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.agent.type,parentSchema:schema11.properties.agent,data:data11};
 if(vErrors === null){
 vErrors = [err63];
 }
@@ -866,10 +873,12 @@ vErrors.push(err63);
 errors++;
 }
 }
-if(data34.token !== undefined){
-let data35 = data34.token;
-if(typeof data35 !== "string"){
-const err64 = {instancePath:instancePath+"/delivery/codehost/github/token",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.token,data:data35};
+if(data.delivery !== undefined){
+let data33 = data.delivery;
+if(data33 && typeof data33 == "object" && !Array.isArray(data33)){
+for(const key9 in data33){
+if(!((((key9 === "timeout") || (key9 === "codehost")) || (key9 === "teamchat")) || (key9 === "messenger"))){
+const err64 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key9},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery,data:data33};
 if(vErrors === null){
 vErrors = [err64];
 }
@@ -879,11 +888,10 @@ vErrors.push(err64);
 errors++;
 }
 }
-if(data34.api_url !== undefined){
-let data36 = data34.api_url;
-if(typeof data36 === "string"){
-if(func2(data36) < 1){
-const err65 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data36};
+if(data33.timeout !== undefined){
+let data34 = data33.timeout;
+if((typeof data34 !== "string") && (!(((typeof data34 == "number") && (!(data34 % 1) && !isNaN(data34))) && (isFinite(data34))))){
+const err65 = {instancePath:instancePath+"/delivery/timeout",schemaPath:"#/properties/delivery/properties/timeout/type",keyword:"type",params:{type: schema11.properties.delivery.properties.timeout.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.timeout.type,parentSchema:schema11.properties.delivery.properties.timeout,data:data34};
 if(vErrors === null){
 vErrors = [err65];
 }
@@ -893,8 +901,12 @@ vErrors.push(err65);
 errors++;
 }
 }
-else {
-const err66 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data36};
+if(data33.codehost !== undefined){
+let data35 = data33.codehost;
+if(data35 && typeof data35 == "object" && !Array.isArray(data35)){
+for(const key10 in data35){
+if(!(((key10 === "github") || (key10 === "gitlab")) || (key10 === "allow_mentions"))){
+const err66 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key10},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost,data:data35};
 if(vErrors === null){
 vErrors = [err66];
 }
@@ -904,11 +916,12 @@ vErrors.push(err66);
 errors++;
 }
 }
-if(data34.app !== undefined){
-let data37 = data34.app;
-if(data37 && typeof data37 == "object" && !Array.isArray(data37)){
-if(data37.app_id === undefined){
-const err67 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/required",keyword:"required",params:{missingProperty: "app_id"},message:"must have required property '"+"app_id"+"'",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data37};
+if(data35.github !== undefined){
+let data36 = data35.github;
+if(data36 && typeof data36 == "object" && !Array.isArray(data36)){
+for(const key11 in data36){
+if(!(((key11 === "token") || (key11 === "api_url")) || (key11 === "app"))){
+const err67 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key11},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data36};
 if(vErrors === null){
 vErrors = [err67];
 }
@@ -917,8 +930,11 @@ vErrors.push(err67);
 }
 errors++;
 }
-if(data37.private_key === undefined){
-const err68 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/required",keyword:"required",params:{missingProperty: "private_key"},message:"must have required property '"+"private_key"+"'",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data37};
+}
+if(data36.token !== undefined){
+let data37 = data36.token;
+if(typeof data37 !== "string"){
+const err68 = {instancePath:instancePath+"/delivery/codehost/github/token",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.token,data:data37};
 if(vErrors === null){
 vErrors = [err68];
 }
@@ -927,9 +943,12 @@ vErrors.push(err68);
 }
 errors++;
 }
-for(const key12 in data37){
-if(!((key12 === "app_id") || (key12 === "private_key"))){
-const err69 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data37};
+}
+if(data36.api_url !== undefined){
+let data38 = data36.api_url;
+if(typeof data38 === "string"){
+if(func2(data38) < 1){
+const err69 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data38};
 if(vErrors === null){
 vErrors = [err69];
 }
@@ -939,10 +958,8 @@ vErrors.push(err69);
 errors++;
 }
 }
-if(data37.app_id !== undefined){
-let data38 = data37.app_id;
-if((!(((typeof data38 == "number") && (!(data38 % 1) && !isNaN(data38))) && (isFinite(data38)))) && (typeof data38 !== "string")){
-const err70 = {instancePath:instancePath+"/delivery/codehost/github/app/app_id",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/properties/app_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.app_id.type},message:"must be integer,string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.app_id.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.app_id,data:data38};
+else {
+const err70 = {instancePath:instancePath+"/delivery/codehost/github/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.api_url,data:data38};
 if(vErrors === null){
 vErrors = [err70];
 }
@@ -952,10 +969,11 @@ vErrors.push(err70);
 errors++;
 }
 }
-if(data37.private_key !== undefined){
-let data39 = data37.private_key;
-if(typeof data39 !== "string"){
-const err71 = {instancePath:instancePath+"/delivery/codehost/github/app/private_key",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/properties/private_key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.private_key.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.private_key,data:data39};
+if(data36.app !== undefined){
+let data39 = data36.app;
+if(data39 && typeof data39 == "object" && !Array.isArray(data39)){
+if(data39.app_id === undefined){
+const err71 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/required",keyword:"required",params:{missingProperty: "app_id"},message:"must have required property '"+"app_id"+"'",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data39};
 if(vErrors === null){
 vErrors = [err71];
 }
@@ -964,10 +982,8 @@ vErrors.push(err71);
 }
 errors++;
 }
-}
-}
-else {
-const err72 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data37};
+if(data39.private_key === undefined){
+const err72 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/required",keyword:"required",params:{missingProperty: "private_key"},message:"must have required property '"+"private_key"+"'",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data39};
 if(vErrors === null){
 vErrors = [err72];
 }
@@ -976,10 +992,9 @@ vErrors.push(err72);
 }
 errors++;
 }
-}
-}
-else {
-const err73 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.github.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data34};
+for(const key12 in data39){
+if(!((key12 === "app_id") || (key12 === "private_key"))){
+const err73 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key12},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data39};
 if(vErrors === null){
 vErrors = [err73];
 }
@@ -989,11 +1004,10 @@ vErrors.push(err73);
 errors++;
 }
 }
-if(data33.gitlab !== undefined){
-let data40 = data33.gitlab;
-if(data40 && typeof data40 == "object" && !Array.isArray(data40)){
-if(data40.token === undefined){
-const err74 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data40};
+if(data39.app_id !== undefined){
+let data40 = data39.app_id;
+if((!(((typeof data40 == "number") && (!(data40 % 1) && !isNaN(data40))) && (isFinite(data40)))) && (typeof data40 !== "string")){
+const err74 = {instancePath:instancePath+"/delivery/codehost/github/app/app_id",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/properties/app_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.app_id.type},message:"must be integer,string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.app_id.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.app_id,data:data40};
 if(vErrors === null){
 vErrors = [err74];
 }
@@ -1002,9 +1016,11 @@ vErrors.push(err74);
 }
 errors++;
 }
-for(const key13 in data40){
-if(!((key13 === "token") || (key13 === "api_url"))){
-const err75 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data40};
+}
+if(data39.private_key !== undefined){
+let data41 = data39.private_key;
+if(typeof data41 !== "string"){
+const err75 = {instancePath:instancePath+"/delivery/codehost/github/app/private_key",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/properties/private_key/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.private_key.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.properties.private_key,data:data41};
 if(vErrors === null){
 vErrors = [err75];
 }
@@ -1014,10 +1030,9 @@ vErrors.push(err75);
 errors++;
 }
 }
-if(data40.token !== undefined){
-let data41 = data40.token;
-if(typeof data41 !== "string"){
-const err76 = {instancePath:instancePath+"/delivery/codehost/gitlab/token",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token,data:data41};
+}
+else {
+const err76 = {instancePath:instancePath+"/delivery/codehost/github/app",schemaPath:"#/properties/delivery/properties/codehost/properties/github/properties/app/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.github.properties.app.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github.properties.app,data:data39};
 if(vErrors === null){
 vErrors = [err76];
 }
@@ -1027,11 +1042,9 @@ vErrors.push(err76);
 errors++;
 }
 }
-if(data40.api_url !== undefined){
-let data42 = data40.api_url;
-if(typeof data42 === "string"){
-if(func2(data42) < 1){
-const err77 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data42};
+}
+else {
+const err77 = {instancePath:instancePath+"/delivery/codehost/github",schemaPath:"#/properties/delivery/properties/codehost/properties/github/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.github.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.github,data:data36};
 if(vErrors === null){
 vErrors = [err77];
 }
@@ -1041,8 +1054,11 @@ vErrors.push(err77);
 errors++;
 }
 }
-else {
-const err78 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data42};
+if(data35.gitlab !== undefined){
+let data42 = data35.gitlab;
+if(data42 && typeof data42 == "object" && !Array.isArray(data42)){
+if(data42.token === undefined){
+const err78 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/required",keyword:"required",params:{missingProperty: "token"},message:"must have required property '"+"token"+"'",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.required,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data42};
 if(vErrors === null){
 vErrors = [err78];
 }
@@ -1051,10 +1067,9 @@ vErrors.push(err78);
 }
 errors++;
 }
-}
-}
-else {
-const err79 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data40};
+for(const key13 in data42){
+if(!((key13 === "token") || (key13 === "api_url"))){
+const err79 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key13},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data42};
 if(vErrors === null){
 vErrors = [err79];
 }
@@ -1064,10 +1079,10 @@ vErrors.push(err79);
 errors++;
 }
 }
-if(data33.allow_mentions !== undefined){
-let data43 = data33.allow_mentions;
-if(typeof data43 !== "boolean"){
-const err80 = {instancePath:instancePath+"/delivery/codehost/allow_mentions",schemaPath:"#/properties/delivery/properties/codehost/properties/allow_mentions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.delivery.properties.codehost.properties.allow_mentions.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.allow_mentions,data:data43};
+if(data42.token !== undefined){
+let data43 = data42.token;
+if(typeof data43 !== "string"){
+const err80 = {instancePath:instancePath+"/delivery/codehost/gitlab/token",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.token,data:data43};
 if(vErrors === null){
 vErrors = [err80];
 }
@@ -1077,9 +1092,11 @@ vErrors.push(err80);
 errors++;
 }
 }
-}
-else {
-const err81 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.type,parentSchema:schema11.properties.delivery.properties.codehost,data:data33};
+if(data42.api_url !== undefined){
+let data44 = data42.api_url;
+if(typeof data44 === "string"){
+if(func2(data44) < 1){
+const err81 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data44};
 if(vErrors === null){
 vErrors = [err81];
 }
@@ -1089,11 +1106,8 @@ vErrors.push(err81);
 errors++;
 }
 }
-if(data31.teamchat !== undefined){
-let data44 = data31.teamchat;
-if(data44 && typeof data44 == "object" && !Array.isArray(data44)){
-if(data44.provider === undefined){
-const err82 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.teamchat.required,parentSchema:schema11.properties.delivery.properties.teamchat,data:data44};
+else {
+const err82 = {instancePath:instancePath+"/delivery/codehost/gitlab/api_url",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab.properties.api_url,data:data44};
 if(vErrors === null){
 vErrors = [err82];
 }
@@ -1102,9 +1116,10 @@ vErrors.push(err82);
 }
 errors++;
 }
-for(const key14 in data44){
-if(!(((((key14 === "provider") || (key14 === "webhook_url")) || (key14 === "bot_token")) || (key14 === "channel")) || (key14 === "api_url"))){
-const err83 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.teamchat,data:data44};
+}
+}
+else {
+const err83 = {instancePath:instancePath+"/delivery/codehost/gitlab",schemaPath:"#/properties/delivery/properties/codehost/properties/gitlab/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.properties.gitlab.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.gitlab,data:data42};
 if(vErrors === null){
 vErrors = [err83];
 }
@@ -1114,10 +1129,10 @@ vErrors.push(err83);
 errors++;
 }
 }
-if(data44.provider !== undefined){
-let data45 = data44.provider;
-if(!(data45 === "slack")){
-const err84 = {instancePath:instancePath+"/delivery/teamchat/provider",schemaPath:"#/properties/delivery/properties/teamchat/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.teamchat.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.teamchat.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.teamchat.properties.provider,data:data45};
+if(data35.allow_mentions !== undefined){
+let data45 = data35.allow_mentions;
+if(typeof data45 !== "boolean"){
+const err84 = {instancePath:instancePath+"/delivery/codehost/allow_mentions",schemaPath:"#/properties/delivery/properties/codehost/properties/allow_mentions/type",keyword:"type",params:{type: "boolean"},message:"must be boolean",schema:schema11.properties.delivery.properties.codehost.properties.allow_mentions.type,parentSchema:schema11.properties.delivery.properties.codehost.properties.allow_mentions,data:data45};
 if(vErrors === null){
 vErrors = [err84];
 }
@@ -1127,10 +1142,9 @@ vErrors.push(err84);
 errors++;
 }
 }
-if(data44.webhook_url !== undefined){
-let data46 = data44.webhook_url;
-if(typeof data46 !== "string"){
-const err85 = {instancePath:instancePath+"/delivery/teamchat/webhook_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.webhook_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.webhook_url,data:data46};
+}
+else {
+const err85 = {instancePath:instancePath+"/delivery/codehost",schemaPath:"#/properties/delivery/properties/codehost/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.codehost.type,parentSchema:schema11.properties.delivery.properties.codehost,data:data35};
 if(vErrors === null){
 vErrors = [err85];
 }
@@ -1140,10 +1154,11 @@ vErrors.push(err85);
 errors++;
 }
 }
-if(data44.bot_token !== undefined){
-let data47 = data44.bot_token;
-if(typeof data47 !== "string"){
-const err86 = {instancePath:instancePath+"/delivery/teamchat/bot_token",schemaPath:"#/properties/delivery/properties/teamchat/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.bot_token,data:data47};
+if(data33.teamchat !== undefined){
+let data46 = data33.teamchat;
+if(data46 && typeof data46 == "object" && !Array.isArray(data46)){
+if(data46.provider === undefined){
+const err86 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.teamchat.required,parentSchema:schema11.properties.delivery.properties.teamchat,data:data46};
 if(vErrors === null){
 vErrors = [err86];
 }
@@ -1152,12 +1167,9 @@ vErrors.push(err86);
 }
 errors++;
 }
-}
-if(data44.channel !== undefined){
-let data48 = data44.channel;
-if(typeof data48 === "string"){
-if(func2(data48) < 1){
-const err87 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data48};
+for(const key14 in data46){
+if(!(((((key14 === "provider") || (key14 === "webhook_url")) || (key14 === "bot_token")) || (key14 === "channel")) || (key14 === "api_url"))){
+const err87 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key14},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.teamchat,data:data46};
 if(vErrors === null){
 vErrors = [err87];
 }
@@ -1167,8 +1179,10 @@ vErrors.push(err87);
 errors++;
 }
 }
-else {
-const err88 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.channel.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data48};
+if(data46.provider !== undefined){
+let data47 = data46.provider;
+if(!(data47 === "slack")){
+const err88 = {instancePath:instancePath+"/delivery/teamchat/provider",schemaPath:"#/properties/delivery/properties/teamchat/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.teamchat.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.teamchat.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.teamchat.properties.provider,data:data47};
 if(vErrors === null){
 vErrors = [err88];
 }
@@ -1178,11 +1192,10 @@ vErrors.push(err88);
 errors++;
 }
 }
-if(data44.api_url !== undefined){
-let data49 = data44.api_url;
-if(typeof data49 === "string"){
-if(func2(data49) < 1){
-const err89 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data49};
+if(data46.webhook_url !== undefined){
+let data48 = data46.webhook_url;
+if(typeof data48 !== "string"){
+const err89 = {instancePath:instancePath+"/delivery/teamchat/webhook_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/webhook_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.webhook_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.webhook_url,data:data48};
 if(vErrors === null){
 vErrors = [err89];
 }
@@ -1192,8 +1205,10 @@ vErrors.push(err89);
 errors++;
 }
 }
-else {
-const err90 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data49};
+if(data46.bot_token !== undefined){
+let data49 = data46.bot_token;
+if(typeof data49 !== "string"){
+const err90 = {instancePath:instancePath+"/delivery/teamchat/bot_token",schemaPath:"#/properties/delivery/properties/teamchat/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.bot_token,data:data49};
 if(vErrors === null){
 vErrors = [err90];
 }
@@ -1203,9 +1218,11 @@ vErrors.push(err90);
 errors++;
 }
 }
-}
-else {
-const err91 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.teamchat.type,parentSchema:schema11.properties.delivery.properties.teamchat,data:data44};
+if(data46.channel !== undefined){
+let data50 = data46.channel;
+if(typeof data50 === "string"){
+if(func2(data50) < 1){
+const err91 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data50};
 if(vErrors === null){
 vErrors = [err91];
 }
@@ -1215,11 +1232,8 @@ vErrors.push(err91);
 errors++;
 }
 }
-if(data31.messenger !== undefined){
-let data50 = data31.messenger;
-if(data50 && typeof data50 == "object" && !Array.isArray(data50)){
-if(data50.provider === undefined){
-const err92 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data50};
+else {
+const err92 = {instancePath:instancePath+"/delivery/teamchat/channel",schemaPath:"#/properties/delivery/properties/teamchat/properties/channel/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.channel.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.channel,data:data50};
 if(vErrors === null){
 vErrors = [err92];
 }
@@ -1228,8 +1242,12 @@ vErrors.push(err92);
 }
 errors++;
 }
-if(data50.bot_token === undefined){
-const err93 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "bot_token"},message:"must have required property '"+"bot_token"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data50};
+}
+if(data46.api_url !== undefined){
+let data51 = data46.api_url;
+if(typeof data51 === "string"){
+if(func2(data51) < 1){
+const err93 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data51};
 if(vErrors === null){
 vErrors = [err93];
 }
@@ -1238,9 +1256,9 @@ vErrors.push(err93);
 }
 errors++;
 }
-for(const key15 in data50){
-if(!((((key15 === "provider") || (key15 === "bot_token")) || (key15 === "chat_id")) || (key15 === "api_url"))){
-const err94 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.messenger,data:data50};
+}
+else {
+const err94 = {instancePath:instancePath+"/delivery/teamchat/api_url",schemaPath:"#/properties/delivery/properties/teamchat/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.teamchat.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.teamchat.properties.api_url,data:data51};
 if(vErrors === null){
 vErrors = [err94];
 }
@@ -1250,10 +1268,9 @@ vErrors.push(err94);
 errors++;
 }
 }
-if(data50.provider !== undefined){
-let data51 = data50.provider;
-if(!(data51 === "telegram")){
-const err95 = {instancePath:instancePath+"/delivery/messenger/provider",schemaPath:"#/properties/delivery/properties/messenger/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.messenger.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.messenger.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.messenger.properties.provider,data:data51};
+}
+else {
+const err95 = {instancePath:instancePath+"/delivery/teamchat",schemaPath:"#/properties/delivery/properties/teamchat/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.teamchat.type,parentSchema:schema11.properties.delivery.properties.teamchat,data:data46};
 if(vErrors === null){
 vErrors = [err95];
 }
@@ -1263,10 +1280,11 @@ vErrors.push(err95);
 errors++;
 }
 }
-if(data50.bot_token !== undefined){
-let data52 = data50.bot_token;
-if(typeof data52 !== "string"){
-const err96 = {instancePath:instancePath+"/delivery/messenger/bot_token",schemaPath:"#/properties/delivery/properties/messenger/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.bot_token,data:data52};
+if(data33.messenger !== undefined){
+let data52 = data33.messenger;
+if(data52 && typeof data52 == "object" && !Array.isArray(data52)){
+if(data52.provider === undefined){
+const err96 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "provider"},message:"must have required property '"+"provider"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data52};
 if(vErrors === null){
 vErrors = [err96];
 }
@@ -1275,11 +1293,8 @@ vErrors.push(err96);
 }
 errors++;
 }
-}
-if(data50.chat_id !== undefined){
-let data53 = data50.chat_id;
-if((typeof data53 !== "string") && (!(((typeof data53 == "number") && (!(data53 % 1) && !isNaN(data53))) && (isFinite(data53))))){
-const err97 = {instancePath:instancePath+"/delivery/messenger/chat_id",schemaPath:"#/properties/delivery/properties/messenger/properties/chat_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.messenger.properties.chat_id.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.messenger.properties.chat_id.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.chat_id,data:data53};
+if(data52.bot_token === undefined){
+const err97 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/required",keyword:"required",params:{missingProperty: "bot_token"},message:"must have required property '"+"bot_token"+"'",schema:schema11.properties.delivery.properties.messenger.required,parentSchema:schema11.properties.delivery.properties.messenger,data:data52};
 if(vErrors === null){
 vErrors = [err97];
 }
@@ -1288,12 +1303,9 @@ vErrors.push(err97);
 }
 errors++;
 }
-}
-if(data50.api_url !== undefined){
-let data54 = data50.api_url;
-if(typeof data54 === "string"){
-if(func2(data54) < 1){
-const err98 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data54};
+for(const key15 in data52){
+if(!((((key15 === "provider") || (key15 === "bot_token")) || (key15 === "chat_id")) || (key15 === "api_url"))){
+const err98 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key15},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.delivery.properties.messenger,data:data52};
 if(vErrors === null){
 vErrors = [err98];
 }
@@ -1303,8 +1315,10 @@ vErrors.push(err98);
 errors++;
 }
 }
-else {
-const err99 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data54};
+if(data52.provider !== undefined){
+let data53 = data52.provider;
+if(!(data53 === "telegram")){
+const err99 = {instancePath:instancePath+"/delivery/messenger/provider",schemaPath:"#/properties/delivery/properties/messenger/properties/provider/enum",keyword:"enum",params:{allowedValues: schema11.properties.delivery.properties.messenger.properties.provider.enum},message:"must be equal to one of the allowed values",schema:schema11.properties.delivery.properties.messenger.properties.provider.enum,parentSchema:schema11.properties.delivery.properties.messenger.properties.provider,data:data53};
 if(vErrors === null){
 vErrors = [err99];
 }
@@ -1314,9 +1328,10 @@ vErrors.push(err99);
 errors++;
 }
 }
-}
-else {
-const err100 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.messenger.type,parentSchema:schema11.properties.delivery.properties.messenger,data:data50};
+if(data52.bot_token !== undefined){
+let data54 = data52.bot_token;
+if(typeof data54 !== "string"){
+const err100 = {instancePath:instancePath+"/delivery/messenger/bot_token",schemaPath:"#/properties/delivery/properties/messenger/properties/bot_token/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.bot_token.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.bot_token,data:data54};
 if(vErrors === null){
 vErrors = [err100];
 }
@@ -1326,9 +1341,10 @@ vErrors.push(err100);
 errors++;
 }
 }
-}
-else {
-const err101 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.type,parentSchema:schema11.properties.delivery,data:data31};
+if(data52.chat_id !== undefined){
+let data55 = data52.chat_id;
+if((typeof data55 !== "string") && (!(((typeof data55 == "number") && (!(data55 % 1) && !isNaN(data55))) && (isFinite(data55))))){
+const err101 = {instancePath:instancePath+"/delivery/messenger/chat_id",schemaPath:"#/properties/delivery/properties/messenger/properties/chat_id/type",keyword:"type",params:{type: schema11.properties.delivery.properties.messenger.properties.chat_id.type},message:"must be string,integer",schema:schema11.properties.delivery.properties.messenger.properties.chat_id.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.chat_id,data:data55};
 if(vErrors === null){
 vErrors = [err101];
 }
@@ -1338,11 +1354,11 @@ vErrors.push(err101);
 errors++;
 }
 }
-if(data.aws !== undefined){
-let data55 = data.aws;
-if(data55 && typeof data55 == "object" && !Array.isArray(data55)){
-if(data55.stage === undefined){
-const err102 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/required",keyword:"required",params:{missingProperty: "stage"},message:"must have required property '"+"stage"+"'",schema:schema11.properties.aws.required,parentSchema:schema11.properties.aws,data:data55};
+if(data52.api_url !== undefined){
+let data56 = data52.api_url;
+if(typeof data56 === "string"){
+if(func2(data56) < 1){
+const err102 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data56};
 if(vErrors === null){
 vErrors = [err102];
 }
@@ -1351,9 +1367,9 @@ vErrors.push(err102);
 }
 errors++;
 }
-for(const key16 in data55){
-if(!(((key16 === "region") || (key16 === "stage")) || (key16 === "tables"))){
-const err103 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws,data:data55};
+}
+else {
+const err103 = {instancePath:instancePath+"/delivery/messenger/api_url",schemaPath:"#/properties/delivery/properties/messenger/properties/api_url/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.delivery.properties.messenger.properties.api_url.type,parentSchema:schema11.properties.delivery.properties.messenger.properties.api_url,data:data56};
 if(vErrors === null){
 vErrors = [err103];
 }
@@ -1363,11 +1379,9 @@ vErrors.push(err103);
 errors++;
 }
 }
-if(data55.region !== undefined){
-let data56 = data55.region;
-if(typeof data56 === "string"){
-if(func2(data56) < 1){
-const err104 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.aws.properties.region,data:data56};
+}
+else {
+const err104 = {instancePath:instancePath+"/delivery/messenger",schemaPath:"#/properties/delivery/properties/messenger/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.properties.messenger.type,parentSchema:schema11.properties.delivery.properties.messenger,data:data52};
 if(vErrors === null){
 vErrors = [err104];
 }
@@ -1377,8 +1391,9 @@ vErrors.push(err104);
 errors++;
 }
 }
+}
 else {
-const err105 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.region.type,parentSchema:schema11.properties.aws.properties.region,data:data56};
+const err105 = {instancePath:instancePath+"/delivery",schemaPath:"#/properties/delivery/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.delivery.type,parentSchema:schema11.properties.delivery,data:data33};
 if(vErrors === null){
 vErrors = [err105];
 }
@@ -1388,11 +1403,11 @@ vErrors.push(err105);
 errors++;
 }
 }
-if(data55.stage !== undefined){
-let data57 = data55.stage;
-if(typeof data57 === "string"){
-if(!pattern0.test(data57)){
-const err106 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-zA-Z0-9-]{1,32}$"+"\"",schema:"^[a-zA-Z0-9-]{1,32}$",parentSchema:schema11.properties.aws.properties.stage,data:data57};
+if(data.aws !== undefined){
+let data57 = data.aws;
+if(data57 && typeof data57 == "object" && !Array.isArray(data57)){
+if(data57.stage === undefined){
+const err106 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/required",keyword:"required",params:{missingProperty: "stage"},message:"must have required property '"+"stage"+"'",schema:schema11.properties.aws.required,parentSchema:schema11.properties.aws,data:data57};
 if(vErrors === null){
 vErrors = [err106];
 }
@@ -1401,9 +1416,9 @@ vErrors.push(err106);
 }
 errors++;
 }
-}
-else {
-const err107 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.stage.type,parentSchema:schema11.properties.aws.properties.stage,data:data57};
+for(const key16 in data57){
+if(!(((key16 === "region") || (key16 === "stage")) || (key16 === "tables"))){
+const err107 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key16},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws,data:data57};
 if(vErrors === null){
 vErrors = [err107];
 }
@@ -1413,12 +1428,11 @@ vErrors.push(err107);
 errors++;
 }
 }
-if(data55.tables !== undefined){
-let data58 = data55.tables;
-if(data58 && typeof data58 == "object" && !Array.isArray(data58)){
-for(const key17 in data58){
-if(!(((key17 === "subscriptions") || (key17 === "dedup")) || (key17 === "events"))){
-const err108 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws.properties.tables,data:data58};
+if(data57.region !== undefined){
+let data58 = data57.region;
+if(typeof data58 === "string"){
+if(func2(data58) < 1){
+const err108 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/minLength",keyword:"minLength",params:{limit: 1},message:"must NOT have fewer than 1 characters",schema:1,parentSchema:schema11.properties.aws.properties.region,data:data58};
 if(vErrors === null){
 vErrors = [err108];
 }
@@ -1428,11 +1442,8 @@ vErrors.push(err108);
 errors++;
 }
 }
-if(data58.subscriptions !== undefined){
-let data59 = data58.subscriptions;
-if(typeof data59 === "string"){
-if(func2(data59) < 3){
-const err109 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data59};
+else {
+const err109 = {instancePath:instancePath+"/aws/region",schemaPath:"#/properties/aws/properties/region/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.region.type,parentSchema:schema11.properties.aws.properties.region,data:data58};
 if(vErrors === null){
 vErrors = [err109];
 }
@@ -1442,8 +1453,11 @@ vErrors.push(err109);
 errors++;
 }
 }
-else {
-const err110 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.subscriptions.type,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data59};
+if(data57.stage !== undefined){
+let data59 = data57.stage;
+if(typeof data59 === "string"){
+if(!pattern0.test(data59)){
+const err110 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/pattern",keyword:"pattern",params:{pattern: "^[a-zA-Z0-9-]{1,32}$"},message:"must match pattern \""+"^[a-zA-Z0-9-]{1,32}$"+"\"",schema:"^[a-zA-Z0-9-]{1,32}$",parentSchema:schema11.properties.aws.properties.stage,data:data59};
 if(vErrors === null){
 vErrors = [err110];
 }
@@ -1453,11 +1467,8 @@ vErrors.push(err110);
 errors++;
 }
 }
-if(data58.dedup !== undefined){
-let data60 = data58.dedup;
-if(typeof data60 === "string"){
-if(func2(data60) < 3){
-const err111 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data60};
+else {
+const err111 = {instancePath:instancePath+"/aws/stage",schemaPath:"#/properties/aws/properties/stage/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.stage.type,parentSchema:schema11.properties.aws.properties.stage,data:data59};
 if(vErrors === null){
 vErrors = [err111];
 }
@@ -1467,8 +1478,12 @@ vErrors.push(err111);
 errors++;
 }
 }
-else {
-const err112 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.dedup.type,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data60};
+if(data57.tables !== undefined){
+let data60 = data57.tables;
+if(data60 && typeof data60 == "object" && !Array.isArray(data60)){
+for(const key17 in data60){
+if(!(((key17 === "subscriptions") || (key17 === "dedup")) || (key17 === "events"))){
+const err112 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/additionalProperties",keyword:"additionalProperties",params:{additionalProperty: key17},message:"must NOT have additional properties",schema:false,parentSchema:schema11.properties.aws.properties.tables,data:data60};
 if(vErrors === null){
 vErrors = [err112];
 }
@@ -1478,11 +1493,11 @@ vErrors.push(err112);
 errors++;
 }
 }
-if(data58.events !== undefined){
-let data61 = data58.events;
+if(data60.subscriptions !== undefined){
+let data61 = data60.subscriptions;
 if(typeof data61 === "string"){
 if(func2(data61) < 3){
-const err113 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data61};
+const err113 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data61};
 if(vErrors === null){
 vErrors = [err113];
 }
@@ -1493,7 +1508,7 @@ errors++;
 }
 }
 else {
-const err114 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.events.type,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data61};
+const err114 = {instancePath:instancePath+"/aws/tables/subscriptions",schemaPath:"#/properties/aws/properties/tables/properties/subscriptions/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.subscriptions.type,parentSchema:schema11.properties.aws.properties.tables.properties.subscriptions,data:data61};
 if(vErrors === null){
 vErrors = [err114];
 }
@@ -1503,9 +1518,11 @@ vErrors.push(err114);
 errors++;
 }
 }
-}
-else {
-const err115 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.properties.tables.type,parentSchema:schema11.properties.aws.properties.tables,data:data58};
+if(data60.dedup !== undefined){
+let data62 = data60.dedup;
+if(typeof data62 === "string"){
+if(func2(data62) < 3){
+const err115 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data62};
 if(vErrors === null){
 vErrors = [err115];
 }
@@ -1515,9 +1532,8 @@ vErrors.push(err115);
 errors++;
 }
 }
-}
 else {
-const err116 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.type,parentSchema:schema11.properties.aws,data:data55};
+const err116 = {instancePath:instancePath+"/aws/tables/dedup",schemaPath:"#/properties/aws/properties/tables/properties/dedup/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.dedup.type,parentSchema:schema11.properties.aws.properties.tables.properties.dedup,data:data62};
 if(vErrors === null){
 vErrors = [err116];
 }
@@ -1527,14 +1543,63 @@ vErrors.push(err116);
 errors++;
 }
 }
-}
-else {
-const err117 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(data60.events !== undefined){
+let data63 = data60.events;
+if(typeof data63 === "string"){
+if(func2(data63) < 3){
+const err117 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/minLength",keyword:"minLength",params:{limit: 3},message:"must NOT have fewer than 3 characters",schema:3,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data63};
 if(vErrors === null){
 vErrors = [err117];
 }
 else {
 vErrors.push(err117);
+}
+errors++;
+}
+}
+else {
+const err118 = {instancePath:instancePath+"/aws/tables/events",schemaPath:"#/properties/aws/properties/tables/properties/events/type",keyword:"type",params:{type: "string"},message:"must be string",schema:schema11.properties.aws.properties.tables.properties.events.type,parentSchema:schema11.properties.aws.properties.tables.properties.events,data:data63};
+if(vErrors === null){
+vErrors = [err118];
+}
+else {
+vErrors.push(err118);
+}
+errors++;
+}
+}
+}
+else {
+const err119 = {instancePath:instancePath+"/aws/tables",schemaPath:"#/properties/aws/properties/tables/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.properties.tables.type,parentSchema:schema11.properties.aws.properties.tables,data:data60};
+if(vErrors === null){
+vErrors = [err119];
+}
+else {
+vErrors.push(err119);
+}
+errors++;
+}
+}
+}
+else {
+const err120 = {instancePath:instancePath+"/aws",schemaPath:"#/properties/aws/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.properties.aws.type,parentSchema:schema11.properties.aws,data:data57};
+if(vErrors === null){
+vErrors = [err120];
+}
+else {
+vErrors.push(err120);
+}
+errors++;
+}
+}
+}
+else {
+const err121 = {instancePath,schemaPath:"#/type",keyword:"type",params:{type: "object"},message:"must be object",schema:schema11.type,parentSchema:schema11,data};
+if(vErrors === null){
+vErrors = [err121];
+}
+else {
+vErrors.push(err121);
 }
 errors++;
 }

@@ -91,6 +91,7 @@ export function normalise(raw: RawConfig, issues: ConfigIssue[]): Config {
   if (publicUrl) config.webhooks.public_url = publicUrl;
 
   if (typeof agent.model === 'string') config.agent.model = agent.model;
+  if (agent.models !== undefined) config.agent.models = [...agent.models];
   if (typeof agent.api_key === 'string') config.agent.api_key = agent.api_key;
   if (typeof agent.region === 'string') config.agent.region = agent.region;
   const agentUrl = checkUrl(issues, 'agent.base_url', agent.base_url);

@@ -38,6 +38,8 @@ export const configSchema = {
       properties: {
         provider: { enum: ['echo', 'bedrock', 'openai', 'anthropic'] },
         model: { type: 'string', minLength: 1 },
+        // Other models subscriptions may name (--model): on AWS with Bedrock the worker's role allows these too.
+        models: { type: 'array', items: { type: 'string', minLength: 1 }, uniqueItems: true },
         base_url: url,
         api_key: secretRef,
         region: { type: 'string', minLength: 1 },

@@ -45,6 +45,8 @@ export interface Config {
   agent: {
     provider: AgentProvider;
     model?: string;
+    /** Other models subscriptions may name with --model; with Bedrock on AWS the worker's role allows only these and `model`. */
+    models?: string[];
     base_url?: string;
     api_key?: string;
     /** Bedrock region; defaults to the deployment's region. */

@@ -1,0 +1,39 @@
+/**
+ * Hunt 3, D14: a CLI command on a stage that is not deployed (no tables), or with no AWS
+ * region anywhere, says what is wrong and what to do, as `status` does, instead of the
+ * generic "the store did not answer" hint.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { buildCli, runCli, tempConfigDir } from '../support/cli';
+import { startDynalite, type TestDynamo } from '../support/dynalite';
+
+let dynamo: TestDynamo;
+beforeAll(async () => {
+  buildCli();
+  dynamo = await startDynalite('prod');
+}, 120_000);
+afterAll(async () => dynamo.close());
+
+test('a stage without tables in this region: is it deployed here, and how to check', async () => {
+  const result = await runCli(['--config-dir', tempConfigDir(), '--stage', 'staging', '--region', 'eu-west-1', 'webhook', 'list'], {
+    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_MAX_ATTEMPTS: '1',
+  });
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain('ResourceNotFoundException');
+  expect(result.stderr).toMatch(/is the stage deployed in this region \(--stage, --region, or the aws section of config\.yaml\)\? '(npx )?hookagent status' checks it/);
+  expect(result.stderr).not.toContain('The store did not answer');
+}, 60_000);
+
+test('no region in config.yaml, the options or the environment: where to set one', async () => {
+  const home = mkdtempSync(join(tmpdir(), 'hookagent-home-'));
+  // No region variable at all (runCli passes this process's environment on).
+  for (const name of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE']) delete process.env[name];
+  const result = await runCli(['--config-dir', tempConfigDir(), '--stage', 'prod', 'webhook', 'list'], {
+    HOME: home, AWS_CONFIG_FILE: join(home, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(home, 'none'),
+    AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_EC2_METADATA_DISABLED: 'true',
+  });
+  expect(result.code).toBe(1);
+  expect(result.stderr).toContain('No AWS region: set aws.region in config.yaml, pass --region <region>, or set AWS_REGION.');
+}, 60_000);
