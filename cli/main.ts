@@ -10,7 +10,7 @@ import { configDir as resolveConfigDir } from '../functions/core/config/file';
 import { createContext, type GlobalOptions } from './context';
 import { serve } from './local/serve';
 import { checkTrustedProxies } from './local/forwarded';
-import { listOption } from './webhook/options';
+import { joinSignedValues, listOption } from './webhook/options';
 import { GROUP_COMMANDS, checkPort, explainUsageError } from './usage-errors';
 import { list, show } from './webhook/read';
 import { pause, remove, replay, resume } from './webhook/state';
@@ -28,6 +28,7 @@ import { eventsCommand } from './webhook/follow';
 import { version } from '../package.json';
 import { usage } from './webhook/usage';
 import { event } from './webhook/event';
+import { isRequestId, refuseRequestReplay } from './webhook/request-entry';
 import { dryRun } from './webhook/dry-run';
 import { deadLetterCommands, secretsDeleteCommand, statusCommand } from './operations/register';
 import { endQuietlyWhenReaderLeaves } from './closed-output';
@@ -174,7 +175,10 @@ function webhookCommands(y: Argv): Argv {
       .positional('event-id', { type: 'string', demandOption: true })
       .option('subscription', { type: 'string', describe: 'only for this subscription' })
       .example('$0 webhook replay evt_0mws0mwck916a3c297ed36480', ''),
-    run((a) => replay(ctxOf(a), String(a.eventId), a.subscription as string | undefined)))
+    run((a) => {
+      if (isRequestId(String(a.eventId))) throw refuseRequestReplay(String(a.eventId));
+      return replay(ctxOf(a), String(a.eventId), a.subscription as string | undefined);
+    }))
     .command('requests', 'the request log: every inbound request, its outcome and why each subscription took it or not (7 days)', (c) => c
       .option('endpoint', { type: 'string', describe: 'github, gitlab, custom/<name>, or unknown (requests to other paths)' })
       .option('outcome', { type: 'string', choices: REQUEST_OUTCOMES, describe: 'only this outcome' })
@@ -212,7 +216,7 @@ export async function main(args: string[]): Promise<void> {
   endQuietlyWhenReaderLeaves();
   let prepared: string[];
   try {
-    prepared = prepareCompletion(args);
+    prepared = joinSignedValues(prepareCompletion(args));
   } catch (error) {
     process.stderr.write(`error: ${(error as Error).message}\n`);
     process.exit(2);

@@ -1,8 +1,13 @@
 // Bundles the CLI (dist/cli.cjs) with esbuild so users need no TypeScript runtime.
 // The Lambda bundles are built by serverless.yml's packaging step (see README, Deploy).
 import { build } from 'esbuild';
+import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 
-await build({
+// Written aside and renamed into place: a CLI started while another build runs (the e2e
+// test files each build in parallel) reads the old bundle or the new one, never half of one.
+const result = await build({
+  write: false,
   entryPoints: ['cli/main.ts'],
   outfile: 'dist/cli.cjs',
   bundle: true,
@@ -18,3 +23,9 @@ await build({
   banner: { js: "const __bundle_url = require('node:url').pathToFileURL(__filename).href;" },
   logLevel: 'warning',
 });
+for (const file of result.outputFiles) {
+  mkdirSync(dirname(file.path), { recursive: true });
+  const aside = `${file.path}.${process.pid}.tmp`;
+  writeFileSync(aside, file.contents);
+  renameSync(aside, file.path);
+}

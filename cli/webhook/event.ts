@@ -10,6 +10,7 @@ import { HookError, isHookError } from '../../functions/core/errors';
 import type { EventRecord, Subscription } from '../../functions/core/types';
 import { withStores, type CliContext } from '../context';
 import { escapeTerminal } from '../../functions/core/log';
+import { findRequest, isRequestId, requestNotFound, requestText } from './request-entry';
 
 export interface EventStory {
   record: EventRecord;
@@ -76,6 +77,12 @@ export function storyText(s: EventStory): string {
 }
 
 export async function event(ctx: CliContext, eventId: string, json: boolean): Promise<void> {
+  // `webhook events` lists filtered requests by their request-log id: open those too.
+  if (isRequestId(eventId)) {
+    const entry = await withStores(ctx, (stores) => findRequest(stores, eventId));
+    if (!entry) throw requestNotFound(eventId);
+    return ctx.out(json ? JSON.stringify(entry, null, 2) : requestText(entry));
+  }
   const stories = await withStores(ctx, async (stores) => {
     const records = await stores.events.getEvent(eventId);
     if (records.length === 0) throw new HookError('event_not_found', `No event '${eventId}' in the event log (records are kept 14 days); list recent ones with 'hookagent webhook events <name>'`);

@@ -4,3 +4,23 @@ export function listOption(value: unknown): string[] | undefined {
   const values = (Array.isArray(value) ? value : [value]).map(String);
   return values.flatMap((v) => v.split(',')).map((v) => v.trim()).filter((v) => v.length > 0);
 }
+
+/** Options whose value is a number or a duration, which a user may type negative. */
+const SIGNED_VALUE_OPTIONS = new Set(['--debounce', '--timeout', '--max-steps', '--max-runs-per-hour', '--max-tokens', '--daily-tokens']);
+
+/**
+ * yargs reads `--debounce -5s` as the flags -5 and -s ("unknown option -5"): join such a
+ * value to its option so the option's own check answers with its range.
+ */
+export function joinSignedValues(args: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < args.length; i++) {
+    const arg = args[i] as string;
+    const next = args[i + 1];
+    if (SIGNED_VALUE_OPTIONS.has(arg) && next !== undefined && /^-\d/.test(next)) {
+      out.push(`${arg}=${next}`);
+      i += 1;
+    } else out.push(arg);
+  }
+  return out;
+}

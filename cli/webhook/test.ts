@@ -4,11 +4,11 @@ import { PAYLOAD_FILE_LIMIT, readFileBounded } from '../../functions/core/bounde
 import { HookError } from '../../functions/core/errors';
 import { escapeTerminal } from '../../functions/core/log';
 import { renderPrompt } from '../../functions/core/templates/template';
-import { filterReport } from './filter-report';
+import { eventFilterReport, filterReport } from './filter-report';
 import { splitSource } from '../../functions/core/events/filters';
 import { withStores, type CliContext } from '../context';
 import { sampleFor } from '../samples';
-import { previewEvent, previewType } from './preview-event';
+import { previewEvent, previewType, type PreviewEvent } from './preview-event';
 
 export function readPayload(value: string): Record<string, unknown> {
   const looksInline = value.trim().startsWith('{') || value.trim().startsWith('[');
@@ -30,21 +30,24 @@ export async function test(ctx: CliContext, name: string, payloadOption: string 
   const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
   if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
   let payload: Record<string, unknown>;
-  let type: string;
+  let preview: PreviewEvent;
   if (payloadOption !== undefined) {
     payload = readPayload(payloadOption);
-    type = previewType(previewEvent(subscription, payload, event));
+    preview = previewEvent(subscription, payload, event);
   } else {
     // A realistic sample of the subscription's first event, as --send uses.
     const filter = event ?? subscription.events[0];
     const sample = filter === undefined ? undefined : sampleFor(filter);
     payload = sample?.payload ?? {};
-    type = sample ? (sample.action ? `${sample.event}.${sample.action}` : sample.event) : previewType(previewEvent(subscription, payload, event));
-    ctx.warn(sample ? `(rendered against a sample ${sample.source} '${type}' payload; pass --payload for your own)` : '(no sample payload ships for this event: rendered against {}; pass --payload)');
+    preview = sample ? { source: sample.source, event: sample.event, ...(sample.action ? { action: sample.action } : {}) } : previewEvent(subscription, payload, event);
+    ctx.warn(sample ? `(rendered against a sample ${sample.source} '${previewType(preview)}' payload; pass --payload for your own)` : '(no sample payload ships for this event: rendered against {}; pass --payload)');
   }
+  const type = previewType(preview);
   const rendered = renderPrompt(subscription.prompt, payload, type);
   // Payload text may hold terminal escape sequences: shown, never acted on.
   ctx.out(escapeTerminal(rendered.text));
   if (rendered.missing.length > 0) ctx.out(`\nUnresolved placeholders (left as written): ${rendered.missing.map((p) => `{${p}}`).join(', ')}`);
+  const routing = eventFilterReport(subscription.events, preview);
+  if (routing) ctx.out(routing);
   if (subscription.filters?.length) ctx.out(filterReport(subscription.filters, payload));
 }

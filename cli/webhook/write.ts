@@ -41,7 +41,8 @@ function unwrap<T>(result: Result<T>): T {
  * it was given, so `update --description …` does not repeat it.
  */
 function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills' | 'deliver'> & Partial<Subscription>, fields: SubscriptionFields): Subscription {
-  const { events } = unwrap(validateEvents(fields.events ?? base.events ?? []));
+  // Actions are judged on the filters this command gives: a stored one does not block an update.
+  const { events } = unwrap(validateEvents(fields.events ?? base.events ?? [], { actions: false }));
   const stored = new Set(base.events ?? []);
   const { warnings } = unwrap(validateEvents((fields.events ?? []).filter((e) => !stored.has(e))));
   for (const warning of warnings) ctx.warn(`warning: ${warning}`);

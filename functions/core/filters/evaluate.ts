@@ -3,7 +3,7 @@
  * RE2 (linear in the subject's length), so a hostile payload cannot make a filter slow.
  */
 import { lookup } from '../templates/template';
-import { parseFilter, type Condition, type Filter, type Literal } from './parse';
+import { isNumberLiteral, parseFilter, type Condition, type Filter, type Literal } from './parse';
 
 export interface FilterResult {
   filter: string;
@@ -20,10 +20,19 @@ function short(value: unknown): string {
   return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 }
 
+/**
+ * README "Payload filters": a payload number equals a number literal of the same value
+ * (`42 == 42.0`); a payload string equals a number literal only as the text written
+ * (`"1.10" == 1.10`, never `"1.1" == 1.10`): version strings and tags are text. A payload
+ * number or boolean equals a word or quoted value that is its JSON text (`42 == "42"`).
+ */
 function equals(actual: unknown, expected: Literal): boolean {
+  if (isNumberLiteral(expected)) {
+    if (typeof actual === 'number') return actual === expected.value;
+    return typeof actual === 'string' && actual === expected.text;
+  }
   if (actual === expected) return true;
-  // A bare word or number written in the filter matches the same text in the payload.
-  if (typeof actual === 'string' && (typeof expected === 'number' || typeof expected === 'boolean')) return actual === String(expected);
+  if (typeof actual === 'string' && typeof expected === 'boolean') return actual === String(expected);
   if (typeof expected === 'string' && (typeof actual === 'number' || typeof actual === 'boolean')) return String(actual) === expected;
   return false;
 }
@@ -56,7 +65,8 @@ function holds(condition: Condition, root: unknown): boolean {
       if (condition.op === '==') return found && equals(value, condition.value);
       if (condition.op === '!=') return !found || !equals(value, condition.value);
       const n = asNumber(value);
-      const limit = condition.value as number;
+      // The parser admits only number literals after an ordering operator.
+      const limit = isNumberLiteral(condition.value) ? condition.value.value : NaN;
       if (!found || n === undefined) return false;
       switch (condition.op) {
         case '<': return n < limit;

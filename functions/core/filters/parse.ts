@@ -9,6 +9,9 @@
  *
  * Paths are written as in prompt templates: dotted, numeric segments index arrays.
  * Values: "text" or 'text', numbers, true, false, null, or a bare word (a string).
+ * A number keeps the text it was written as: a payload string equals it only when it is
+ * that same text (`"1.0" == 1.0`, not `"1" == 1.0`), a payload number when the values are
+ * equal (see evaluate.ts).
  * Errors name the 1-based column where the problem is.
  */
 import type { RE2JS } from 're2js';
@@ -26,7 +29,15 @@ function loadRe2(): typeof RE2JS {
 }
 
 export type Op = '==' | '!=' | '<' | '<=' | '>' | '>=' | 'in' | '=~';
-export type Literal = string | number | boolean | null;
+/** A number as written: `value` for payload numbers and orderings, `text` for payload strings. */
+export interface NumberLiteral {
+  kind: 'number';
+  value: number;
+  text: string;
+}
+export type Literal = string | NumberLiteral | boolean | null;
+
+export const isNumberLiteral = (value: Literal): value is NumberLiteral => typeof value === 'object' && value !== null;
 
 export type Condition =
   | { kind: 'compare'; path: string; op: Exclude<Op, 'in' | '=~'>; value: Literal }
@@ -87,6 +98,8 @@ class Parser {
     if (!m) this.fail(`expected ${what}`);
     const path = m[0];
     const start = this.pos;
+    // JSONPath's `$.action` would look up a key named "$" and never match.
+    if (path.startsWith('$')) this.fail(`paths are written as in prompt templates, without '$': write ${path.replace(/^\$\.?/, '') || 'action'} (array elements: alerts.0.labels.alertname)`, start);
     if (path.split('.').some((segment) => segment === '')) this.fail(`'${path}' has an empty segment; write dotted.path`, start);
     this.pos += path.length;
     return path;
@@ -118,8 +131,11 @@ class Parser {
     const number = NUMBER.exec(this.rest());
     const bare = BARE.exec(this.rest());
     if (number && (!bare || bare[0] === number[0])) {
+      const value = Number(number[0]);
+      // 1e999 would compare as Infinity: refused rather than matched against the text "Infinity".
+      if (!Number.isFinite(value)) this.fail(`${number[0]} is too large a number; quote it to compare text: "${number[0]}"`, start);
       this.pos += number[0].length;
-      return Number(number[0]);
+      return { kind: 'number', value, text: number[0] };
     }
     if (!bare) this.fail(`expected a value, found '${ch}'`);
     this.pos += bare[0].length;
@@ -179,17 +195,26 @@ class Parser {
   }
   condition(path: string): Condition {
     const opAt = this.pos;
+    this.skip();
+    if (this.text[this.pos] === '[') this.failIndex(path);
     const op = this.op();
     if (op === 'in') return { kind: 'in', path, values: this.list() };
     if (op === '=~') return { kind: 'match', path, ...this.regex() };
     const valueAt = this.pos;
     const value = this.literal();
-    if (op !== '==' && op !== '!=' && typeof value !== 'number') {
+    if (op !== '==' && op !== '!=' && !isNumberLiteral(value)) {
       this.skip();
       this.fail(`${op} compares numbers; ${JSON.stringify(value)} is not a number`, valueAt + (this.text.slice(valueAt).length - this.text.slice(valueAt).trimStart().length));
     }
     void opAt;
     return { kind: 'compare', path, op, value };
+  }
+  /** `alerts[0].x`: index with a dot, as templates do (`[*]` belongs to any(…)). */
+  failIndex(path: string): never {
+    const written = `${path}${/^(?:\[[^\]\s]*\]|\.[^\s=!<>[\](),~'"]+)+/.exec(this.rest())?.[0] ?? ''}`;
+    const dotted = written.replace(/\[(\d+)\]/g, '.$1');
+    const hint = written.includes('[*]') ? `any(${path}[*]… == value) for any element` : `write ${dotted}`;
+    return this.fail(`index arrays with a dot, as in prompt templates: ${hint}`);
   }
   end(): void {
     this.skip();
@@ -198,7 +223,7 @@ class Parser {
 }
 
 export function parseFilter(text: string): Filter {
-  if (text.length > FILTER_LIMITS.expressionLength) throw new FilterSyntaxError(text.slice(0, 60), FILTER_LIMITS.expressionLength + 1, `longer than ${FILTER_LIMITS.expressionLength} characters`);
+  if (text.length > FILTER_LIMITS.expressionLength) throw new FilterSyntaxError(text, FILTER_LIMITS.expressionLength + 1, `longer than ${FILTER_LIMITS.expressionLength} characters`);
   const p = new Parser(text);
   p.skip();
   if (p.pos >= text.length) p.fail('empty filter; write e.g. pull_request.draft == false');

@@ -13,16 +13,26 @@ export const MAX_AGENT_TIMEOUT_MS = 15 * 60_000;
 export const MAX_STEPS = 50;
 export const MAX_RUNS_PER_HOUR = 100_000;
 
+/** How much of a long filter the error echoes around its column. */
+const CARET_WINDOW = 80;
+
+/** The filter (or, when long, a window of it around the column) with a caret under the column. */
+export function caretLines(text: string, column: number): string {
+  const at = Math.max(0, column - 1);
+  if (text.length <= 120) return `\n  ${text}\n  ${' '.repeat(at)}^`;
+  const start = Math.max(0, Math.min(at - CARET_WINDOW / 2, text.length - CARET_WINDOW));
+  const end = Math.min(text.length, start + CARET_WINDOW);
+  const lead = start > 0 ? '…' : '';
+  return `\n  ${lead}${text.slice(start, end)}${end < text.length ? '…' : ''}\n  ${' '.repeat(lead.length + at - start)}^`;
+}
+
 /** Parses every filter; the error shows the filter with a caret under the column. */
 export function validateFilters(filters: string[]): Result<string[]> {
   try {
     parseFilters(filters);
     return ok(filters);
   } catch (error) {
-    if (error instanceof FilterSyntaxError) {
-      const caret = error.text.length <= 120 ? `\n  ${error.text}\n  ${' '.repeat(error.column - 1)}^` : '';
-      return fail({ code: 'filter_invalid', message: `${error.message}${caret}` });
-    }
+    if (error instanceof FilterSyntaxError) return fail({ code: 'filter_invalid', message: `${error.message}${caretLines(error.text, error.column)}` });
     throw error;
   }
 }
@@ -55,6 +65,27 @@ const duration = (value: string, option: string, minMs: number, maxMs: number, s
   }
   return ok(ms);
 };
+
+/** Any spelling of zero (`0`, `0s`, `0m`, `0.0h`) turns debounce off, as does an empty value. */
+const ZERO_DURATION = /^0+(?:\.0+)?\s*(?:ms|s|m|h)?$/;
+
+/**
+ * `--debounce`: whole seconds (SQS delays are), so `1.5s` is refused rather than stored as
+ * another value; 0 means off.
+ */
+export function debounceSeconds(value: string): Result<number> {
+  const text = value.trim();
+  if (text === '' || ZERO_DURATION.test(text)) return ok(0);
+  const ms = parseDuration(text);
+  if (ms === undefined || ms < 1000 || ms > MAX_DEBOUNCE_SECONDS * 1000) {
+    return fail({ code: 'value_invalid', message: `--debounce must be a duration such as 30s, 2m or 90s, from 1s to 15m (the longest SQS delay), or 0 to turn it off, not ${JSON.stringify(value)}` });
+  }
+  if (ms % 1000 !== 0) {
+    const lower = Math.floor(ms / 1000);
+    return fail({ code: 'value_invalid', message: `--debounce takes whole seconds, not ${JSON.stringify(value)}: write ${lower}s or ${lower + 1}s` });
+  }
+  return ok(ms / 1000);
+}
 
 /**
  * Applies the given options over `base`; an empty value (`--model ""`, `--debounce 0`,
@@ -105,12 +136,10 @@ export function applySettings(base: Settings, input: SettingsInput): Result<Sett
     else out.max_runs_per_hour = n.value;
   }
   if (input.debounce !== undefined) {
-    if (input.debounce.trim() === '0' || input.debounce.trim() === '') clear('debounce_seconds');
-    else {
-      const ms = duration(input.debounce, '--debounce', 1000, MAX_DEBOUNCE_SECONDS * 1000, '15m (the longest SQS delay)');
-      if (!ms.ok) return ms;
-      out.debounce_seconds = Math.ceil(ms.value / 1000);
-    }
+    const seconds = debounceSeconds(input.debounce);
+    if (!seconds.ok) return seconds;
+    if (seconds.value === 0) clear('debounce_seconds');
+    else out.debounce_seconds = seconds.value;
   }
   return ok(out);
 }

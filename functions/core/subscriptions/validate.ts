@@ -8,6 +8,7 @@ import { fail, ok, type Result } from '../errors';
 import { splitSource } from '../events/filters';
 import { GITHUB_EVENTS, GITLAB_EVENTS, eventOrigin as originOf } from '../events/known';
 import { closest } from '../suggest';
+import { actionsFor, checkAction, githubEventNames, type CodeHost } from './event-actions';
 import { HookError } from '../errors';
 import type { SkillSource } from '../skills/source';
 import { checkTemplate } from '../templates/template';
@@ -43,19 +44,40 @@ export function validateName(name: string): Result<string> {
   return fail({ code: 'name_invalid', message: `Invalid subscription name ${shown}: use 1-63 lower-case letters, digits, '-' and '_', starting with a letter or digit` });
 }
 
-export function validateEvents(events: string[]): Result<{ events: string[]; warnings: string[] }> {
+/** Whether a code host sends events of this name (GitHub: known.ts or @octokit/webhooks' newer names). */
+function hostSends(host: CodeHost, name: string): boolean {
+  const origin = originOf(name);
+  return origin === 'both' || origin === host || (host === 'github' && actionsFor('github', name) !== undefined);
+}
+
+/** `pull_requests` on github: → "Did you mean 'github:pull_request'?" */
+function unsentEventWarning(source: CodeHost, name: string, event: string): string {
+  const names = source === 'github' ? [...GITHUB_EVENTS, ...githubEventNames()] : GITLAB_EVENTS;
+  const guess = closest(name, names, 2);
+  return `'${name}' is not an event ${source === 'github' ? 'GitHub' : 'GitLab'} sends; '${event}' may never match${guess ? `. Did you mean '${event.replace(`:${name}`, `:${guess}`)}'?` : ''}`;
+}
+
+/**
+ * Syntax errors and actions a host never sends for the event are refused; unknown names
+ * are warnings (custom senders; events newer than the lists). `actions: false` checks
+ * syntax and names only (for stored filters an update does not change).
+ */
+export function validateEvents(events: string[], options: { actions?: boolean } = {}): Result<{ events: string[]; warnings: string[] }> {
   const warnings: string[] = [];
   for (const event of events) {
     const { source, rest } = splitSource(event);
     if (!EVENT_FILTER.test(rest)) {
       return fail({ code: 'event_invalid', message: `Invalid event filter ${JSON.stringify(event).slice(0, 80)}: write an event name such as pull_request, name.action such as pull_request.opened, a source-qualified one such as github:push or gitlab:merge_request.open, or *` });
     }
-    const origin = rest === '*' ? 'both' : originOf(rest);
-    if (source === 'github' || source === 'gitlab') {
-      if (origin !== source && origin !== 'both') warnings.push(`'${rest.split('.')[0]}' is not an event ${source === 'github' ? 'GitHub' : 'GitLab'} sends; '${event}' may never match`);
-    } else if (source === undefined && origin === 'unknown') {
-      warnings.push(unknownEventWarning(event));
-    }
+    if (rest === '*' || source === 'custom') continue;
+    const [name = rest, action] = rest.split('.');
+    const hosts = (source ? [source] : (['github', 'gitlab'] as const)).filter((host) => hostSends(host, name));
+    if (source && hosts.length === 0) warnings.push(unsentEventWarning(source, name, event));
+    else if (!source && hosts.length === 0) warnings.push(unknownEventWarning(event));
+    if (action === undefined || options.actions === false) continue;
+    const verdict = checkAction(source, name, action, hosts);
+    if (verdict?.error) return fail({ code: 'event_invalid', message: verdict.error });
+    if (verdict?.warning) warnings.push(verdict.warning);
   }
   return ok({ events: [...new Set(events)], warnings });
 }

@@ -1,0 +1,49 @@
+/**
+ * `webhook event req_…`: the request-log entry behind a `filtered` row of `webhook events`.
+ * Such a request was turned away by payload filters: nothing was stored or queued, so its
+ * request-log entry (7 days) is the whole story, and there is nothing to replay.
+ */
+import { HookError } from '../../functions/core/errors';
+import { escapeTerminal } from '../../functions/core/log';
+import type { RequestRecord } from '../../functions/core/types';
+import type { Stores } from '../context';
+
+/** `req_` + 9 base-36 digits of the receive time in ms + a sequence and a process tag (ingest/request-log.ts). */
+const REQUEST_ID = /^req_([0-9a-z]{9})[0-9a-z]{4,}$/;
+
+/** Entries received at or after the id's time that `webhook event` reads through at most. */
+const SCAN_LIMIT = 10_000;
+
+export const isRequestId = (id: string): boolean => id.startsWith('req_');
+
+/** The entry with this id; undefined when it is not (or no longer) in the request log. */
+export async function findRequest(stores: Stores, id: string): Promise<RequestRecord | undefined> {
+  const time = REQUEST_ID.exec(id)?.[1];
+  if (!stores.requests || time === undefined) return undefined;
+  // Newest first from the id's own millisecond on: the entry is among the last ones read.
+  const since = parseInt(time, 36);
+  const entries = await stores.requests.list({ since, limit: SCAN_LIMIT });
+  return entries.find((entry) => entry.request_id === id);
+}
+
+export function requestNotFound(id: string): HookError {
+  return new HookError('event_not_found', `No request '${id.slice(0, 80)}' in the request log (entries are kept 7 days); list recent ones with 'hookagent webhook requests'`);
+}
+
+/** `replay req_…`: refused with why, before the event log is searched for it. */
+export function refuseRequestReplay(id: string): HookError {
+  return new HookError('event_not_found', `'${id.slice(0, 80)}' is a request-log id, not an event: its payload filters turned that request away, so nothing was stored to replay. See why with 'hookagent webhook event ${id.slice(0, 80)}'; to run it, change the filters and have the sender deliver it again`);
+}
+
+export function requestText(r: RequestRecord): string {
+  const type = r.event ? (r.action ? `${r.event}.${r.action}` : r.event) : '-';
+  const lines = [
+    `${r.request_id}: a request-log entry (${r.outcome}, HTTP ${r.status}); requests turned away by payload filters are not stored as events, so there is nothing to replay`,
+    `  request:  ${r.method} /webhooks/${r.endpoint} ${type}, delivery ${r.delivery_id ?? '-'}, received ${r.received_at}${r.source_ip ? ` from ${r.source_ip}` : ''}`,
+  ];
+  if (r.event_id) lines.push(`  event:    ${r.event_id} (for the subscriptions that took it: 'hookagent webhook event ${r.event_id}')`);
+  if (r.message) lines.push(`  message:  ${r.message}`);
+  lines.push(`  subscriptions:${r.candidates?.length ? '' : ' (none)'}`);
+  for (const c of r.candidates ?? []) lines.push(`    ${c.subscription}: ${c.matched ? 'yes' : 'no'} (${c.reason})`);
+  return escapeTerminal(lines.join('\n'));
+}
