@@ -6,16 +6,8 @@
  * requests listed by `webhook events` open with `webhook event` (6), and `--debounce`,
  * long and JSONPath-style filters get clear answers (7).
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
-import { signHub } from '../../functions/core/auth/signatures';
-import { createIngest } from '../../functions/core/ingest/service';
-import { silentLogger } from '../../functions/core/log';
-import { systemClock } from '../../functions/core/ports';
-import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
-import { openLocalRuntime, type LocalRuntime } from '../../functions/local/compose';
 import { buildCli, hkIn as hk, tempConfigDir } from '../support/cli';
-import { apiEvent } from '../support/requests';
+import { ingestOnStore, type StoreIngest } from '../support/store-ingest';
 
 beforeAll(() => buildCli(), 60_000);
 
@@ -95,20 +87,14 @@ describe('--debounce, long filters and JSONPath-style paths (defect 7)', () => {
 
 describe('with a running ingest on the same store', () => {
   const dir = configDir();
-  let store: LocalRuntime;
-  let handler: ReturnType<typeof apiGatewayHandler>;
-
+  let ingest: StoreIngest;
   beforeAll(async () => {
-    mkdirSync(join(dir, 'data'), { recursive: true });
-    store = await openLocalRuntime(join(dir, 'data'), { role: 'serve', clock: systemClock, visibilityTimeoutMs: 60_000 });
-    const ingest = createIngest(store.ingestDeps({ webhooks: { github: { secret: ['gh'] }, max_payload_size: 1024 * 1024 } }, silentLogger));
-    handler = apiGatewayHandler(async () => ingest, silentLogger);
+    ingest = await ingestOnStore(dir);
   });
-  afterAll(() => store.close());
+  afterAll(() => ingest.close());
 
   const send = async (event: string, payload: Record<string, unknown>, delivery: string): Promise<{ status: number; body: Record<string, unknown> }> => {
-    const body = JSON.stringify(payload);
-    const answer = await handler(apiEvent({ path: '/webhooks/github', body, headers: { 'x-github-event': event, 'x-github-delivery': delivery, 'x-hub-signature-256': signHub(body, 'gh') } }));
+    const answer = await ingest.send(event, payload, { delivery });
     return { status: answer.statusCode ?? 0, body: JSON.parse(answer.body ?? '{}') as Record<string, unknown> };
   };
 

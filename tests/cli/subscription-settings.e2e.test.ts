@@ -3,22 +3,14 @@
  * filters with their grammar errors, per-subscription settings in subscribe/update/show/
  * list, `webhook test` filter results, `webhook requests` and filtered events in `events`.
  */
-import { mkdirSync } from 'node:fs';
-import { join } from 'node:path';
 import { DynamoEventLog } from '../../functions/aws/event-log';
 import { DynamoRequestLog } from '../../functions/aws/request-log';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
-import { signHub } from '../../functions/core/auth/signatures';
 import { SubscriptionCache } from '../../functions/core/ingest/subscription-cache';
-import { createIngest } from '../../functions/core/ingest/service';
-import { silentLogger } from '../../functions/core/log';
-import { systemClock } from '../../functions/core/ports';
-import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
 import { MemoryDedupStore } from '../support/memory';
-import { openLocalRuntime, type LocalRuntime } from '../../functions/local/compose';
 import { buildCli, hkIn, runCli, tempConfigDir } from '../support/cli';
-import { apiEvent } from '../support/requests';
+import { ingestOnStore, type StoreIngest } from '../support/store-ingest';
 
 beforeAll(() => buildCli(), 60_000);
 
@@ -133,21 +125,12 @@ describe('filters and settings in subscribe / update / show / list / test', () =
 
 describe('webhook requests and filtered events, with a running ingest holding the store', () => {
   const dir = configDir();
-  let store: LocalRuntime;
-  let handler: ReturnType<typeof apiGatewayHandler>;
-
+  let ingest: StoreIngest;
   beforeAll(async () => {
-    mkdirSync(join(dir, 'data'), { recursive: true });
-    store = await openLocalRuntime(join(dir, 'data'), { role: 'serve', clock: systemClock, visibilityTimeoutMs: 60_000 });
-    const ingest = createIngest(store.ingestDeps({ webhooks: { github: { secret: ['gh'] }, max_payload_size: 1024 * 1024 } }, silentLogger));
-    handler = apiGatewayHandler(async () => ingest, silentLogger);
+    ingest = await ingestOnStore(dir);
   });
-  afterAll(() => store.close());
-
-  const send = (event: string, payload: Record<string, unknown>, secret = 'gh', delivery = `d-${Math.random()}`) => {
-    const body = JSON.stringify(payload);
-    return handler(apiEvent({ path: '/webhooks/github', body, headers: { 'x-github-event': event, 'x-github-delivery': delivery, 'x-hub-signature-256': signHub(body, secret) } }));
-  };
+  afterAll(() => ingest.close());
+  const send = (event: string, payload: Record<string, unknown>, secret = 'gh', delivery = `d-${Math.random()}`) => ingest.send(event, payload, { secret, delivery });
 
   test('requests explains each request; --outcome, --endpoint, --limit, --json; events lists the filtered ones', async () => {
     expect((await hk(dir, 'webhook', 'subscribe', 'reviews', '--events', 'pull_request', '--filter', 'pull_request.draft == false')).code).toBe(0);
