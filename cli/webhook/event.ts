@@ -27,6 +27,7 @@ export function storyJson(s: EventStory): Record<string, unknown> {
     filters: s.filters, prompt: r.prompt ?? null, warnings: r.warnings ?? [], usage: r.usage ?? null,
     transcript: s.transcript ?? null, ...(s.transcript_error ? { transcript_error: s.transcript_error } : {}),
     reply: r.reply ?? null, deliveries: r.targets ?? {}, error: r.error ?? null, timings: r.timings ?? {}, updated_at: r.updated_at,
+    ...(r.superseded_by ? { superseded_by: r.superseded_by } : {}),
   };
 }
 
@@ -55,6 +56,7 @@ export function storyText(s: EventStory): string {
     `  filters:  ${s.filters.length > 0 ? s.filters.join(' AND ') : '(none)'}`,
   ];
   if (r.error) lines.push(`  error:    ${r.error.code}: ${r.error.message}`);
+  if (r.superseded_by) lines.push(`  superseded by ${r.superseded_by}: a later event of the same subject runs instead (debounce)`);
   for (const w of r.warnings ?? []) lines.push(`  warning:  ${w}`);
   lines.push('  prompt:', r.prompt !== undefined ? indent(r.prompt) : '    (not rendered yet)');
   if (r.usage) {

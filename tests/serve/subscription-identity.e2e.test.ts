@@ -114,4 +114,7 @@ test('a debounced burst held while paused: resume releases only the latest of it
     expect.objectContaining({ status: 'delivered' }),
   ]);
   expect(texts()).toEqual(['burst at s3']);
+  // The event's own story names what superseded it.
+  expect(await record(ids[0] as string)).toMatchObject({ status: 'superseded', superseded_by: ids[2] });
+  expect((await cli('webhook', 'event', ids[1] as string)).stdout).toContain(`superseded by ${ids[2]}: a later event of the same subject runs instead (debounce)`);
 }, 90_000);
