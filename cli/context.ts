@@ -3,6 +3,7 @@
  * DynamoDB tables when an `aws` section or --stage is given, else the local SQLite store
  * under `{config_dir}/data`, opened beside a running serve), and the output streams. Results go to stdout, errors to stderr.
  */
+import { asInvoked } from './invocation';
 import { SQSClient, GetQueueUrlCommand } from '@aws-sdk/client-sqs';
 import { closeSync, openSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
@@ -171,6 +172,18 @@ export async function withStores<T>(ctx: CliContext, fn: (stores: Stores) => Pro
   } finally {
     await stores.close();
   }
+}
+
+/**
+ * `baseUrl` for a command acting on `ctx`: on an AWS stage without `webhooks.public_url`
+ * the default (serve on this machine) is not where the stage answers, and a note says
+ * where to find the right one.
+ */
+export function printedBaseUrl(ctx: CliContext): string {
+  if (ctx.deployment && ctx.config.webhooks.public_url === undefined) {
+    ctx.warn(asInvoked(`note: these URLs are serve's on this machine, not stage '${ctx.deployment.stage}': set webhooks.public_url in config.yaml to the stage's API URL (the stack output HttpApiUrl; 'hookagent status --stage ${ctx.deployment.stage}' prints it)`));
+  }
+  return baseUrl(ctx.config, ctx.configDir, ctx.warn);
 }
 
 /**

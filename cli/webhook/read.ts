@@ -5,7 +5,7 @@ import type { DedupStore } from '../../functions/core/ports';
 import { abandonUncommitted } from '../../functions/core/ingest/abandoned';
 import { DEFAULT_CLAIM_LEASE_MS } from '../../functions/core/ingest/service';
 import { describeSubscription, eventJson, eventRow, subscriptionJson, subscriptionRow, table } from '../output';
-import { baseUrl, withStores, type CliContext, type Stores } from '../context';
+import { printedBaseUrl, withStores, type CliContext, type Stores } from '../context';
 import { senderSetup } from '../setup-hints';
 import { commandName } from '../invocation';
 import { filteredFor, filteredJson, filteredRow, type FilteredEvent } from './filtered';
@@ -23,7 +23,7 @@ export async function show(ctx: CliContext, name: string, json: boolean, showSec
   const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
   if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
   if (json) return ctx.out(JSON.stringify(subscriptionJson(subscription, showSecret), null, 2));
-  ctx.out([describeSubscription(subscription, showSecret), 'endpoints:', ...senderSetup(ctx.config, baseUrl(ctx.config, ctx.configDir, ctx.warn), subscription, false)].join('\n'));
+  ctx.out([describeSubscription(subscription, showSecret), 'endpoints:', ...senderSetup(ctx.config, printedBaseUrl(ctx), subscription, false)].join('\n'));
 }
 
 /** Records of one subscription, newest first, from `before` on; with `status`, pages on until `limit` match (bounded). */

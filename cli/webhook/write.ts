@@ -10,7 +10,7 @@ import { splitSource } from '../../functions/core/events/filters';
 import { ignoredTargetSettings } from '../../functions/core/delivery/targets';
 import { WORKER_TIMEOUT_SECONDS } from '../../functions/aws/limits';
 import type { Subscription } from '../../functions/core/types';
-import { baseUrl, withStores, type CliContext } from '../context';
+import { printedBaseUrl, withStores, type CliContext } from '../context';
 import { codehostEndpoints, senderSetup } from '../setup-hints';
 import { applyTokenLimits } from './token-options';
 
@@ -113,10 +113,10 @@ export async function update(ctx: CliContext, name: string, fields: Subscription
 
 function printSetup(ctx: CliContext, s: Subscription): void {
   const lines = [`Created subscription '${s.name}' (active), delivering to ${s.deliver.join(', ')}.`, '', 'Point your sender at:'];
-  lines.push(...senderSetup(ctx.config, baseUrl(ctx.config, ctx.configDir, ctx.warn), s, true));
+  lines.push(...senderSetup(ctx.config, printedBaseUrl(ctx), s, true));
   const codehost = codehostEndpoints(s.events);
   lines.push('', 'Sender setup:', '  Content type: application/json');
   if (codehost.length > 0) lines.push(`  Events to send: ${[...new Set(s.events.map((e) => (e.includes(':') ? e.slice(e.indexOf(':') + 1) : e).split('.')[0]))].join(', ')}`);
-  else lines.push(`  This subscription has no code-host events: it is reached only through ${baseUrl(ctx.config, ctx.configDir)}/webhooks/custom/${s.name}`);
+  else lines.push(`  This subscription has no code-host events: it is reached only through ${printedBaseUrl(ctx)}/webhooks/custom/${s.name}`);
   ctx.out(lines.join('\n'));
 }

@@ -37,3 +37,18 @@ test('no region in config.yaml, the options or the environment: where to set one
   expect(result.code).toBe(1);
   expect(result.stderr).toContain('No AWS region: set aws.region in config.yaml, pass --region <region>, or set AWS_REGION.');
 }, 60_000);
+
+test('subscribe on a stage without webhooks.public_url: the printed URLs are serve\'s, and a note says where the stage\'s is', async () => {
+  const env = { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_REGION: 'eu-west-1', AWS_MAX_ATTEMPTS: '1' };
+  const bare = await runCli(['--config-dir', tempConfigDir('aws: { region: eu-west-1, stage: prod }\n'), 'webhook', 'subscribe', 'urls', '--events', 'issues'], env);
+  expect(bare.code).toBe(0);
+  expect(bare.stderr).toMatch(/note: these URLs are serve's on this machine, not stage 'prod': set webhooks.public_url in config.yaml to the stage's API URL \(the stack output HttpApiUrl; '(npx )?hookagent status --stage prod' prints it\)/);
+  const set = await runCli(['--config-dir', tempConfigDir('aws: { region: eu-west-1, stage: prod }\nwebhooks: { public_url: "https://abc.execute-api.eu-west-1.amazonaws.com" }\n'), 'webhook', 'show', 'urls'], env);
+  expect(set.code).toBe(0);
+  expect(set.stdout).toContain('https://abc.execute-api.eu-west-1.amazonaws.com/webhooks/github');
+  expect(set.stderr).not.toContain('note:');
+  // Locally the default is right: no note.
+  const local = await runCli(['--config-dir', tempConfigDir(), 'webhook', 'subscribe', 'urls', '--events', 'issues']);
+  expect(local.code).toBe(0);
+  expect(local.stderr).not.toContain('note:');
+}, 60_000);
