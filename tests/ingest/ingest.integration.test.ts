@@ -656,6 +656,19 @@ describe('what responses and logs never carry', () => {
     expect(logs).not.toContain('PAYLOAD-SECRET-123');
   });
 
+  test('refused, unhandled and failed requests are logged with the delivery id the sender stated', async () => {
+    await h.addSubscription({ name: 'gh-logs', events: ['pull_request'] });
+    h.logs.length = 0;
+    await h.handler(githubEvent('pull_request', PR_BODY, 'wrong', { 'x-github-delivery': 'forged-1' }));
+    await h.handler(githubEvent('push', '{"ref":"x"}', GITHUB_SECRET, { 'x-github-delivery': 'unhandled-2' }));
+    h.queue.refuseNext();
+    expect((await h.handler(githubEvent('pull_request', PR_BODY, GITHUB_SECRET, { 'x-github-delivery': 'failed-3' }))).statusCode).toBe(503);
+    const lines = h.logs.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(lines).toContainEqual(expect.objectContaining({ message: 'refused: signature invalid', delivery_id: 'forged-1' }));
+    expect(lines).toContainEqual(expect.objectContaining({ message: 'ignored: no subscription handles the event', delivery_id: 'unhandled-2' }));
+    expect(lines).toContainEqual(expect.objectContaining({ message: 'unavailable: a store or the queue failed', delivery_id: 'failed-3' }));
+  });
+
   test('log lines are JSON with the event id and subscription', async () => {
     await h.addSubscription({ name: 'gh', events: ['pull_request'] });
     h.logs.length = 0;

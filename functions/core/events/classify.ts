@@ -88,6 +88,18 @@ export function missingEventMessage(source: Source): string {
 }
 
 /**
+ * The delivery id the sender states in its headers, before anything is verified: for log
+ * lines of requests refused or failed early, so they can be matched with the sender's own
+ * delivery log. Never a dedup key (classifyEvent decides that).
+ */
+export function statedDeliveryId(source: Source, headers: Headers): string | undefined {
+  const stated = source === 'github' ? headers['x-github-delivery']
+    : source === 'gitlab' ? headers['webhook-id'] ?? headers['idempotency-key'] ?? headers['x-gitlab-event-uuid']
+      : headers['webhook-id'] ?? headers['x-request-id'] ?? headers['idempotency-key'];
+  return deliveryKey(stated);
+}
+
+/**
  * Undefined when the request carries no usable event type (GitHub and GitLab only).
  * `signed`: the request was authenticated by its Standard Webhooks signature, which covers
  * its `webhook-id` (a GitLab request that passed on its token has a webhook-id nobody vouched for).

@@ -7,7 +7,7 @@ import type { Config } from '../config/types';
 import { authenticate } from '../auth/authenticate';
 import type { RawBody } from '../auth/signatures';
 import { describeError, isHookError } from '../errors';
-import { classifyEvent, missingEventMessage, type Payload } from '../events/classify';
+import { classifyEvent, missingEventMessage, statedDeliveryId, type Payload } from '../events/classify';
 import { causedByHookagent } from '../events/loop-guard';
 import type { Logger } from '../log';
 import type { AtomicAccept, AtomicRelease, Clock, DebounceStore, DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog } from '../ports';
@@ -106,7 +106,7 @@ export function createIngest(deps: IngestDeps): Ingest {
       const secrets = custom ? [custom.secret] : (config.webhooks[source as 'github' | 'gitlab']?.secret ?? []);
       const auth = authenticate(source, body, request.headers, secrets, deps.clock.now());
       if (!auth.ok) {
-        logger.warn('refused: signature invalid', { source, subscription: custom?.name, reason: auth.reason });
+        logger.warn('refused: signature invalid', { source, subscription: custom?.name, reason: auth.reason, delivery_id: statedDeliveryId(source, request.headers) });
         return errors.signatureInvalid();
       }
 
@@ -135,7 +135,7 @@ export function createIngest(deps: IngestDeps): Ingest {
         return reply(200, { status: 'ignored', reason: MESSAGES.filteredOut, event });
       }
       if (matched.length === 0) {
-        logger.info('ignored: no subscription handles the event', { source, event, action, subscription: custom?.name });
+        logger.info('ignored: no subscription handles the event', { source, event, action, delivery_id: identity.deliveryId, subscription: custom?.name });
         return reply(200, { status: 'ignored', reason: MESSAGES.eventNotHandled, event });
       }
 
@@ -144,7 +144,9 @@ export function createIngest(deps: IngestDeps): Ingest {
     } catch (error) {
       // Whatever failed, nothing was accepted and the sender may retry: answer 503, never 500.
       const expected = isHookError(error) && error.code === 'unavailable';
-      logger.error(expected ? 'unavailable: a store or the queue failed' : 'unexpected failure', { source, error: describeError(error) });
+      logger.error(expected ? 'unavailable: a store or the queue failed' : 'unexpected failure', {
+        source, delivery_id: trace.deliveryId ?? statedDeliveryId(source, request.headers), error: describeError(error),
+      });
       return errors.unavailable();
     }
   };
