@@ -351,6 +351,17 @@ describe('GitLab fixtures', () => {
     expect(bodyOf(result)).toMatchObject({ status: 'accepted', event: kind, delivery_id: `uuid-${file}` });
   });
 
+  test('a release hook\'s action is its top-level action: gitlab:release.create matches, release.delete does not', async () => {
+    await h.addSubscription({ name: 'gl-release', events: ['gitlab:release.create'] });
+    await h.addSubscription({ name: 'gl-deleted', events: ['gitlab:release.delete'] });
+    const result = await h.handler(apiEvent({
+      path: '/webhooks/gitlab', body: fixture('gitlab/release.json'),
+      headers: { 'x-gitlab-event': 'Release Hook', 'x-gitlab-token': GITLAB_SECRET, 'x-gitlab-event-uuid': 'uuid-release-action' },
+    }));
+    expect(result.statusCode).toBe(202);
+    expect(bodyOf(result)).toMatchObject({ status: 'accepted', event: 'release', subscriptions: ['gl-release'] });
+  });
+
   test.each(fixtures)('%s with a wrong or missing token → 401', async (file, header) => {
     await h.addSubscription({ name: 'gl', events: ['*'] });
     for (const token of ['wrong-token', undefined]) {

@@ -118,6 +118,8 @@ export function classifyEvent(source: Source, headers: Headers, payload: Payload
       event = text(payload.object_kind) ?? gitlabKindFromHeader(headers['x-gitlab-event']);
       const attributes = payload.object_attributes;
       if (attributes && typeof attributes === 'object') action = text((attributes as Payload).action);
+      // A release hook has no object_attributes: its action (create, update, delete) is top-level.
+      else if (event === 'release') action = text(payload.action);
       // A signed request (Standard Webhooks, GitLab 19+) is deduplicated on the signed
       // webhook-id: the unsigned Idempotency-Key could be changed to replay a captured request.
       // An unsigned webhook-id is not a key either: nothing vouches for it (DESIGN §2.1).

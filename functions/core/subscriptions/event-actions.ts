@@ -18,17 +18,17 @@ export type CodeHost = 'github' | 'gitlab';
 const ISSUE_ACTIONS = ['open', 'close', 'reopen', 'update'] as const;
 
 /**
- * GitLab's `object_attributes.action` per object_kind (GitLab's webhook docs), the only
- * action hookagent reads for GitLab (events/classify.ts). [] = none is read: these events
- * carry no object_attributes.action (a release's top-level `action` is not read either).
- * Kinds not listed are not checked.
+ * GitLab's action per object_kind (GitLab's webhook docs), as hookagent reads it
+ * (events/classify.ts): `object_attributes.action`, and a release's top-level `action`.
+ * [] = these events carry none. Kinds not listed are not checked.
  */
 const GITLAB_ACTIONS: Readonly<Record<string, readonly string[]>> = {
   merge_request: ['open', 'close', 'reopen', 'update', 'approved', 'unapproved', 'approval', 'unapproval', 'merge'],
   issue: ISSUE_ACTIONS, work_item: ISSUE_ACTIONS,
   note: ['create', 'update'],
   wiki_page: ['create', 'update', 'delete'],
-  push: [], tag_push: [], pipeline: [], build: [], deployment: [], release: [],
+  release: ['create', 'update', 'delete'],
+  push: [], tag_push: [], pipeline: [], build: [], deployment: [],
 };
 
 /** The same thing under the other host's name, for a hint. */
