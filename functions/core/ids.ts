@@ -13,9 +13,23 @@ function random8(): string {
   return pool.toString('hex', offset - 8, offset);
 }
 
-/** Event ids sort by arrival: a base-36 millisecond timestamp, then 64 random bits. */
+let lastMs = -1;
+let lastRandom = 0n;
+const MAX_RANDOM = (1n << 64n) - 1n;
+
+/**
+ * Event ids sort by arrival: a base-36 millisecond timestamp, then 64 random bits. Ids made
+ * in the same millisecond by one process count up from the first one's random bits, so
+ * they sort in the order they were made too (records are listed, and held events released,
+ * by arrival time, then id).
+ */
 export function newEventId(nowMs: number): string {
-  return `evt_${nowMs.toString(36).padStart(9, '0')}${random8()}`;
+  if (nowMs === lastMs && lastRandom < MAX_RANDOM) lastRandom += 1n;
+  else {
+    lastMs = nowMs;
+    lastRandom = BigInt(`0x${random8()}`);
+  }
+  return `evt_${nowMs.toString(36).padStart(9, '0')}${lastRandom.toString(16).padStart(16, '0')}`;
 }
 
 /** A subscription's custom-endpoint secret: 32 random bytes, Standard Webhooks form. */
