@@ -138,7 +138,7 @@ test('payload text cannot disguise itself: bidi overrides and control characters
   await page.setViewportSize({ width: 375, height: 800 });
   await page.goto(`${fx.url}/console#/event/${encodeURIComponent(disguised.event_id)}`);
   // The event's own view, not the list still shown while it loads (its reply previews say invoice_ too): the payload's long string is only there.
-  await page.waitForFunction(`document.body.innerText.includes('${'x'.repeat(1000)}')`);
+  await page.locator(`text=${'x'.repeat(1000)}`).first().waitFor();
   const body = await page.locator('body').innerText();
   expect(body).toContain('invoice_<U+202E>gpj.exe');
   expect(body).toContain('<U+001B>[31mred');
