@@ -5,8 +5,10 @@
  */
 import type { AtomicRelease, EventLog, LeaseStore, EventQueue, PayloadStore, RequestLog, SubscriptionStore } from '../../functions/core/ports';
 import type { EventRecord, EventStatus, EventSummary, RequestOutcome, RequestRecord } from '../../functions/core/types';
+import { acceptedFor } from '../../functions/core/subscriptions/held-settle';
 import { subscriptionJson } from '../output';
 import { scrub } from './redact';
+import { bounded, findRequestEntry } from './shape';
 
 export interface ConsoleSources {
   subscriptions: SubscriptionStore;
@@ -110,11 +112,12 @@ export class ConsoleData {
   }
 
   private async payloadOf(r: EventRecord): Promise<{ payload: unknown; payload_error?: string }> {
-    if (r.message.payload) return { payload: r.message.payload };
+    if (r.message.payload) return { payload: bounded(r.message.payload) };
     if (!r.message.payload_ref) return { payload: null };
     if (!this.sources.payloads) return { payload: null, payload_error: 'the payload is kept in the payload store, which this console cannot read' };
     try {
-      return { payload: JSON.parse(await this.sources.payloads.get(r.message.payload_ref)) as unknown };
+      // Kept as raw bytes when deeper than a message may carry: cut to what the page can show.
+      return { payload: bounded(JSON.parse(await this.sources.payloads.get(r.message.payload_ref))) };
     } catch (error) {
       return { payload: null, payload_error: error instanceof Error ? error.message : String(error) };
     }
@@ -124,7 +127,7 @@ export class ConsoleData {
     const ref = r.transcript_ref;
     if (!ref) return null;
     try {
-      return JSON.parse(ref) as unknown;
+      return bounded(JSON.parse(ref));
     } catch {
       // Not inline: a pointer into the payload store.
     }
@@ -132,7 +135,7 @@ export class ConsoleData {
     try {
       const text = await this.sources.payloads.get(ref);
       try {
-        return JSON.parse(text) as unknown;
+        return bounded(JSON.parse(text));
       } catch {
         return text;
       }
@@ -155,12 +158,22 @@ export class ConsoleData {
     const { payload, payload_error } = await this.payloadOf(first);
     const request = await this.requestOf(eventId);
     const current = new Map((await this.sources.subscriptions.list()).map((s) => [s.name, s]));
-    const subscriptions = await Promise.all(records.map(async (r) => ({
-      event_filters: current.get(r.subscription)?.events ?? [], filters: current.get(r.subscription)?.filters ?? [],
-      ...eventSummary(r), prompt: r.prompt ?? null, reply: r.reply ?? null, warnings: r.warnings ?? [],
-      targets: r.targets ?? {}, timings: r.timings ?? {}, usage: r.usage ?? null, superseded_by: r.superseded_by ?? null,
-      transcript: await this.transcriptOf(r),
-    })));
+    const subscriptions = await Promise.all(records.map(async (r) => {
+      // A record accepted for an earlier subscription of the same name (deleted, then created
+      // again) is not the current one's: its filters are not that record's filters.
+      const now = current.get(r.subscription);
+      const mine: boolean = acceptedFor(r, now);
+      return {
+        event_filters: mine && now ? now.events : null, filters: mine && now ? now.filters ?? [] : null,
+        subscription_created_at: r.message.subscription_created_at ?? null,
+        earlier_subscription: mine ? null : now
+          ? `Accepted for an earlier subscription named '${r.subscription}'${r.message.subscription_created_at ? ` (created ${r.message.subscription_created_at})` : ''}, since deleted: the '${r.subscription}' created at ${now.created_at} is another one, and its filters and targets are not this event's`
+          : `The subscription '${r.subscription}' has been deleted since this event arrived`,
+        ...eventSummary(r), prompt: r.prompt ?? null, reply: r.reply ?? null, warnings: r.warnings ?? [],
+        targets: r.targets ?? {}, timings: r.timings ?? {}, usage: r.usage ?? null, superseded_by: r.superseded_by ?? null,
+        transcript: await this.transcriptOf(r),
+      };
+    }));
     return this.clean({
       event_id: eventId, delivery_id: first.delivery_id, source: first.source, event: first.event, action: first.action ?? null,
       received_at: first.received_at, subject_key: first.message.subject_key ?? null, replay_of: first.message.replay_of ?? null,
@@ -168,6 +181,12 @@ export class ConsoleData {
       request: request && { ...request, headers: request.header_names.map((name) => ({ name, value: null })) },
       records: subscriptions,
     });
+  }
+
+  /** The request-log entry behind a `req_…` id (a request the payload filters turned away), or undefined. */
+  async requestEntry(requestId: string) {
+    const entry = await findRequestEntry(this.sources.requests, requestId);
+    return entry && this.clean(entry);
   }
 
   async listRequests(query: { endpoint?: string; outcome?: string; since?: number; limit: number }) {

@@ -8,6 +8,7 @@ import { HookError } from '../../functions/core/errors';
 import type { Logger } from '../../functions/core/log';
 import { ConsoleData, type ConsoleSources } from './data';
 import { runUseCase } from './lifecycle';
+import { isRequestId } from './shape';
 import page from './page.html';
 import { AUTH_COOKIE, ConsoleGuard, SESSION_COOKIE, cookies, hostIsLoopback, isLoopbackPeer, securityHeaders } from './security';
 
@@ -150,10 +151,22 @@ export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, 
       });
       return json(res, 200, entries === null ? { available: false, requests: [] } : { available: true, requests: entries });
     }
+    const entry = /^\/requests\/([^/]+)$/.exec(path);
+    if (entry) {
+      // A `req_…` id as `webhook events` lists it for a request the payload filters turned away.
+      const id = decodeURIComponent(entry[1]!);
+      if (!data.hasRequestLog) return problem(res, 404, 'event_not_found', 'This store has no request log');
+      const found = isRequestId(id) ? await data.requestEntry(id) : undefined;
+      return found ? json(res, 200, found) : problem(res, 404, 'event_not_found', `No request '${id.slice(0, 80)}' in the request log (entries are kept 7 days)`);
+    }
     const match = /^\/events\/([^/]+)$/.exec(path);
     if (match) {
-      const event = await data.event(decodeURIComponent(match[1]!));
-      return event ? json(res, 200, event) : problem(res, 404, 'event_not_found', 'No such event in the event log (it keeps 14 days)');
+      const id = decodeURIComponent(match[1]!);
+      const event = await data.event(id);
+      if (event) return json(res, 200, event);
+      return problem(res, 404, 'event_not_found', isRequestId(id)
+        ? `'${id.slice(0, 80)}' is a request-log id, not an event: GET /console/api/requests/${encodeURIComponent(id.slice(0, 80))}`
+        : 'No such event in the event log (it keeps 14 days)');
     }
     return problem(res, 404, 'not_found', 'No such console API');
   }
