@@ -43,9 +43,11 @@ export function toAnthropicMessages(conversation: Turn[]): Message[] {
     else messages.push({ role, content });
   };
   for (const turn of conversation) {
-    if (turn.role === 'user') push('user', [{ type: 'text', text: turn.text }]);
+    // The API refuses empty or whitespace-only text blocks ("text content blocks must contain
+    // non-whitespace text"), though it returns them itself (a "\n\n" before a tool_use).
+    if (turn.role === 'user') push('user', [{ type: 'text', text: turn.text.trim() ? turn.text : '…' }]);
     else if (turn.role === 'assistant') {
-      const content: Block[] = turn.text ? [{ type: 'text', text: turn.text }] : [];
+      const content: Block[] = turn.text.trim() ? [{ type: 'text', text: turn.text }] : [];
       for (const call of turn.toolCalls) content.push({ type: 'tool_use', id: call.id, name: call.name, input: call.input ?? {} });
       push('assistant', content.length > 0 ? content : [{ type: 'text', text: '…' }]);
     } else {

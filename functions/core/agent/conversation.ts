@@ -4,6 +4,8 @@ export interface ToolCall {
   name: string;
   /** Parsed arguments; a model that sends malformed JSON gets an error result. */
   input: unknown;
+  /** Why the arguments could not be read (not JSON): the tool is not run, the model gets this as an error. */
+  inputError?: string;
 }
 
 export interface ToolResult {

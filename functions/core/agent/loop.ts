@@ -12,7 +12,7 @@ import { HookError, isHookError } from '../errors';
 import type { Agent, AgentReply, AgentRequest } from './agent';
 import type { ChatProvider, ToolResult, Turn } from './conversation';
 import { RunRecorder, withRun } from './run-record';
-import { fenceText, newFenceToken } from './fence';
+import { fenceClose, fenceOpen, fenceText, newFenceToken } from './fence';
 import { withFindings, type Finding } from '../delivery/findings';
 import { capToolOutput, type Tool, type ToolContext } from './tools';
 
@@ -38,6 +38,8 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
   const fence = newFenceToken([request.prompt]);
   // record_finding collects here; the findings travel with the reply to the code-host delivery.
   const findings: Finding[] = [];
+  // get_change_diff calls: when every one failed, the reply says so (it is no review of the diff).
+  const diffReads = { ok: 0, errors: [] as string[] };
   try {
     for (let step = 1; step <= request.maxSteps; step++) {
       // Tools stay offered on the shorter retry: Bedrock refuses toolUse blocks without a toolConfig.
@@ -59,7 +61,8 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
       }
       if (turn.toolCalls.length === 0) {
         if (turn.text.trim() === '') throw new HookError('agent_reply_empty', 'The model answered with an empty reply; nothing was posted');
-        const text = withFindings(turn.text, findings);
+        const unread = diffReads.ok === 0 && diffReads.errors.length > 0 ? `get_change_diff failed: ${diffReads.errors.at(-1)}` : undefined;
+        const text = withFindings(turn.text, findings, unread);
         return { text, steps: recorder.usage.steps, refusedTools, run: recorder.snapshot(text) };
       }
       conversation.push({ role: 'assistant', text: turn.text, toolCalls: turn.toolCalls });
@@ -71,6 +74,9 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
         if (!tool) {
           refusedTools.push(call.name);
           result = { id: call.id, name: call.name, isError: true, content: `Tool '${call.name}' is not available for this task.` };
+        } else if (call.inputError) {
+          // Not run on a made-up input: a cut `{"path": …` would otherwise read as "no path".
+          result = { id: call.id, name: call.name, isError: true, content: call.inputError };
         } else {
           try {
             const context: ToolContext = { message: request.message, payload: request.payload, delivery: options.delivery, signal, findings };
@@ -79,6 +85,10 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
             if (signal.aborted) throw error;
             result = { id: call.id, name: call.name, isError: true, content: fenceText(capToolOutput(isHookError(error) ? error.message : String(error)), fence) };
           }
+        }
+        if (call.name === 'get_change_diff' && tool) {
+          if (result.isError) diffReads.errors.push(call.inputError ? 'arguments not valid JSON' : resultError(result.content, fence));
+          else diffReads.ok += 1;
         }
         results.push(result);
         recorder.toolCall(recorded, call.name, call.input, !result.isError, Date.now() - started, result.content);
@@ -90,6 +100,11 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
     throw withRun(error, recorder.snapshot());
   }
   throw withRun(new HookError('agent_max_steps', `The agent used all ${request.maxSteps} tool rounds (the subscription's --max-steps, else agent.max_steps) without answering`), recorder.snapshot());
+}
+
+/** A tool error's text without its fence, short. */
+function resultError(content: string, fence: string): string {
+  return content.split(fenceOpen(fence)).join('').split(fenceClose(fence)).join('').trim().slice(0, 300);
 }
 
 /** An Agent over a provider and a set of tools. */

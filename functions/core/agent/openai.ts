@@ -116,23 +116,34 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
       }
       const text = await response.text();
       if (!response.ok) throw withRetryAfter(classifyHttpFailure('The model provider', response.status, redactSecrets(providerMessage(text), [settings.apiKey])), response.headers);
-      let parsed: { usage?: unknown; choices?: Array<{ finish_reason?: unknown; message?: { content?: unknown; tool_calls?: Array<{ id?: unknown; function?: { name?: unknown; arguments?: unknown } }> } }> };
+      let parsed: { error?: unknown; usage?: unknown; choices?: Array<{ finish_reason?: unknown; error?: unknown; message?: { content?: unknown; tool_calls?: Array<{ id?: unknown; function?: { name?: unknown; arguments?: unknown } }> } }> };
       try {
         parsed = JSON.parse(text) as typeof parsed;
       } catch {
         throw new HookError('provider_unavailable', 'The model provider answered with something that is not JSON', { retryable: true });
       }
       const choice = parsed.choices?.[0];
+      // OpenRouter and other gateways answer 200 with an error once the model has started:
+      // `{"error": {"code", "message"}}`, or a choice that ended with finish_reason "error".
+      const failed = choice === undefined ? parsed.error : choice.finish_reason === 'error' ? choice.error ?? {} : undefined;
+      if (failed !== undefined && failed !== null) {
+        const e = (typeof failed === 'object' ? failed : { message: failed }) as { code?: unknown; message?: unknown };
+        const status = typeof e.code === 'number' && e.code >= 400 && e.code < 600 ? e.code : 502;
+        const said = typeof e.message === 'string' ? e.message : 'the model failed while answering';
+        throw classifyHttpFailure('The model provider', status, redactSecrets(said, [settings.apiKey]));
+      }
       const message = choice?.message;
       if (!message) throw new HookError('provider_response', 'The model provider answered without a message');
       const toolCalls: ToolCall[] = (message.tool_calls ?? []).map((call, index) => {
         let input: unknown = {};
+        let inputError: string | undefined;
         try {
           input = typeof call.function?.arguments === 'string' && call.function.arguments ? JSON.parse(call.function.arguments) : {};
         } catch {
           input = { unparsable_arguments: call.function?.arguments };
+          inputError = 'The arguments of this call are not valid JSON; the tool was not run. Call it again with a JSON object as arguments.';
         }
-        return { id: typeof call.id === 'string' ? call.id : `call_${index}`, name: String(call.function?.name ?? ''), input };
+        return { id: typeof call.id === 'string' ? call.id : `call_${index}`, name: String(call.function?.name ?? ''), input, ...(inputError ? { inputError } : {}) };
       });
       const stop = openAiStop(choice?.finish_reason);
       const usage = openAiUsage(parsed.usage);

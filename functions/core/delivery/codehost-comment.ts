@@ -11,12 +11,12 @@
  */
 import type { CodehostSettings } from '../config/types';
 import type { LeaseStore } from '../ports';
-import { commentMarker, MARKER_PREFIX, reviewedMarker, stickyMarker } from '../events/loop-guard';
+import { commentMarker, MARKER_PREFIX, reviewedCommitOf, reviewedMarker, stickyMarker } from '../events/loop-guard';
 import { subjectOf, type Subject } from '../events/subject';
 import { codehostClient, isFailure, type CodehostClient } from './codehost-api';
 import { postInlineFindings } from './codehost-review';
 import { installationIdOf } from './github-app';
-import { findingLine, splitFindings } from './findings';
+import { findingLine, splitFindings, unreadNote } from './findings';
 import { fitReply, postOnce, type HttpOptions } from './http';
 import { commentText } from './mentions';
 import { underSubjectLease } from './subject-lease';
@@ -114,13 +114,22 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   const marker = commentMarker(name, request.message.event_id);
   const limit = client.host === 'github' ? GITHUB_COMMENT_LIMIT : GITLAB_NOTE_LIMIT;
   const at = now();
-  let suffix = sticky ? stickyFooter(name, request.message.event_id, subject, at) : `\n\n${marker}`;
-  const { text: rawReply, findings } = splitFindings(request.reply);
+  const { text: rawReply, findings, unread } = splitFindings(request.reply);
+  // A run that could not read the diff reviewed no commit: the footer names none (the last real review's stays, below).
+  const reviewed: Subject = unread ? { ...subject, commit: undefined } : subject;
+  let suffix = sticky ? stickyFooter(name, request.message.event_id, reviewed, at) : `\n\n${marker}`;
   // Mass @mentions from payload or model text are neutralised unless delivery.codehost.allow_mentions (mentions.ts).
   const replyText = commentText(rawReply, request.settings);
   let notesText = '';
-  const compose = () => fitReply(notesText ? `${replyText}\n\n${commentText(notesText, request.settings)}` : replyText, limit, suffix);
+  const compose = () => {
+    const notes = notesText ? `\n\n${commentText(notesText, request.settings)}` : '';
+    // A reply too long for the host is cut before the findings notes, not through them (they
+    // hold the findings that are nowhere else), unless the notes alone nearly fill the comment.
+    if (notes && notes.length + suffix.length <= limit / 2) return fitReply(replyText, limit, `${notes}${suffix}`);
+    return fitReply(`${replyText}${notes}`, limit, suffix);
+  };
   let inlineDone = findings.length === 0;
+  if (inlineDone && unread) notesText = unreadNote(unread);
   /** Inline findings first (once), so those that cannot be placed go into the summary. */
   const placeFindings = async () => {
     if (inlineDone) return;
@@ -129,6 +138,9 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
     request.logger.info('codehost_findings', { event_id: request.message.event_id, subscription: name, posted: inline.posted, repeated: inline.skipped, folded: inline.folded.length });
     const notes: string[] = [];
     if (inline.posted > 0) notes.push(`${inline.posted} finding(s) are posted as inline comments on the diff.`);
+    // This comment replaces the last summary: findings still standing inline from an earlier review are named too.
+    if (inline.skipped > 0) notes.push(`${inline.skipped} finding(s) were already posted as inline comments on the same lines by an earlier review.`);
+    if (unread) notes.push(unreadNote(unread));
     if (inline.folded.length > 0) notes.push(`**Findings not on changed lines**\n${inline.folded.map(({ finding, why }) => `${findingLine(finding)} _(${why})_`).join('\n')}`);
     notesText = notes.join('\n\n');
   };
@@ -153,7 +165,8 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
     const found = sticky ? items.find((c) => typeof c.id === 'number' && textOf(c).includes(mine)) : undefined;
     stickyId = found?.id;
     if (found) {
-      suffix = stickyFooter(name, request.message.event_id, subject, at, eventMarkersIn(textOf(found), name));
+      const earlierReview = unread ? reviewedCommitOf(textOf(found)) : undefined;
+      suffix = stickyFooter(name, request.message.event_id, earlierReview ? { ...subject, commit: earlierReview } : reviewed, at, eventMarkersIn(textOf(found), name));
     }
     return undefined;
   };

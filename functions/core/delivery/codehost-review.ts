@@ -75,7 +75,8 @@ export async function postInlineFindings(client: CodehostClient, subject: Subjec
   const inline: Finding[] = [];
   for (const f of findings) {
     const lines = diff.get(f.path);
-    if (!lines || !lines[f.side].has(f.line)) result.folded.push({ finding: f, why: 'outside the diff' });
+    if (lines && lines.RIGHT.size === 0 && lines.LEFT.size === 0) result.folded.push({ finding: f, why: 'the host shows no diff lines for this file: binary, too large, or only renamed' });
+    else if (!lines || !lines[f.side].has(f.line)) result.folded.push({ finding: f, why: 'outside the diff' });
     else if (existing.has(findingMarker(subscription, f))) result.skipped++;
     else inline.push(f);
   }
@@ -123,8 +124,16 @@ export async function postInlineFindings(client: CodehostClient, subject: Subjec
       position_type: 'text', base_sha: refs.base_sha, start_sha: refs.start_sha, head_sha: refs.head_sha,
       old_path: oldPaths.get(f.path) ?? f.path, new_path: f.path,
     };
-    if (f.side === 'LEFT') position.old_line = f.line;
-    else {
+    if (f.side === 'LEFT') {
+      position.old_line = f.line;
+      // A context line has both numbers, and GitLab needs both: with old_line alone it is a removed line.
+      for (const [newLine, oldLine] of lines.context) {
+        if (oldLine === f.line) {
+          position.new_line = newLine;
+          break;
+        }
+      }
+    } else {
       position.new_line = f.line;
       const old = lines.context.get(f.line);
       if (old !== undefined) position.old_line = old;

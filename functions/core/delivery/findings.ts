@@ -22,11 +22,14 @@ export const MAX_FINDINGS = 30;
 export const MAX_FINDING_BODY = 2000;
 
 const BLOCK = /^<!-- hookagent-findings:([A-Za-z0-9+/=]*) -->\n?/;
+/** Why the run could not read the change's diff (every get_change_diff call failed): the reply is no review of it. */
+const UNREAD = /^<!-- hookagent-unread:([A-Za-z0-9+/=]*) -->\n?/;
 
-/** The reply with the findings block in front (unchanged when there are none). */
-export function withFindings(reply: string, findings: Finding[]): string {
-  if (findings.length === 0) return reply;
-  return `<!-- hookagent-findings:${Buffer.from(JSON.stringify(findings.slice(0, MAX_FINDINGS))).toString('base64')} -->\n${reply}`;
+/** The reply with the findings block in front (unchanged when there are none), and the unread note when the diff could not be read. */
+export function withFindings(reply: string, findings: Finding[], unread?: string): string {
+  const note = unread ? `<!-- hookagent-unread:${Buffer.from(unread.slice(0, 500)).toString('base64')} -->\n` : '';
+  if (findings.length === 0) return `${note}${reply}`;
+  return `<!-- hookagent-findings:${Buffer.from(JSON.stringify(findings.slice(0, MAX_FINDINGS))).toString('base64')} -->\n${note}${reply}`;
 }
 
 function valid(f: unknown): f is Finding {
@@ -36,17 +39,27 @@ function valid(f: unknown): f is Finding {
 }
 
 /** The findings carried by a reply, and the reply without the block. */
-export function splitFindings(reply: string): { text: string; findings: Finding[] } {
+export function splitFindings(reply: string): { text: string; findings: Finding[]; unread?: string } {
   const match = BLOCK.exec(reply);
-  if (!match) return { text: reply, findings: [] };
   let findings: Finding[] = [];
-  try {
-    const parsed = JSON.parse(Buffer.from(match[1] ?? '', 'base64').toString('utf8')) as unknown;
-    findings = Array.isArray(parsed) ? parsed.filter(valid).slice(0, MAX_FINDINGS) : [];
-  } catch {
-    findings = [];
+  let text = reply;
+  if (match) {
+    try {
+      const parsed = JSON.parse(Buffer.from(match[1] ?? '', 'base64').toString('utf8')) as unknown;
+      findings = Array.isArray(parsed) ? parsed.filter(valid).slice(0, MAX_FINDINGS) : [];
+    } catch {
+      findings = [];
+    }
+    text = reply.slice(match[0].length);
   }
-  return { text: reply.slice(match[0].length), findings };
+  const unread = UNREAD.exec(text);
+  if (!unread) return { text, findings };
+  return { text: text.slice(unread[0].length), findings, unread: Buffer.from(unread[1] ?? '', 'base64').toString('utf8') || 'the diff could not be read' };
+}
+
+/** What a comment says when the run could not read the diff. */
+export function unreadNote(why: string): string {
+  return `_hookagent could not read this change's diff (${why.replace(/\s*\n\s*/g, ' ')}): the reply above is not a review of the change._`;
 }
 
 export function findingLine(f: Finding): string {
@@ -55,8 +68,9 @@ export function findingLine(f: Finding): string {
 
 /** For targets that cannot place findings on lines: the reply with the findings as a list. */
 export function flattenFindings(reply: string): string {
-  const { text, findings } = splitFindings(reply);
-  return findings.length === 0 ? text : `${text}\n\n**Findings**\n${findings.map(findingLine).join('\n')}`;
+  const { text, findings, unread } = splitFindings(reply);
+  const listed = findings.length === 0 ? text : `${text}\n\n**Findings**\n${findings.map(findingLine).join('\n')}`;
+  return unread ? `${listed}\n\n${unreadNote(unread)}` : listed;
 }
 
 /** The lines of a unified-diff patch that a comment may point at: RIGHT (added or context) and LEFT (removed or context). */

@@ -123,7 +123,9 @@ export interface FileChange { path: string; status: string; additions?: number; 
 /** A GitLab diff entry (`/merge_requests/:iid/diffs`, `/repository/compare`) as a changed file. */
 export function gitlabFile(d: Record<string, unknown>): FileChange {
   const status = d.new_file ? 'added' : d.deleted_file ? 'removed' : d.renamed_file ? 'renamed' : 'modified';
-  return { path: s(d.new_path), status, ...(typeof d.diff === 'string' ? { patch: d.diff } : {}), ...(d.renamed_file ? { previous: s(d.old_path) } : {}) };
+  // GitLab leaves the text out of a too_large or collapsed file (`diff: ""`): that is no diff, not an empty one.
+  const left = d.diff === '' && (d.too_large === true || d.collapsed === true);
+  return { path: s(d.new_path), status, ...(typeof d.diff === 'string' && !left ? { patch: d.diff } : {}), ...(d.renamed_file ? { previous: s(d.old_path) } : {}) };
 }
 
 

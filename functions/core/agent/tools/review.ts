@@ -41,7 +41,7 @@ function renderDiff(files: FileChange[], wanted: string | undefined, header: str
   let used = header.length;
   const skipped: string[] = [];
   for (const f of files) {
-    const part = `--- ${f.path}\n${f.patch ?? '(no textual diff)'}`;
+    const part = `--- ${f.path}\n${f.patch ?? '(no textual diff: binary or too large for the API; read it with get_file)'}`;
     if (used + part.length > DIFF_CAP) {
       skipped.push(f.path);
       continue;

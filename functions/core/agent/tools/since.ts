@@ -10,6 +10,9 @@ import { isFailure } from '../../delivery/codehost-api';
 import { changePath, getJson, gitlabFile, listAll, obj, s, type FileChange, type Opened } from './codehost';
 
 
+/** GitHub's compare API lists at most this many files of a comparison. */
+export const GITHUB_COMPARE_FILES = 300;
+
 export interface Since {
   header: string;
   /** The files changed since the last review; absent → use the full diff. */
@@ -40,11 +43,15 @@ export async function lastReviewedCommit(opened: Opened, subscription: string): 
     if (!answer.ok) return { header: `(the last reviewed commit ${last.slice(0, 12)} cannot be compared (${answer.failure.code}), e.g. after a force-push: the full diff)` };
     const compare = JSON.parse(answer.body) as { status?: string; files?: Array<Record<string, unknown>> };
     if (compare.status !== 'ahead') return { header: `(history was rewritten since the last review at ${last.slice(0, 12)} (compare: ${s(compare.status)}), e.g. a force-push: the full diff)` };
-    const files = (compare.files ?? []).map((f) => ({ path: s(f.filename), status: s(f.status), additions: Number(f.additions), deletions: Number(f.deletions), ...(typeof f.patch === 'string' ? { patch: f.patch } : {}) }));
-    return { header: `(changes since the last review at ${last.slice(0, 12)}, up to ${head.slice(0, 12)})`, files };
+    const files = (compare.files ?? []).map((f) => ({ path: s(f.filename), status: s(f.status), additions: Number(f.additions), deletions: Number(f.deletions), ...(typeof f.patch === 'string' ? { patch: f.patch } : {}), ...(f.previous_filename ? { previous: s(f.previous_filename) } : {}) }));
+    // GitHub's compare lists at most 300 files of a comparison, with no sign of the rest.
+    const cut = files.length >= GITHUB_COMPARE_FILES ? `; GitHub lists at most ${GITHUB_COMPARE_FILES} files of a comparison, so files may be missing here: list_changed_files lists them all` : '';
+    return { header: `(changes since the last review at ${last.slice(0, 12)}, up to ${head.slice(0, 12)}${cut})`, files };
   }
   const base = await opened.client.request(`/repository/merge_base?refs[]=${encodeURIComponent(last)}&refs[]=${encodeURIComponent(head)}`);
   if (!base.ok || s(obj(JSON.parse(base.body))?.id) !== last) return { header: `(the last reviewed commit ${last.slice(0, 12)} is not an ancestor of the head any more, e.g. after a force-push: the full diff)` };
-  const compare = await getJson<{ diffs?: Array<Record<string, unknown>> }>(opened, `/repository/compare?from=${encodeURIComponent(last)}&to=${encodeURIComponent(head)}`);
-  return { header: `(changes since the last review at ${last.slice(0, 12)}, up to ${head.slice(0, 12)})`, files: (compare.diffs ?? []).map(gitlabFile) };
+  const compare = await getJson<{ diffs?: Array<Record<string, unknown>>; overflow?: unknown }>(opened, `/repository/compare?from=${encodeURIComponent(last)}&to=${encodeURIComponent(head)}`);
+  // `overflow`: GitLab left diffs out of the comparison (its diff limits).
+  const cut = compare.overflow === true ? '; GitLab left some diffs out of this comparison (overflow): list_changed_files lists every file' : '';
+  return { header: `(changes since the last review at ${last.slice(0, 12)}, up to ${head.slice(0, 12)}${cut})`, files: (compare.diffs ?? []).map(gitlabFile) };
 }
