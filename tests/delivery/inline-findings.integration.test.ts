@@ -36,11 +36,7 @@ afterAll(async () => {
   await llm.close();
 });
 beforeEach(() => {
-  host.comments.clear();
-  host.reviews.length = 0;
-  host.reviewComments.length = 0;
-  host.discussions.length = 0;
-  host.failNext.length = 0;
+  host.reset();
   host.files = [{ filename: 'src/f.ts', status: 'modified', additions: 2, deletions: 1, patch: PATCH }];
   logs.length = 0;
 });

@@ -48,10 +48,7 @@ beforeAll(async () => {
 });
 afterAll(async () => host.close());
 beforeEach(() => {
-  host.comments.clear();
-  host.failNext.length = 0;
-  host.server.requests.length = 0;
-  delete host.extra;
+  host.reset();
   waits.length = 0;
   logs.length = 0;
 });

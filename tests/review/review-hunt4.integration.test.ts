@@ -27,12 +27,7 @@ beforeAll(async () => {
 });
 afterAll(async () => host.close());
 beforeEach(() => {
-  host.comments.clear();
-  host.reviews.length = 0;
-  host.reviewComments.length = 0;
-  host.discussions.length = 0;
-  host.failNext.length = 0;
-  host.server.requests.length = 0;
+  host.reset();
   host.files = [{ filename: 'src/f.ts', status: 'modified', additions: 2, deletions: 1, patch: PATCH }];
   host.mrDiffs = [{ old_path: 'src/f.ts', new_path: 'src/f.ts', diff: `${PATCH}\n`, new_file: false, renamed_file: false, deleted_file: false }];
 });

@@ -36,6 +36,8 @@ export interface FakeCodehost {
   mrDiffs: Array<Record<string, unknown>>;
   /** Extra handler tried first; return true when it answered. */
   extra?: (req: Recorded, res: ServerResponse, url: URL) => boolean;
+  /** Forgets what earlier tests posted and queued (comments, reviews, discussions, failures, requests, `extra`). */
+  reset(): void;
   close(): Promise<void>;
 }
 
@@ -55,6 +57,15 @@ function page<T>(res: ServerResponse, url: URL, items: T[]): void {
 export async function startFakeCodehost(): Promise<FakeCodehost> {
   let nextId = 1000;
   const state = { comments: new Map<string, FakeComment[]>(), files: [], contents: new Map(), failNext: [], reviews: [], reviewComments: [], discussions: [], mrDiffs: [] } as unknown as FakeCodehost;
+  state.reset = () => {
+    state.comments.clear();
+    state.reviews.length = 0;
+    state.reviewComments.length = 0;
+    state.discussions.length = 0;
+    state.failNext.length = 0;
+    state.server.requests.length = 0;
+    delete state.extra;
+  };
   state.server = await startLocalServer((req, res) => {
     const url = new URL(req.url, state.server.url);
     if (state.extra?.(req, res, url)) return;
