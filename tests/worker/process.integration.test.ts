@@ -1,4 +1,5 @@
 /** The worker over real stores (dynalite): lifecycle, idempotency, [SILENT], failures, batches. */
+import { withFindings } from '../../functions/core/delivery/findings';
 import { mkdtempSync, mkdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -157,6 +158,17 @@ test('[SILENT] → nothing delivered, recorded as suppressed', async () => {
   expect(await processMessage(body, 1, deps)).toEqual({ kind: 'ack', status: 'suppressed' });
   expect(target.received).toEqual([]);
   expect((await events.get(message.event_id, message.subscription))?.status).toBe('suppressed');
+});
+
+test('[SILENT] from a run that never read the diff: still not delivered, but the event log says it was no review', async () => {
+  const target = new ScriptedTarget('teamchat', [{ status: 'delivered' }]);
+  const silentUnread = withFindings('[SILENT] nothing to flag', [], 'get_change_diff failed: GitHub answered 500');
+  const { deps, events, message, body } = await setup({ agent: new ScriptedAgent([silentUnread]), targets: { teamchat: target } }, { deliver: ['teamchat'] });
+  expect(await processMessage(body, 1, deps)).toEqual({ kind: 'ack', status: 'suppressed' });
+  expect(target.received).toEqual([]);
+  const record = await events.get(message.event_id, message.subscription);
+  expect(record?.status).toBe('suppressed');
+  expect(record?.warnings).toContain("the agent answered [SILENT] without reading the change's diff (get_change_diff failed: GitHub answered 500): this is no review of it");
 });
 
 test('a retryable agent failure is retried, then fails with its reason on the last receive', async () => {

@@ -21,6 +21,7 @@ import { renderPrompt } from '../templates/template';
 import type { EventRecord, QueueMessage, TargetKind, TargetOutcome } from '../types';
 import type { Agent } from '../agent/agent';
 import { isSilent } from '../agent/silent';
+import { splitFindings } from '../delivery/findings';
 import { fencePrompt, systemPrompt } from '../agent/system-prompt';
 import { fanOut } from './fan-out';
 import { debounceGate, runCapGate } from './gates';
@@ -283,8 +284,11 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
   }
 
   if (subscription.agent !== 'none' && isSilent(reply)) {
-    logger.info('suppressed: the agent answered [SILENT]');
-    await writer.save({ status: 'suppressed', timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } });
+    // Silence is no verdict on a change whose diff the run never read: the event log says so.
+    const { unread } = splitFindings(reply);
+    const warnings = unread ? [...(writer.current.warnings ?? []), `the agent answered [SILENT] without reading the change's diff (${unread}): this is no review of it`] : writer.current.warnings;
+    logger.info('suppressed: the agent answered [SILENT]', unread ? { unread_diff: unread } : {});
+    await writer.save({ status: 'suppressed', ...(warnings ? { warnings } : {}), timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } });
     return { kind: 'ack', status: 'suppressed' };
   }
 
