@@ -6,10 +6,8 @@
  *   the page's tree: the whole event page answered 500. The levels below the cut are
  *   replaced by a string that says so.
  * - `findRequestEntry`: the request-log entry behind a `req_…` id (`webhook events` lists
- *   filtered requests by it), read as `webhook event req_…` reads it (cli/webhook/request-entry.ts).
+ *   filtered requests by it), the same lookup `webhook event req_…` uses (re-exported).
  */
-import type { RequestLog } from '../../functions/core/ports';
-import type { RequestRecord } from '../../functions/core/types';
 
 /** Levels of a payload the console shows: far beyond real webhooks, far below any stack limit. */
 export const SHOWN_DEPTH = 64;
@@ -47,18 +45,4 @@ export function bounded(value: unknown, maxDepth = SHOWN_DEPTH): unknown {
   return root.v;
 }
 
-/** `req_` + 9 base-36 digits of the receive time in ms + a sequence and a process tag (ingest/request-log.ts). */
-const REQUEST_ID = /^req_([0-9a-z]{9})[0-9a-z]{4,}$/;
-
-/** Entries received at or after the id's time that the lookup reads through at most (as `webhook event`). */
-const SCAN_LIMIT = 10_000;
-
-export const isRequestId = (id: string): boolean => id.startsWith('req_');
-
-/** The entry with this id; undefined when it is not (or no longer) in the request log, or the store has none. */
-export async function findRequestEntry(requests: RequestLog | undefined, id: string): Promise<RequestRecord | undefined> {
-  const time = REQUEST_ID.exec(id)?.[1];
-  if (!requests || time === undefined) return undefined;
-  const entries = await requests.list({ since: parseInt(time, 36), limit: SCAN_LIMIT });
-  return entries.find((entry) => entry.request_id === id);
-}
+export { findRequestEntry, isRequestId } from '../webhook/request-entry';

@@ -5,26 +5,28 @@
  */
 import { HookError } from '../../functions/core/errors';
 import { escapeTerminal } from '../../functions/core/log';
+import type { RequestLog } from '../../functions/core/ports';
 import type { RequestRecord } from '../../functions/core/types';
 import type { Stores } from '../context';
 
 /** `req_` + 9 base-36 digits of the receive time in ms + a sequence and a process tag (ingest/request-log.ts). */
 const REQUEST_ID = /^req_([0-9a-z]{9})[0-9a-z]{4,}$/;
 
-/** Entries received at or after the id's time that `webhook event` reads through at most. */
+/** Entries received at or after the id's time that the lookup reads through at most. */
 const SCAN_LIMIT = 10_000;
 
 export const isRequestId = (id: string): boolean => id.startsWith('req_');
 
-/** The entry with this id; undefined when it is not (or no longer) in the request log. */
-export async function findRequest(stores: Stores, id: string): Promise<RequestRecord | undefined> {
+/** The entry with this id; undefined when it is not (or no longer) in the request log, or the store has none (also the console's lookup). */
+export async function findRequestEntry(requests: RequestLog | undefined, id: string): Promise<RequestRecord | undefined> {
   const time = REQUEST_ID.exec(id)?.[1];
-  if (!stores.requests || time === undefined) return undefined;
-  // Newest first from the id's own millisecond on: the entry is among the last ones read.
-  const since = parseInt(time, 36);
-  const entries = await stores.requests.list({ since, limit: SCAN_LIMIT });
+  if (!requests || time === undefined) return undefined;
+  // From the id's own millisecond on: the entry is among the first ones read.
+  const entries = await requests.list({ since: parseInt(time, 36), limit: SCAN_LIMIT });
   return entries.find((entry) => entry.request_id === id);
 }
+
+export const findRequest = (stores: Stores, id: string): Promise<RequestRecord | undefined> => findRequestEntry(stores.requests, id);
 
 export function requestNotFound(id: string): HookError {
   return new HookError('event_not_found', `No request '${id.slice(0, 80)}' in the request log (entries are kept 7 days); list recent ones with 'hookagent webhook requests'`);
