@@ -129,6 +129,13 @@ describe('configuration errors name the key path and what to write', () => {
     expect(error.issues[0]).toEqual({ path: 'webhooks.max_payload_size', message: 'must be a size such as 1MB, 512KB, 2MiB or a number of bytes' });
   });
 
+  test('agent.models: a list of model ids; anything else is refused with its key path', () => {
+    expect(valid('agent: { provider: bedrock, model: m1, models: [m2, m3] }').agent.models).toEqual(['m2', 'm3']);
+    for (const bad of ['models: m2', 'models: [1]', 'models: [""]', 'models: [{ id: m2 }]']) {
+      expect(invalid(`agent: { provider: bedrock, model: m1, ${bad} }`).issues[0]?.path).toMatch(/^agent\.models/);
+    }
+  });
+
   test("max_payload_size above API Gateway's 10 MB is refused", () => {
     expect(invalid('webhooks: { max_payload_size: 11MB }').issues[0]?.message).toContain('10MB');
   });
