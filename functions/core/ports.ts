@@ -172,6 +172,17 @@ export interface AtomicRelease {
   releaseHeld(records: EventRecord[], at: string): Promise<EventRecord[]>;
 }
 
+export interface UpdateOptions {
+  /**
+   * The change records something done outside that must not be done again (a chat post,
+   * which carries no marker to find it by): store it before any other work, not batched
+   * with later writes. The local store commits it at once, so it survives a kill of the
+   * process from then on (its fsync follows as for any write); DynamoDB writes every update
+   * at once anyway.
+   */
+  immediately?: boolean;
+}
+
 export interface EventLog {
   /** Writes new records (replacing any with the same event id and subscription). */
   putAll(records: EventRecord[]): Promise<void>;
@@ -184,7 +195,7 @@ export interface EventLog {
    * Changes only the given fields of an existing record (a field given as undefined is
    * removed); the stored message is not rewritten. An absent record is left absent.
    */
-  update(eventId: string, subscription: string, changes: Partial<EventRecord>): Promise<void>;
+  update(eventId: string, subscription: string, changes: Partial<EventRecord>, options?: UpdateOptions): Promise<void>;
   /**
    * Optional (DynamoDB has it): writes `record` as `putAll` does, only while the stored
    * record's status is `status`. False when it is not (or the record is gone): someone

@@ -28,6 +28,12 @@ export type DeliveryOutcome =
 export interface DeliveryTarget {
   /** One of TargetKind (delivery/targets.ts), which is derived from the registered modules. */
   readonly kind: string;
+  /**
+   * A second delivery of the same reply would be seen twice: nothing in what was posted lets
+   * a later attempt find it (a chat message, unlike a comment's marker). The worker records
+   * such a target's outcome the moment it lands, before anything else.
+   */
+  readonly unrepeatable?: boolean;
   deliver(request: DeliveryRequest): Promise<DeliveryOutcome>;
 }
 

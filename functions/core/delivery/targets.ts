@@ -41,6 +41,7 @@ const teamchatModule = {
   missingConfig: (config: Config) => (config.delivery.teamchat ? undefined : 'delivery.teamchat'),
   create: (settings: Config['delivery'], http: TargetHttp): DeliveryTarget => ({
     kind: 'teamchat',
+    unrepeatable: true,
     deliver: async (request) => (settings.teamchat ? postSlack({ ...request, reply: flattenFindings(request.reply) }, settings.teamchat, http) : unconfigured('delivery.teamchat')),
   }),
 } as const satisfies TargetModule<'teamchat'>;
@@ -50,6 +51,7 @@ const messengerModule = {
   missingConfig: (config: Config) => (config.delivery.messenger ? undefined : 'delivery.messenger'),
   create: (settings: Config['delivery'], http: TargetHttp): DeliveryTarget => ({
     kind: 'messenger',
+    unrepeatable: true,
     deliver: async (request) => (settings.messenger ? sendTelegram({ ...request, reply: flattenFindings(request.reply) }, settings.messenger, http) : unconfigured('delivery.messenger')),
   }),
 } as const satisfies TargetModule<'messenger'>;

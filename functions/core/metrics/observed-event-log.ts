@@ -70,8 +70,8 @@ export function observedEventLog(inner: EventLog, metrics: Metrics, clock: Clock
       observe(record);
     }
   };
-  const update: EventLog['update'] = async (eventId, subscription, changes) => {
-    await inner.update(eventId, subscription, changes);
+  const update: EventLog['update'] = async (eventId, subscription, changes, options) => {
+    await inner.update(eventId, subscription, changes, options);
     const before = latest.get(keyOf({ event_id: eventId, subscription }));
     if (!before) return;
     const merged = { ...before, ...changes } as EventRecord;

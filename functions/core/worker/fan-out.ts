@@ -24,9 +24,11 @@ export interface FanOutInput {
   secrets: readonly string[];
   /**
    * Called as soon as one target has the reply, before the others finish: recorded then, a
-   * crash or stop while a slower target is in flight does not send it there again.
+   * crash or stop while a slower target is in flight does not send it there again. Also
+   * called for a lone target that cannot be repeated unseen (`immediately`: a chat post),
+   * so that a crash right after the post does not post it again.
    */
-  onDelivered?: (kind: TargetKind, outcome: TargetOutcome) => Promise<void>;
+  onDelivered?: (kind: TargetKind, outcome: TargetOutcome, options: { immediately: boolean }) => Promise<void>;
 }
 
 export type TargetFailure = { kind: TargetKind } & Extract<DeliveryOutcome, { status: 'failed' }>;
@@ -41,13 +43,16 @@ export async function fanOut(input: FanOutInput): Promise<FanOutResult> {
   const wanted: TargetKind[] = input.subscription.deliver.length > 0 ? input.subscription.deliver : ['log'];
   const pending = wanted.filter((kind) => input.previous?.[kind]?.status !== 'delivered');
   const targets = { ...input.previous };
+  // With a chat target among them, every outcome is recorded at once: these records are
+  // written one after another, and one waiting for an fsync would hold the chat's back.
+  const unrepeatable = pending.some((kind) => input.targets[kind]?.unrepeatable === true);
   const outcomes = await Promise.all(pending.map(async (kind) => {
     const outcome = masked(await deliverTo(kind, input), input.secrets);
     targets[kind] = outcome.status === 'delivered'
       ? { status: 'delivered', ...(outcome.detail ? { detail: outcome.detail } : {}), at: input.now() }
       : { status: 'failed', detail: `${outcome.code}: ${outcome.message}`, at: input.now() };
     input.logger[outcome.status === 'delivered' ? 'info' : 'warn'](`target ${kind} ${outcome.status}`, { target: kind, ...(outcome.status === 'failed' ? { code: outcome.code, reason: outcome.message } : {}) });
-    if (outcome.status === 'delivered' && input.onDelivered && pending.length > 1) await input.onDelivered(kind, targets[kind]);
+    if (outcome.status === 'delivered' && input.onDelivered && (pending.length > 1 || unrepeatable)) await input.onDelivered(kind, targets[kind], { immediately: unrepeatable });
     return [kind, outcome] as const;
   }));
   return { targets, failures: outcomes.flatMap(([kind, o]) => (o.status === 'failed' ? [{ kind, ...o }] : [])) };

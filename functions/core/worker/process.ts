@@ -296,8 +296,8 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
   if (writer.unsaved) await writer.save();
   // Each target's delivery is recorded as it lands (one write at a time), not only when all are done.
   let recorded = Promise.resolve();
-  const onDelivered = (kind: string, outcome: TargetOutcome) => (recorded = recorded.then(async () => {
-    await writer.save({ targets: { ...writer.current.targets, [kind]: outcome } });
+  const onDelivered = (kind: string, outcome: TargetOutcome, options: { immediately: boolean }) => (recorded = recorded.then(async () => {
+    await writer.save({ targets: { ...writer.current.targets, [kind]: outcome } }, options);
   }));
   const { targets, failures } = await fanOut({
     subscription, message, payload, reply, previous: writer.current.targets, targets: deps.targets, settings: deps.config.delivery, logger, now, secrets: secretsOf(deps.config), onDelivered,

@@ -6,7 +6,7 @@
  * prompt and reply are cut with a note, and an inline payload that alone is too large
  * moves to the PayloadStore.
  */
-import type { EventLog, PayloadStore } from '../ports';
+import type { EventLog, PayloadStore, UpdateOptions } from '../ports';
 import type { EventRecord, EventStatus, QueueMessage } from '../types';
 import { messageJson } from '../message-json';
 import { cutText } from '../cut-text';
@@ -136,7 +136,8 @@ export class RecordWriter {
     this.current = { ...this.current, ...changes };
   }
 
-  async save(changes: Partial<EventRecord> = {}): Promise<EventRecord> {
+  /** `options.immediately`: see EventLog's UpdateOptions (a first write is durable anyway). */
+  async save(changes: Partial<EventRecord> = {}, options: UpdateOptions = {}): Promise<EventRecord> {
     let next = boundTexts({ ...this.current, ...changes, updated_at: this.now() });
     if (changes.reply !== undefined && next.reply !== changes.reply && changes.reply !== this.replyKept) {
       // The record keeps a cut reply; the PayloadStore keeps it whole, for a retry that delivers it again.
@@ -171,7 +172,7 @@ export class RecordWriter {
     for (const key of Object.keys(previous) as Array<keyof EventRecord>) {
       if (next[key] === undefined) (changed as Record<string, unknown>)[key] = undefined;
     }
-    await this.events.update(next.event_id, next.subscription, changed);
+    await this.events.update(next.event_id, next.subscription, changed, options);
     return next;
   }
 }

@@ -158,12 +158,21 @@ export class StoreDb {
    * disk. `durable: false` resolves at the commit, before the fsync: for a write that
    * promises nothing to anyone by itself (a claim, a worker's progress) and is followed
    * by a durable one; the WAL is appended in order, so the fsync of a later write covers
-   * every earlier commit.
+   * every earlier commit. `now: true` commits at once, with whatever else is queued,
+   * instead of at the end of the turn or after the fsync in progress: for a write that
+   * records something done outside that must not be done again (a chat post). Committed,
+   * it is in the WAL through the operating system, so a kill of the process no longer
+   * loses it; only a crash of the machine before the next fsync could.
    */
-  write<T>(run: () => T, options: { durable?: boolean } = {}): Promise<T> {
+  write<T>(run: () => T, options: { durable?: boolean; now?: boolean } = {}): Promise<T> {
     if (this.closed) return Promise.reject(new HookError('unavailable', 'The local store is closed (hookagent is stopping)', { retryable: true }));
     return new Promise<T>((resolve, reject) => {
       this.pending.push({ run, durable: options.durable ?? true, resolve: resolve as (value: unknown) => void, reject });
+      if (options.now) {
+        // A turn's flush already scheduled then finds nothing left and returns.
+        this.flush();
+        return;
+      }
       if (this.scheduled) {
         if (this.syncing && this.pending.length >= MAX_HELD_WRITES) setImmediate(() => this.flush());
         return;

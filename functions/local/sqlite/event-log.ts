@@ -5,7 +5,7 @@
  * `data` column (and a text column when it changes). Records are kept 14 days, like the
  * DynamoDB table's TTL.
  */
-import type { EventLog } from '../../core/ports';
+import type { EventLog, UpdateOptions } from '../../core/ports';
 import type { EventRecord, EventStatus, EventSummary, QueueMessage } from '../../core/types';
 import { messageJson, rememberMessageText } from '../../core/message-json';
 import type { StoreDb } from './db';
@@ -109,7 +109,7 @@ export class SqliteEventLog implements EventLog {
   }
 
   /** Changes some fields of a record (a field set to undefined is removed); the message is left alone. Absent records are ignored. */
-  async update(eventId: string, subscription: string, changes: Partial<EventRecord>): Promise<void> {
+  async update(eventId: string, subscription: string, changes: Partial<EventRecord>, options: UpdateOptions = {}): Promise<void> {
     await this.store.write(() => {
       const data = this.selectData.get(eventId, subscription) as string | undefined;
       if (data === undefined) return;
@@ -124,7 +124,7 @@ export class SqliteEventLog implements EventLog {
       for (const key of Object.keys(next)) if (next[key] === undefined) delete next[key];
       this.setData.run(JSON.stringify(next), next.status as string, eventId, subscription);
       // The worker's progress: a crash before the next fsync only repeats work the queue gives back.
-    }, { durable: false });
+    }, { durable: false, now: options.immediately === true });
   }
 
   async get(eventId: string, subscription: string, known?: QueueMessage): Promise<EventRecord | undefined> {
