@@ -23,7 +23,8 @@ export interface FakeCodehost {
   url: string;
   /** GitHub issue comments / GitLab notes by thread path ("/repos/o/r/issues/1", "/api/v4/projects/9/merge_requests/2"). */
   comments: Map<string, FakeComment[]>;
-  files: Array<{ filename: string; status: string; additions: number; deletions: number; patch?: string }>;
+  /** GitHub pull request files; a renamed file has its new `filename` and its `previous_filename`. */
+  files: Array<{ filename: string; status: string; additions: number; deletions: number; patch?: string; previous_filename?: string }>;
   contents: Map<string, string>;
   /** Answers given before normal handling, in order. */
   failNext: Array<[number, unknown, Record<string, string>?]>;
@@ -117,7 +118,9 @@ export async function startFakeCodehost(): Promise<FakeCodehost> {
       const diff = state.mrDiffs.find((d) => d.new_path === posted.position.new_path);
       const side = posted.position.new_line !== undefined ? 'RIGHT' : 'LEFT';
       const line = Number(posted.position.new_line ?? posted.position.old_line);
-      if (!diff || !diffLines(String(diff.diff), side).has(line)) return sendJson(res, 400, { message: '400 Bad request - Note {:line_code=>["can\'t be blank", "must be a valid line code"]}' });
+      // A renamed file is found by both its paths: a position with the wrong old_path has no line code.
+      const wrongOldPath = diff?.renamed_file === true && typeof diff.old_path === 'string' && posted.position.old_path !== diff.old_path;
+      if (!diff || wrongOldPath || !diffLines(String(diff.diff), side).has(line)) return sendJson(res, 400, { message: '400 Bad request - Note {:line_code=>["can\'t be blank", "must be a valid line code"]}' });
       const discussion = { id: `d${state.discussions.length + 1}`, notes: [{ body: posted.body, position: posted.position, author: { id: FAKE_BOT.id, username: FAKE_BOT.login } }] };
       state.discussions.push(discussion);
       return sendJson(res, 201, discussion);

@@ -58,10 +58,14 @@ export async function postInlineFindings(client: CodehostClient, subject: Subjec
   }
   const diff = new Map<string, DiffLines>();
   const oldPaths = new Map<string, string>();
+  /** A renamed file's old name → its new name (how both hosts key the file). */
+  const renamedFrom = new Map<string, string>();
   for (const f of files.items) {
     const path = client.host === 'github' ? str(f.filename) : str(f.new_path);
+    const old = (client.host === 'github' ? str(f.previous_filename) : str(f.old_path)) || path;
     diff.set(path, commentableLines(client.host === 'github' ? str(f.patch) : str(f.diff)));
-    oldPaths.set(path, client.host === 'github' ? str(f.previous_filename) || path : str(f.old_path) || path);
+    oldPaths.set(path, old);
+    if (old !== path) renamedFrom.set(old, path);
   }
   const already = await client.paginate<Obj>(client.host === 'github' ? `${change}/comments` : `${change}/discussions`, 3000);
   const existing = new Set<string>();
@@ -73,7 +77,11 @@ export async function postInlineFindings(client: CodehostClient, subject: Subjec
     for (const m of await findingMarkersIn(client, comments)) existing.add(m);
   }
   const inline: Finding[] = [];
-  for (const f of findings) {
+  for (const found of findings) {
+    // A finding on a renamed file may name it by its old path (natural for a removed line):
+    // both hosts place it by the new path (GitLab also gets old_path below).
+    const renamed = diff.has(found.path) ? undefined : renamedFrom.get(found.path);
+    const f = renamed === undefined ? found : { ...found, path: renamed };
     const lines = diff.get(f.path);
     if (lines && lines.RIGHT.size === 0 && lines.LEFT.size === 0) result.folded.push({ finding: f, why: 'the host shows no diff lines for this file: binary, too large, or only renamed' });
     else if (!lines || !lines[f.side].has(f.line)) result.folded.push({ finding: f, why: 'outside the diff' });

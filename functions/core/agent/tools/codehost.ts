@@ -120,6 +120,21 @@ export function positiveLine(value: unknown, name: string): number | undefined {
 
 export interface FileChange { path: string; status: string; additions?: number; deletions?: number; patch?: string; previous?: string }
 
+/** A GitHub file entry (`/pulls/{n}/files`, `/compare`) as a changed file. */
+export function githubFile(f: Record<string, unknown>): FileChange {
+  return { path: s(f.filename), status: s(f.status), additions: Number(f.additions), deletions: Number(f.deletions), ...(typeof f.patch === 'string' ? { patch: f.patch } : {}), ...(f.previous_filename ? { previous: s(f.previous_filename) } : {}) };
+}
+
+/** GitHub lists at most 3,000 files of a pull request; GitLab's diffs API is paginated likewise. */
+export const MAX_FILES = 3000;
+
+/** The change's own files and diffs (base...head, as its page shows them). */
+export async function changedFiles(opened: Opened): Promise<{ files: FileChange[]; note: string }> {
+  const github = opened.client.host === 'github';
+  const { items, note } = await listAll<Record<string, unknown>>(opened, `${changePath(opened)}/${github ? 'files' : 'diffs'}`, MAX_FILES);
+  return { note, files: items.map(github ? githubFile : gitlabFile) };
+}
+
 /** A GitLab diff entry (`/merge_requests/:iid/diffs`, `/repository/compare`) as a changed file. */
 export function gitlabFile(d: Record<string, unknown>): FileChange {
   const status = d.new_file ? 'added' : d.deleted_file ? 'removed' : d.renamed_file ? 'renamed' : 'modified';

@@ -6,11 +6,10 @@
  */
 import { HookError } from '../../errors';
 import type { Tool } from '../tools';
-import { changePath, getJson, inputOf, listAll, obj, openSubject, positiveLine, s, safeFilePath, safeRef, capText, answerText, gitlabFile, type FileChange, type Opened } from './codehost';
+import { changePath, changedFiles, getJson, inputOf, listAll, obj, openSubject, positiveLine, s, safeFilePath, safeRef, capText, answerText, MAX_FILES, type FileChange, type Opened } from './codehost';
 import { lastReviewedCommit } from './since';
 
-/** GitHub lists at most 3,000 files of a pull request; GitLab's diffs API is paginated likewise. */
-export const MAX_FILES = 3000;
+export { MAX_FILES } from './codehost';
 export const MAX_COMMITS = 250;
 export const DIFF_CAP = 20_000;
 export const FILE_CAP = 20_000;
@@ -20,28 +19,22 @@ export const LOG_TAIL = 4_000;
 
 const none = { type: 'object', properties: {}, additionalProperties: false };
 
-async function changedFiles(opened: Opened): Promise<{ files: FileChange[]; note: string }> {
-  if (opened.client.host === 'github') {
-    const { items, note } = await listAll<Record<string, unknown>>(opened, `${changePath(opened)}/files`, MAX_FILES);
-    return { note, files: items.map((f) => ({ path: s(f.filename), status: s(f.status), additions: Number(f.additions), deletions: Number(f.deletions), ...(typeof f.patch === 'string' ? { patch: f.patch } : {}), ...(f.previous_filename ? { previous: s(f.previous_filename) } : {}) })) };
-  }
-  const { items, note } = await listAll<Record<string, unknown>>(opened, `${changePath(opened)}/diffs`, MAX_FILES);
-  return { note, files: items.map(gitlabFile) };
-}
-
 const fileLine = (f: FileChange) => `${f.status} ${f.path}${f.previous ? ` (from ${f.previous})` : ''}${f.additions !== undefined && Number.isFinite(f.additions) ? ` (+${f.additions} -${f.deletions ?? 0})` : ''}`;
+
+/** The old name of a renamed file: the model needs it to read the removed (LEFT) lines. */
+const renamedFrom = (f: FileChange) => (f.previous ? ` (renamed from ${f.previous})` : '');
 
 function renderDiff(files: FileChange[], wanted: string | undefined, header: string, note: string): string {
   if (wanted !== undefined) {
     const file = files.find((f) => f.path === wanted || f.previous === wanted);
     if (!file) throw new HookError('tool_bad_input', `${wanted} is not among the changed files (call list_changed_files)`);
-    return capText(`${header}--- ${file.path}\n${file.patch ?? '(no textual diff: binary or too large for the API)'}`, DIFF_CAP, 'the rest of this file\'s diff is not shown; read the file with get_file');
+    return capText(`${header}--- ${file.path}${renamedFrom(file)}\n${file.patch ?? '(no textual diff: binary or too large for the API)'}`, DIFF_CAP, 'the rest of this file\'s diff is not shown; read the file with get_file');
   }
   const parts: string[] = header ? [header] : [];
   let used = header.length;
   const skipped: string[] = [];
   for (const f of files) {
-    const part = `--- ${f.path}\n${f.patch ?? '(no textual diff: binary or too large for the API; read it with get_file)'}`;
+    const part = `--- ${f.path}${renamedFrom(f)}\n${f.patch ?? '(no textual diff: binary or too large for the API; read it with get_file)'}`;
     if (used + part.length > DIFF_CAP) {
       skipped.push(f.path);
       continue;
@@ -97,7 +90,7 @@ export const REVIEW_TOOLS: Record<string, Tool> = {
       const opened = openSubject(context, 'change');
       if (args.since_last_review === true) {
         const since = await lastReviewedCommit(opened, context.message.subscription);
-        if (since.files) return renderDiff(since.files, wanted, `${since.header}\n`, '');
+        if (since.files) return renderDiff(since.files, wanted, `${since.header}\n`, since.note ?? '');
         const { files, note } = await changedFiles(opened);
         return renderDiff(files, wanted, `${since.header}\n`, note);
       }

@@ -2,12 +2,14 @@
  * Incremental reviews: the commit the last review looked at is named in the footer of the
  * subscription's sticky comment (no other store). The diff since then comes from the
  * compare API; when that commit is no longer an ancestor of the head (a force-push) or is
- * gone, the caller falls back to the full diff and says so.
+ * gone, the caller falls back to the full diff and says so. When a merge is among the new
+ * commits, the comparison would hold the merged branch's code: see `since-merge.ts`.
  */
 import { reviewedCommitOf, stickyMarker } from '../../events/loop-guard';
 import { commitSha } from '../../events/subject';
 import { isFailure } from '../../delivery/codehost-api';
-import { changePath, getJson, gitlabFile, listAll, obj, s, type FileChange, type Opened } from './codehost';
+import { changePath, getJson, githubFile, gitlabFile, listAll, obj, s, type FileChange, type Opened } from './codehost';
+import { mergeAmong, ownDiffSince } from './since-merge';
 
 
 /** GitHub's compare API lists at most this many files of a comparison. */
@@ -15,8 +17,10 @@ export const GITHUB_COMPARE_FILES = 300;
 
 export interface Since {
   header: string;
-  /** The files changed since the last review; absent → use the full diff. */
+  /** The files to show (changed since the last review); absent → use the full diff. */
   files?: FileChange[];
+  /** Says when the list of `files` was cut. */
+  note?: string;
 }
 
 async function reviewedBefore(opened: Opened, subscription: string): Promise<string | undefined> {
@@ -41,17 +45,24 @@ export async function lastReviewedCommit(opened: Opened, subscription: string): 
   if (opened.client.host === 'github') {
     const answer = await opened.client.request(`/compare/${encodeURIComponent(last)}...${encodeURIComponent(head)}`);
     if (!answer.ok) return { header: `(the last reviewed commit ${last.slice(0, 12)} cannot be compared (${answer.failure.code}), e.g. after a force-push: the full diff)` };
-    const compare = JSON.parse(answer.body) as { status?: string; files?: Array<Record<string, unknown>> };
+    const compare = JSON.parse(answer.body) as { status?: string; files?: Array<Record<string, unknown>>; commits?: unknown; total_commits?: unknown };
     if (compare.status !== 'ahead') return { header: `(history was rewritten since the last review at ${last.slice(0, 12)} (compare: ${s(compare.status)}), e.g. a force-push: the full diff)` };
-    const files = (compare.files ?? []).map((f) => ({ path: s(f.filename), status: s(f.status), additions: Number(f.additions), deletions: Number(f.deletions), ...(typeof f.patch === 'string' ? { patch: f.patch } : {}), ...(f.previous_filename ? { previous: s(f.previous_filename) } : {}) }));
+    const files = (compare.files ?? []).map(githubFile);
     // GitHub's compare lists at most 300 files of a comparison, with no sign of the rest.
-    const cut = files.length >= GITHUB_COMPARE_FILES ? `; GitHub lists at most ${GITHUB_COMPARE_FILES} files of a comparison, so files may be missing here: list_changed_files lists them all` : '';
+    const full = files.length >= GITHUB_COMPARE_FILES;
+    const sign = mergeAmong(compare.commits, 'github', compare.total_commits);
+    if (sign) return ownDiffSince(opened, last, sign, files, full);
+    const cut = full ? `; GitHub lists at most ${GITHUB_COMPARE_FILES} files of a comparison, so files may be missing here: list_changed_files lists them all` : '';
     return { header: `(changes since the last review at ${last.slice(0, 12)}, up to ${head.slice(0, 12)}${cut})`, files };
   }
   const base = await opened.client.request(`/repository/merge_base?refs[]=${encodeURIComponent(last)}&refs[]=${encodeURIComponent(head)}`);
   if (!base.ok || s(obj(JSON.parse(base.body))?.id) !== last) return { header: `(the last reviewed commit ${last.slice(0, 12)} is not an ancestor of the head any more, e.g. after a force-push: the full diff)` };
-  const compare = await getJson<{ diffs?: Array<Record<string, unknown>>; overflow?: unknown }>(opened, `/repository/compare?from=${encodeURIComponent(last)}&to=${encodeURIComponent(head)}`);
-  // `overflow`: GitLab left diffs out of the comparison (its diff limits).
-  const cut = compare.overflow === true ? '; GitLab left some diffs out of this comparison (overflow): list_changed_files lists every file' : '';
-  return { header: `(changes since the last review at ${last.slice(0, 12)}, up to ${head.slice(0, 12)}${cut})`, files: (compare.diffs ?? []).map(gitlabFile) };
+  const compare = await getJson<{ diffs?: Array<Record<string, unknown>>; commits?: unknown; overflow?: unknown; compare_timeout?: unknown }>(opened, `/repository/compare?from=${encodeURIComponent(last)}&to=${encodeURIComponent(head)}`);
+  // GitLab's compare says it left diffs out (its diff limits) with `compare_timeout` (its entity: `diffs.overflow?`); `overflow` is the MR changes API's name for it.
+  const over = compare.compare_timeout === true || compare.overflow === true;
+  const files = (compare.diffs ?? []).map(gitlabFile);
+  const sign = mergeAmong(compare.commits, 'gitlab');
+  if (sign) return ownDiffSince(opened, last, sign, files, over);
+  const cut = over ? '; GitLab left some diffs out of this comparison (overflow: compare_timeout): list_changed_files lists every file' : '';
+  return { header: `(changes since the last review at ${last.slice(0, 12)}, up to ${head.slice(0, 12)}${cut})`, files };
 }
