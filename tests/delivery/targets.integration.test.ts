@@ -217,7 +217,7 @@ describe('Slack', () => {
       const settings: Config['delivery'] = { timeout_ms: 500, codehost: {}, teamchat: { provider: 'slack', webhook_url: `${hook.url}/services/T/B/X`, api_url: 'unused' } };
       const target = createDeliveryTargets(settings, sleep).teamchat;
       expect(await target.deliver({ ...request('custom', 'alert', {}, '**Disk** full on `db1`'), settings })).toEqual({ status: 'delivered', detail: 'incoming webhook' });
-      expect(JSON.parse(hook.requests[0]!.body)).toEqual({ text: '*Disk* full on `db1`', mrkdwn: true, unfurl_links: false, unfurl_media: false });
+      expect(JSON.parse(hook.requests[0]!.body)).toEqual({ text: '*Disk* full on `db1`', mrkdwn: true, unfurl_links: false, unfurl_media: false, link_names: false });
       answer = [404, 'channel_not_found'];
       expect(await target.deliver({ ...request('custom', 'alert', {}), settings })).toEqual({ status: 'failed', retryable: false, code: 'http_404', message: 'Slack refused the delivery (404): channel_not_found' });
     } finally {

@@ -149,7 +149,7 @@ describe('D5: a subscription channel with an incoming webhook', () => {
       expect(detail).toContain('incoming webhook');
       expect(detail).toContain('#security-alerts is not used');
       expect(detail).toContain('delivery.teamchat.bot_token');
-      expect(JSON.parse(slack.server.requests[0]!.body)).toEqual({ text: 'for #security-alerts only', mrkdwn: true, unfurl_links: false, unfurl_media: false });
+      expect(JSON.parse(slack.server.requests[0]!.body)).toEqual({ text: 'for #security-alerts only', mrkdwn: true, unfurl_links: false, unfurl_media: false, link_names: false });
       const line = logs.map((l) => JSON.parse(l) as { level: string; message: string; reason?: string }).find((l) => l.message === 'teamchat_channel_not_used');
       expect(line).toMatchObject({ level: 'warn', reason: expect.stringContaining('#security-alerts') });
     } finally {

@@ -118,7 +118,7 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   // A run that could not read the diff reviewed no commit: the footer names none (the last real review's stays, below).
   const reviewed: Subject = unread ? { ...subject, commit: undefined } : subject;
   let suffix = sticky ? stickyFooter(name, request.message.event_id, reviewed, at) : `\n\n${marker}`;
-  // Mass @mentions from payload or model text are neutralised unless delivery.codehost.allow_mentions (mentions.ts).
+  // @mentions and issue/MR references from payload or model text are made inert unless delivery.codehost.allow_mentions (mentions.ts).
   const replyText = commentText(rawReply, request.settings);
   let notesText = '';
   const compose = () => {

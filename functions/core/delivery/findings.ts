@@ -121,6 +121,6 @@ export function findingMarker(subscription: string, f: Pick<Finding, 'path' | 'l
 }
 
 export function findingBody(subscription: string, f: Finding): string {
-  // Model text: mass @mentions are always neutralised in inline findings (mentions.ts).
+  // Model text: @mentions and issue/MR references are always made inert in inline findings (mentions.ts).
   return `**${f.severity}**: ${inertText(f.body)}\n\n${findingMarker(subscription, f)}`;
 }

@@ -1,11 +1,15 @@
 /**
  * What a code-host comment may say, when its text is model output that payload text can
- * steer. Four things in it would act instead of being read:
+ * steer. Five things in it would act instead of being read:
  * - @mentions: every `@name`, `@org/team`, `@all` notifies someone (one event could ping
  *   hundreds of people). Unless `delivery.codehost.allow_mentions` is true, each is
  *   neutralised by a zero-width space after the `@` (U+200B): it still reads `@alice`, but
- *   neither GitHub nor GitLab links or notifies it. HTML entities that render as `@`
- *   (`&#64;`, `&#x40;`, `&commat;`) are treated the same way.
+ *   neither GitHub nor GitLab links or notifies it. It is read as rendered: `&#64;bob`,
+ *   `&commat;bob`, `@&#98;ob` and `@\_bob` are mentions too.
+ * - Issue, merge request, epic and commit references (`#12`, `GH-12`, `owner/repo#12`,
+ *   `!12`, `&12`, `owner/repo@sha`): each adds a "mentioned this" cross-reference to what it
+ *   names, in any repository, so a steered reply could spam backlinks. Same switch, same
+ *   space after the sigil; which forms, and why URLs stay links: references.ts.
  * - Quick actions: GitLab runs a line starting with `/approve`, `/merge`, `/label` … in a
  *   note as a command by the note's author, the bot (ChatOps bots on GitHub read such lines
  *   too). Such a line gets a zero-width space before its `/`, always.
@@ -14,17 +18,16 @@
  * - hookagent's own hidden markers (`<!-- hookagent:…`, `<!-- hookagent-reviewed:…`): a
  *   quoted one would tell the next run which comment is its own or which commit it last
  *   reviewed. Quoted ones become `<!-- (quoted) hookagent…`, always.
- * Code (fenced blocks and inline spans) is left exactly as written: mentions there are never
- * live, and `@Override` or `@dataclass` must stay copyable. Inline, the line is read left to
- * right as CommonMark does: an autolink or HTML tag that starts first wins over a backtick
- * inside it, so `<https://x/`>` opens no code span.
+ * Code (fenced blocks and inline spans) is left exactly as written: mentions and references
+ * there are never live, and `@Override` or `@dataclass` must stay copyable. So are URLs the
+ * host links whole. Inline, the line is read left to right as CommonMark does: an autolink
+ * or HTML tag that starts first wins over a backtick inside it, so `<https://x/`>` opens no
+ * code span.
  */
 import type { Config } from '../config/types';
+import { BREAK, breakMentions, breakReferences, type Reading } from './references';
 
-export const MENTION_BREAK = '\u200b';
-
-/** `@` (or an entity for it) at a word start, followed by a name character. */
-const MENTION = /(^|[^A-Za-z0-9_])(@|&#0*64;|&#x0*40;|&commat;)(?=[A-Za-z0-9_])/gi;
+export const MENTION_BREAK = BREAK;
 /**
  * A fence as CommonMark (GitHub's and GitLab's Markdown) reads it: at most 3 spaces of
  * indentation, and a backtick fence's info string holds no backtick. "```x``` text" is a
@@ -41,10 +44,6 @@ const INLINE_HTML = /<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[A-Za-z0-9.!#$%&'
 const QUICK_ACTION = /^( {0,3})\/(?=[A-Za-z])/;
 /** A hookagent marker comment, however spaced or cased. */
 const MARKER = /<!--(\s*)hookagent/gi;
-
-function neutraliseText(text: string): string {
-  return text.replace(MENTION, (_m, before: string) => `${before}@${MENTION_BREAK}`);
-}
 
 /** The length of the backtick run at `at`, and where its closing run of the same length ends (-1: none). */
 function codeSpanEnd(line: string, at: number): { run: number; end: number } {
@@ -103,10 +102,20 @@ function mapLine(line: string, inHtml: boolean, onText: (text: string) => string
   return out + onText(text);
 }
 
-/** The text with every @mention outside code neutralised (pure; idempotent). */
-export function neutraliseMentions(text: string): string {
-  return mapOutsideCode(text, (line, inHtml) => mapLine(line, inHtml, neutraliseText));
+/** `breaks` over the text parts outside code, in order: a paragraph's open brackets decide which URLs are links. */
+function mapText(text: string, breaks: (part: string, reading?: Reading) => string): string {
+  const reading: Reading = { open: 0 };
+  return mapOutsideCode(text, (line, inHtml) => {
+    if (line.trim() === '') reading.open = 0;
+    return mapLine(line, inHtml, (part) => breaks(part, inHtml ? undefined : reading));
+  });
 }
+
+/** The text with every @mention outside code neutralised (pure; idempotent). */
+export const neutraliseMentions = (text: string) => mapText(text, breakMentions);
+
+/** The text with every issue, merge request, epic and commit reference outside code neutralised (pure; idempotent). */
+export const neutraliseReferences = (text: string) => mapText(text, breakReferences);
 
 /** Applies `change` to every line that is not inside a fenced code block. */
 function mapOutsideCode(text: string, change: (line: string, inHtml: boolean) => string): string {
@@ -157,11 +166,11 @@ export function neutraliseImages(text: string): string {
 
 /** Model text posted where no setting allows mentions (inline findings): all of it made inert. */
 export function inertText(text: string): string {
-  return neutraliseMentions(neutraliseImages(neutraliseMarkers(neutraliseQuickActions(text))));
+  return neutraliseReferences(neutraliseMentions(neutraliseImages(neutraliseMarkers(neutraliseQuickActions(text)))));
 }
 
-/** What a code-host comment says: the reply with quick actions, markers and remote images made inert, and its mentions unless the configuration allows them. */
+/** What a code-host comment says: the reply with quick actions, markers and remote images made inert, and its mentions and references unless the configuration allows them. */
 export function commentText(reply: string, settings: Pick<Config['delivery'], 'codehost'> | undefined): string {
   const safe = neutraliseImages(neutraliseMarkers(neutraliseQuickActions(reply)));
-  return settings?.codehost.allow_mentions === true ? safe : neutraliseMentions(safe);
+  return settings?.codehost.allow_mentions === true ? safe : neutraliseReferences(neutraliseMentions(safe));
 }

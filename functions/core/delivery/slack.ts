@@ -40,8 +40,11 @@ export function fitMrkdwn(mrkdwn: string, replyLength: number, limit = SLACK_TEX
 /**
  * No link or media previews: Slack fetches each URL in a message to preview it, so a reply
  * steered into a link carrying data would send it to that server before anyone clicks.
+ * No plain-text mentions: Slack makes `@here`, `@channel`, `@name` and `#channel` live only
+ * when a message asks (`link_names`, `parse: full`); said explicitly, and `parse` never
+ * sent, so they stay text (mrkdwn.ts escapes `<`, so `<!here>` and `<@U…>` cannot be built).
  */
-const NO_PREVIEWS = { unfurl_links: false, unfurl_media: false } as const;
+const INERT_POST = { unfurl_links: false, unfurl_media: false, link_names: false } as const;
 
 export async function postSlack(request: DeliveryRequest, settings: TeamchatSettings, http: Omit<HttpOptions, 'api'>): Promise<DeliveryOutcome> {
   const text = fitMrkdwn(markdownToMrkdwn(request.reply), request.reply.length);
@@ -50,7 +53,7 @@ export async function postSlack(request: DeliveryRequest, settings: TeamchatSett
   if (slackWebhookOnly(settings)) {
     // Incoming webhooks answer plain text: "ok", or an error word such as channel_not_found.
     const result = await deliveryRequest(settings.webhook_url as string, {
-      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, mrkdwn: true, ...NO_PREVIEWS }),
+      method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ text, mrkdwn: true, ...INERT_POST }),
     }, options);
     if (!result.ok) return result.failure;
     // A webhook cannot be told where to post (Slack: "You cannot override the default channel"): say so.
@@ -64,7 +67,7 @@ export async function postSlack(request: DeliveryRequest, settings: TeamchatSett
   const result = await deliveryRequest(`${settings.api_url}/chat.postMessage`, {
     method: 'POST',
     headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${settings.bot_token ?? ''}` },
-    body: JSON.stringify({ channel, text, mrkdwn: true, ...NO_PREVIEWS }),
+    body: JSON.stringify({ channel, text, mrkdwn: true, ...INERT_POST }),
   }, { ...options, errorMessage: (body) => { try { return String((JSON.parse(body) as { error?: unknown }).error ?? ''); } catch { return undefined; } } });
   if (!result.ok) return result.failure;
   let answer: { ok?: boolean; error?: string; ts?: string; channel?: string };

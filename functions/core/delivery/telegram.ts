@@ -2,9 +2,17 @@
  * `messenger` on Telegram: Bot API `sendMessage` in HTML mode with every character that
  * HTML gives meaning escaped, so no reply can break the formatting; replies over 4,096
  * characters go as several messages, split at line boundaries, in order.
+ *
+ * Telegram makes every `@username` in a message a mention, and in a group a mention
+ * notifies that member even when they muted the chat: a steered reply could page anyone
+ * in it. So each gets a zero-width space after the `@` (it still reads `@alice`), always,
+ * code-looking text included (Telegram shows the reply as plain text). There is no setting
+ * to keep them live: a group message already notifies every member who has not muted the
+ * chat, and `delivery.codehost.allow_mentions` is about code-host comments only.
  */
 import type { MessengerSettings } from '../config/types';
 import { deliveryRequest, type HttpOptions } from './http';
+import { breakPlainMentions } from './references';
 import { splitMessage } from './split';
 import type { DeliveryOutcome, DeliveryRequest } from './target';
 
@@ -49,8 +57,8 @@ export async function sendTelegram(request: DeliveryRequest, settings: Messenger
       }
     },
   };
-  // The limit counts characters after entity parsing, so split before escaping.
-  const chunks = splitMessage(request.reply, TELEGRAM_TEXT_LIMIT);
+  // The limit counts characters after entity parsing, so split before escaping (and after the breaks, which count).
+  const chunks = splitMessage(breakPlainMentions(request.reply), TELEGRAM_TEXT_LIMIT);
   const ids: string[] = [];
   for (const [index, chunk] of chunks.entries()) {
     const result = await deliveryRequest(`${settings.api_url}/bot${settings.bot_token}/sendMessage`, {

@@ -1,0 +1,112 @@
+/**
+ * Where a zero-width space (U+200B) goes so that a code-host comment's text reads the same
+ * but names nobody and nothing: mentions and issue/merge request/commit references.
+ *
+ * GitHub and GitLab look for them in the text Markdown renders, so a line part is read as
+ * rendered: `&#35;`, `&num;` and `\#` are a `#`, `&#49;` a `1`. A match gets the space after
+ * its sigil, whatever spelled it; `#` then no longer touches its digits and links nothing.
+ *
+ * References (docs: GitHub "Autolinked references and URLs", GitLab "GitLab-specific
+ * references"): `#123`, `GH-123`, `!123` (merge request), `&123` (epic), each also after a
+ * project path (`owner/repo#123`, `group/sub/project!4`, `project#5`, `group&6`; `#123+`
+ * too), and commits named after a path (`owner/repo@sha`, `user@sha`, `project@a...b`).
+ * These create "mentioned this" cross-references on what they name. Left alone: bare SHAs
+ * (a commit of the same project: no one is notified, and every hex word would change),
+ * snippets `$1`, labels `~x`, milestones `%x` (links only). Digits followed by a letter
+ * are no reference (`#1a2b3c`), nor are `C#`, `#!/bin/sh`, `# Title`, `a!b`, `R&D`.
+ *
+ * URLs the host links whole are left so: link destinations, bare `http(s)://` URLs with a
+ * plain domain, `www.` links; what they contain is part of the link, not text, and a space
+ * would break them. Only what the host certainly links counts (cmark-gfm's rules, strictest
+ * variant: no URL inside an open `[`, none in an HTML block, an escape or entity ends one);
+ * whatever else looks like a URL gets the space (a relative `[x](#12)` too): a broken
+ * fragment is cosmetic, a missed reference is not. Full issue URLs stay links, though they
+ * cross-reference too: they are the links a reply is for, they have to be written out in
+ * full (no list of short forms in quoted text turns into them), and breaking them would
+ * hide where they lead.
+ */
+export const BREAK = '\u200b';
+
+/** One rendered character: a backslash escape, an entity, or a character (one UTF-16 unit each way). */
+const UNIT = /\\[!-/:-@[-`{-~]|&(?:#\d{1,7}|#[xX][\dA-Fa-f]{1,6}|[A-Za-z][A-Za-z\d]{0,31});|[^]/g;
+/** Named entities for the characters references and mentions are made of; other entities only need to be one non-word unit. */
+const NAMED: Record<string, string> = { amp: '&', AMP: '&', num: '#', excl: '!', commat: '@', lowbar: '_', UnderBar: '_', sol: '/', period: '.', plus: '+' };
+const OTHER = '\ufffd';
+
+function charOf(unit: string): string {
+  if (unit.length === 1) return unit;
+  if (unit[0] === '\\') return unit[1] as string;
+  const name = unit.slice(1, -1);
+  if (name[0] !== '#') return NAMED[name] ?? OTHER;
+  const code = /x/i.test(name[1] as string) ? parseInt(name.slice(2), 16) : Number(name.slice(1));
+  return code > 0 && code < 0x80 ? String.fromCharCode(code) : OTHER;
+}
+
+/** A domain as cmark-gfm accepts it after a scheme (an alphanumeric first, no underscore), then neither a host character nor non-ASCII. */
+const DOMAIN = String.raw`[a-z\d][a-z\d-]*(?:\.[a-z\d-]+)*(?![\w.-]|[^\x00-\x7f])`;
+/** A link destination, a bare URL, a `www.` link (after a space or `*_~(`): the ranges the host links whole. */
+const LINKED = new RegExp(String.raw`\]\(https?:\/\/${DOMAIN}(?:[^\s()<>]|\([^\s()<>]*\))*|(?<![a-z])https?:\/\/${DOMAIN}[^\s<>]*|(?<![^\s*_~(])www\.${DOMAIN}[^\s<>]*`, 'gi');
+
+/** Digits that end a reference: not followed by a letter or digit (`_`, `*`, `+` may close emphasis or ask for a title). */
+const NUMBER = String.raw`(?=\d+(?![A-Za-z\d]))`;
+const REFERENCE = new RegExp(String.raw`[#!&]${NUMBER}|(?<![A-Za-z\d])[Gg][Hh]-${NUMBER}|(?<=[A-Za-z\d_.-])@(?=[\dA-Fa-f]{7,40}(?!\w|\.[A-Za-z\d]))`, 'g');
+/** `_` before is no word character here: `_@bob_` is emphasis around a mention. */
+const MENTION = /(?<![A-Za-z\d])@(?=[A-Za-z\d_])/g;
+
+/**
+ * What the line parts read so far say about the next one: how many `[` are open in the
+ * paragraph (cmark-gfm links no URL while one is). Not given in an HTML block, where
+ * Markdown links nothing.
+ */
+export interface Reading { open: number }
+
+/** The units of `raw` (escapes and entities blanked) that the host links whole; advances `reading`. */
+function linkedUnits(raw: string, reading: Reading | undefined): Uint8Array {
+  const linked = new Uint8Array(raw.length);
+  if (!reading) return linked;
+  const open = new Int32Array(raw.length + 1);
+  let depth = reading.open;
+  for (let i = 0; i < raw.length; i++) {
+    open[i] = depth;
+    if (raw[i] === '[') depth += 1;
+    else if (raw[i] === ']' && depth > 0) depth -= 1;
+  }
+  open[raw.length] = reading.open = depth;
+  // A destination counts when its `]` closes the last open bracket, a bare URL when none is open.
+  for (const m of raw.matchAll(LINKED)) if (open[m.index + (m[0][0] === ']' ? 1 : 0)] === 0) linked.fill(1, m.index + 1, m.index + m[0].length);
+  return linked;
+}
+
+/**
+ * `text` with a break after each match of `pattern` in its rendered reading, except inside
+ * what the host links whole. `literal`: a matched entity is written as its character
+ * (`&#64;bob` gets a literal `@`, then the break).
+ */
+function insertBreaks(text: string, reading: Reading | undefined, pattern: RegExp, literal: boolean): string {
+  const units = text.match(UNIT) ?? [];
+  const rendered = units.map(charOf).join('');
+  // A URL is raw text: an escape or entity ends it (it is a separate text node), and neither is a bracket.
+  const linked = linkedUnits(units.map((u) => (u.length === 1 ? u : ' ')).join(''), reading);
+  const breaks = new Set<number>();
+  const spelled = new Set<number>();
+  for (const m of rendered.matchAll(pattern)) {
+    const at = m.index + m[0].length;
+    if (linked[at]) continue;
+    breaks.add(at);
+    if (literal) for (let i = m.index; i < at; i++) spelled.add(i);
+  }
+  if (breaks.size === 0) return text;
+  return units.map((u, i) => `${breaks.has(i) ? BREAK : ''}${spelled.has(i) && u[0] === '&' ? rendered[i] : u}`).join('');
+}
+
+/** Every @mention in a text part inert, but in what the host links whole. */
+export const breakMentions = (text: string, reading?: Reading) => insertBreaks(text, reading, MENTION, true);
+
+/** Every issue, merge request, epic and commit reference in a text part inert, but in what the host links whole. */
+export const breakReferences = (text: string, reading?: Reading) => insertBreaks(text, reading, REFERENCE, false);
+
+/**
+ * Every `@name` in plain text, everywhere (messengers show the text as it is: no code, no
+ * entities; their own link detection is not ours to predict, so URLs are not spared).
+ */
+export const breakPlainMentions = (text: string) => text.replace(MENTION, `@${BREAK}`);
