@@ -17,11 +17,10 @@ import type { DeliveryRequest } from '../../functions/core/delivery/target';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { jsonLogger } from '../../functions/core/log';
 import type { QueueMessage, Source } from '../../functions/core/types';
-import { FAKE_BOT, botComment, startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
+import { FAKE_BOT, SAMPLE_PATCH as PATCH, botComment, startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
 import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
 
 const HEAD = 'cccccccccccccccccccccccccccccccccccccccc';
-const PATCH = '@@ -10,4 +10,5 @@ function f() {\n   const a = 1;\n-  const b = 2;\n+  const b = 3;\n+  const c = b / 0;\n   return a;\n }';
 let host: FakeCodehost;
 let llm: LocalServer;
 let script: Array<() => unknown> = [];

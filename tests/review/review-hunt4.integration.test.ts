@@ -16,10 +16,8 @@ import type { DeliveryRequest } from '../../functions/core/delivery/target';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { jsonLogger } from '../../functions/core/log';
 import type { QueueMessage, Source } from '../../functions/core/types';
-import { startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
+import { SAMPLE_PATCH as PATCH, startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
 
-// Old 10..13 / new 10..14: context 10↔10, removed old 11, added new 11 and 12, context 12↔13 and 13↔14.
-const PATCH = '@@ -10,4 +10,5 @@ function f() {\n   const a = 1;\n-  const b = 2;\n+  const b = 3;\n+  const c = b / 0;\n   return a;\n }';
 const HEAD = 'cccccccccccccccccccccccccccccccccccccccc';
 let host: FakeCodehost;
 beforeAll(async () => {

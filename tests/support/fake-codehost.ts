@@ -9,6 +9,9 @@ import type { ServerResponse } from 'node:http';
 import { sendJson, startLocalServer, type LocalServer, type Recorded } from './local-http';
 
 /** The user the fake's tokens act as (GET /user): comments it creates are this user's. */
+/** A one-file patch for inline findings. Old 10..13 / new 10..14: context 10↔10, removed old 11, added new 11 and 12, context 12↔13 and 13↔14. */
+export const SAMPLE_PATCH = '@@ -10,4 +10,5 @@ function f() {\n   const a = 1;\n-  const b = 2;\n+  const b = 3;\n+  const c = b / 0;\n   return a;\n }';
+
 export const FAKE_BOT = { id: 4242, login: 'hookagent-bot' };
 
 export interface FakeComment { id: number; body: string; html_url: string; user?: { id: number; login: string; type: string }; author?: { id: number; username: string } }
