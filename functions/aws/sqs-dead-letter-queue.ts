@@ -4,11 +4,21 @@
  * redriving sends each chosen message to the event queue and only then deletes it from the
  * dead-letter queue (at worst a copy is queued twice; the worker's record check makes the
  * second a no-op).
+ *
+ * A letter's `receive_count` is how many times the worker received the message, never the
+ * DLQ's ApproximateReceiveCount, which each listing raises (hunt 3, D12):
+ * - the worker's own letters carry the receive they failed on (dead-letters.ts);
+ * - a letter the queue's redrive policy moved (SQS marks it with DeadLetterQueueSourceArn;
+ *   it has no reason of ours) was received exactly maxReceiveCount times: SQS counts
+ *   receives across queues, so its DLQ count is that plus the listings'. The policy is
+ *   read from the event queue (AWS_MAX_RECEIVE_COUNT when it cannot be);
+ * - a letter an older worker sent without the count: 1, the least it can be.
  */
 import {
-  ChangeMessageVisibilityBatchCommand, DeleteMessageCommand, ReceiveMessageCommand, SendMessageCommand, type Message, type SQSClient,
+  ChangeMessageVisibilityBatchCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type Message, type SQSClient,
 } from '@aws-sdk/client-sqs';
 import { HookError } from '../core/errors';
+import { RECEIVE_COUNT_ATTRIBUTE } from './dead-letters';
 import { describeBody, type DeadLetter, type DeadLetterQueue } from '../core/operations/dead-letters';
 
 /** Enough for any backlog an operator would read in a terminal; more is reported as a cap. */
@@ -26,6 +36,15 @@ export const AWS_MAX_RECEIVE_COUNT = 5;
 
 export class SqsDeadLetterQueue implements DeadLetterQueue {
   constructor(private readonly client: SQSClient, private readonly deadLetterQueueUrl: string, private readonly queueUrl: string, readonly maxReceiveCount = AWS_MAX_RECEIVE_COUNT) {}
+
+  private deployedMax: Promise<number> | undefined;
+
+  /** The event queue's redrive maxReceiveCount as deployed; `maxReceiveCount` when it cannot be read. */
+  private redriveCount(): Promise<number> {
+    return (this.deployedMax ??= this.client.send(new GetQueueAttributesCommand({ QueueUrl: this.queueUrl, AttributeNames: ['RedrivePolicy'] }))
+      .then((answer) => Number((JSON.parse(answer.Attributes?.RedrivePolicy ?? '{}') as { maxReceiveCount?: unknown }).maxReceiveCount))
+      .then((count) => (Number.isInteger(count) && count > 0 ? count : this.maxReceiveCount), () => this.maxReceiveCount));
+  }
 
   async list(): Promise<DeadLetter[]> {
     const received = await this.receiveAll();
@@ -60,15 +79,16 @@ export class SqsDeadLetterQueue implements DeadLetterQueue {
 
   private async receiveAll(): Promise<Array<[DeadLetter, string]>> {
     const byId = new Map<string, [DeadLetter, string]>();
+    const redriveCount = await this.redriveCount();
     try {
       while (byId.size < MAX_MESSAGES) {
         const page = await this.client.send(new ReceiveMessageCommand({
           QueueUrl: this.deadLetterQueueUrl, MaxNumberOfMessages: 10, VisibilityTimeout: HIDE_SECONDS, WaitTimeSeconds: 0,
-          MessageSystemAttributeNames: ['ApproximateReceiveCount', 'SentTimestamp'], MessageAttributeNames: ['reason'],
+          MessageSystemAttributeNames: ['SentTimestamp', 'DeadLetterQueueSourceArn'], MessageAttributeNames: ['reason', RECEIVE_COUNT_ATTRIBUTE],
         }));
         const messages = page.Messages ?? [];
         if (messages.length === 0) break;
-        for (const message of messages) if (message.MessageId && message.ReceiptHandle) byId.set(message.MessageId, [this.toLetter(message), message.ReceiptHandle]);
+        for (const message of messages) if (message.MessageId && message.ReceiptHandle) byId.set(message.MessageId, [this.toLetter(message, redriveCount), message.ReceiptHandle]);
       }
     } catch (error) {
       await this.release([...byId.values()].map(([, handle]) => handle)).catch(() => undefined);
@@ -77,13 +97,16 @@ export class SqsDeadLetterQueue implements DeadLetterQueue {
     return [...byId.values()].sort(([a], [b]) => (a.dead_at ?? '').localeCompare(b.dead_at ?? ''));
   }
 
-  private toLetter(message: Message): DeadLetter {
+  private toLetter(message: Message, redriveCount: number): DeadLetter {
     const body = message.Body ?? '';
     const sent = Number(message.Attributes?.SentTimestamp);
+    const reason = message.MessageAttributes?.reason?.StringValue;
+    const recorded = Number(message.MessageAttributes?.[RECEIVE_COUNT_ATTRIBUTE]?.StringValue);
+    const redriven = reason === undefined || message.Attributes?.DeadLetterQueueSourceArn !== undefined;
     return {
       id: message.MessageId ?? '', ...describeBody(body),
-      reason: message.MessageAttributes?.reason?.StringValue ?? `the queue gave up after ${this.maxReceiveCount} receives`,
-      receive_count: Number(message.Attributes?.ApproximateReceiveCount) || 0,
+      reason: reason ?? `the queue gave up after ${redriveCount} receives`,
+      receive_count: Number.isInteger(recorded) && recorded > 0 ? recorded : redriven ? redriveCount : 1,
       ...(Number.isFinite(sent) && sent > 0 ? { dead_at: new Date(sent).toISOString() } : {}),
       body,
     };

@@ -67,6 +67,13 @@ test('a letter SQS redrove while its record says processing: listing it marks th
   expect(await events.get('evt_done_1', 'alerts')).toMatchObject({ status: 'failed', dead_lettered_at: at, error: { code: 'provider_auth', message: 'refused' } });
   // The letters stay in the DLQ, for redrive.
   expect(options.queues[dlq]!.map((m) => m.id)).toEqual(['l1', 'l2', 'l3']);
+  // RECEIVES is the worker's receives, not the listings' (hunt 3, D12): listed again, the same.
+  // The queue's letters: its maxReceiveCount (this endpoint answers no RedrivePolicy: the default 5);
+  // a worker letter without its recorded receive: 1.
+  const again = await runCli(['--config-dir', dir, 'webhook', 'dead-letters'], env());
+  const rows = again.stdout.trim().split('\n').slice(1).map((r) => r.split('\t').slice(1, 4));
+  expect(rows).toEqual([['evt_loop_1', 'alerts', '5'], ['evt_loop_2', 'alerts', '5'], ['evt_done_1', 'alerts', '1']]);
+  expect((JSON.parse(result.stdout) as Array<{ receive_count: number }>).map((l) => l.receive_count)).toEqual([5, 5, 1]);
   // Every call is one the README's CLI policy allows (no UpdateItem).
   const policy = JSON.parse(readFileSync(join(__dirname, '..', '..', 'infra', 'cli-policy.json'), 'utf8')) as { Statement: Array<{ Action: string[] }> };
   const allowed = new Set(policy.Statement.flatMap((s) => s.Action));

@@ -174,7 +174,7 @@ describe('hookagent webhook dead-letters / redrive', () => {
     updated_at: '2026-11-22T12:01:00.000Z', message: message(id), attempts: 5, error: { code: 'provider_auth', message: 'refused' },
   });
 
-  test('lists dead letters (reason, receives, malformed ones by id) and leaves them in the queue', async () => {
+  test('lists dead letters (reason, receives, malformed ones by id) and leaves them in the queue; listing again does not count its own receives', async () => {
     healthy();
     options.queues[dlqUrl()]!.push(
       { id: 'd1', body: JSON.stringify(message('evt_dead_1')), reason: 'provider_auth: refused', sentAt: Date.parse('2026-11-22T12:01:00Z') },
@@ -184,7 +184,7 @@ describe('hookagent webhook dead-letters / redrive', () => {
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(result.stdout)).toEqual([
       { id: 'd1', event_id: 'evt_dead_1', subscription: 'alerts', reason: 'provider_auth: refused', receive_count: 1, dead_at: '2026-11-22T12:01:00.000Z' },
-      { id: 'd2', reason: 'the queue gave up after 5 receives', receive_count: 1, dead_at: '2026-11-22T12:02:00.000Z' },
+      { id: 'd2', reason: 'the queue gave up after 5 receives', receive_count: 5, dead_at: '2026-11-22T12:02:00.000Z' },
     ]);
     // Listing made them visible again at once.
     expect(options.queues[dlqUrl()]!.every((m) => (m.hiddenUntil ?? 0) <= Date.now())).toBe(true);
@@ -192,7 +192,7 @@ describe('hookagent webhook dead-letters / redrive', () => {
     // Piped: a header and one tab-separated row per letter; the hint on stderr.
     const [header, ...rows] = text.stdout.trim().split('\n');
     expect(header).toBe('DEAD AT\tEVENT ID\tSUBSCRIPTION\tRECEIVES\tREASON');
-    expect(rows.map((r) => r.split('\t').slice(1))).toEqual([['evt_dead_1', 'alerts', '2', 'provider_auth: refused'], ['(malformed message d2)', '-', '2', 'the queue gave up after 5 receives']]);
+    expect(rows.map((r) => r.split('\t').slice(1))).toEqual([['evt_dead_1', 'alerts', '1', 'provider_auth: refused'], ['(malformed message d2)', '-', '5', 'the queue gave up after 5 receives']]);
     expect(text.stderr).toMatch(/2 dead letter\(s\)\. '(npx )?hookagent webhook redrive' moves them back/);
     expectAllowedByCliPolicy();
   }, 60_000);

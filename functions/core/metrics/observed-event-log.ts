@@ -107,8 +107,9 @@ export function observedEventLog(inner: EventLog, metrics: Metrics, clock: Clock
 /** Counts each message sent to the dead-letter queue. */
 export function countedDeadLetters(inner: DeadLetterSink, metrics: Metrics): DeadLetterSink {
   return {
-    send: async (body, reason) => {
-      await inner.send(body, reason);
+    // The receive count goes on: the SQS sink records it with the letter (D12).
+    send: async (body, reason, receiveCount) => {
+      await inner.send(body, reason, receiveCount);
       metrics.add(METRIC.deadLetters, 'Count', 1);
     },
   };
