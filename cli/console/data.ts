@@ -8,6 +8,7 @@ import type { EventRecord, EventStatus, EventSummary, RequestOutcome, RequestRec
 import { acceptedFor } from '../../functions/core/subscriptions/held-settle';
 import { subscriptionJson } from '../output';
 import { scrub } from './redact';
+import { chart, durationMs, endpointOf, listEvents, SEARCH_BUDGET, type EventFilters } from './list-view';
 import { bounded, findRequestEntry } from './shape';
 
 export interface ConsoleSources {
@@ -28,27 +29,7 @@ export interface ConsoleSources {
   secretValues?: () => string[];
 }
 
-export interface EventFilters {
-  subscription?: string;
-  status?: string;
-  endpoint?: string;
-  /** Epoch ms: only events received at or after it. */
-  since?: number;
-  /** Free text matched against the event id and the delivery id. */
-  q?: string;
-  limit: number;
-}
-
-/** How many records per subscription the list and the chart look at. */
-const PER_SUBSCRIPTION = 500;
-
-export const endpointOf = (r: EventRecord): string => (r.source === 'custom' ? `custom/${r.subscription}` : r.source);
-
-function durationMs(r: EventRecord): number | null {
-  if (typeof r.timings?.total_ms === 'number') return r.timings.total_ms;
-  if (['delivered', 'suppressed', 'failed'].includes(r.status)) return Math.max(0, Date.parse(r.updated_at) - Date.parse(r.received_at));
-  return null;
-}
+export type { EventFilters } from './list-view';
 
 export function eventSummary(r: EventRecord) {
   return {
@@ -60,7 +41,8 @@ export function eventSummary(r: EventRecord) {
 }
 
 export class ConsoleData {
-  constructor(private readonly sources: ConsoleSources) {}
+  /** `searchBudget`: records one list answer reads at most (list-view.ts). */
+  constructor(private readonly sources: ConsoleSources, private readonly searchBudget = SEARCH_BUDGET) {}
 
   private async secrets(): Promise<string[]> {
     const subscriptions = await this.sources.subscriptions.list();
@@ -79,36 +61,14 @@ export class ConsoleData {
     return this.clean({ where: this.sources.where, public_url: this.sources.publicUrl, request_log: this.hasRequestLog });
   }
 
-  private async allRecords(subscription?: string): Promise<EventRecord[]> {
-    const names = subscription ? [subscription] : (await this.sources.subscriptions.list()).map((s) => s.name);
-    const lists = await Promise.all(names.map((name) => this.sources.events.listBySubscription(name, PER_SUBSCRIPTION)));
-    return lists.flat().sort((a, b) => (a.received_at === b.received_at ? b.event_id.localeCompare(a.event_id) : b.received_at.localeCompare(a.received_at)));
-  }
-
+  /** The whole event log, newest first, filtered in the store (list-view.ts, event-list.ts). */
   async listEvents(filters: EventFilters) {
-    const q = filters.q?.trim().toLowerCase();
-    const records = (await this.allRecords(filters.subscription)).filter((r) =>
-      (!filters.status || r.status === filters.status)
-      && (!filters.endpoint || endpointOf(r) === filters.endpoint)
-      && (filters.since === undefined || Date.parse(r.received_at) >= filters.since)
-      && (!q || r.event_id.toLowerCase().includes(q) || r.delivery_id.toLowerCase().includes(q)));
-    return this.clean(records.slice(0, filters.limit).map(eventSummary));
+    return this.clean(await listEvents(this.sources.events, await this.sources.subscriptions.list(), filters, this.searchBudget));
   }
 
   /** Events per hour for the last 24 h, by outcome. */
   async chart(nowMs: number) {
-    const hour = 3600_000;
-    const end = Math.floor(nowMs / hour) * hour + hour;
-    const start = end - 24 * hour;
-    const buckets = Array.from({ length: 24 }, (_, i) => ({ hour: new Date(start + i * hour).toISOString(), delivered: 0, suppressed: 0, failed: 0, other: 0 }));
-    for (const r of await this.allRecords()) {
-      const at = Date.parse(r.received_at);
-      if (at < start || at >= end) continue;
-      const bucket = buckets[Math.floor((at - start) / hour)]!;
-      const key = r.status === 'delivered' || r.status === 'suppressed' || r.status === 'failed' ? r.status : 'other';
-      bucket[key] += 1;
-    }
-    return buckets;
+    return chart(this.sources.events, await this.sources.subscriptions.list(), nowMs);
   }
 
   private async payloadOf(r: EventRecord): Promise<{ payload: unknown; payload_error?: string }> {

@@ -5,8 +5,10 @@
 import { randomBytes } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HookError } from '../../functions/core/errors';
+import { SUBSCRIPTION_NAME_PATTERN } from '../../functions/core/types';
 import type { Logger } from '../../functions/core/log';
 import { ConsoleData, type ConsoleSources } from './data';
+import { decodeCursor } from './event-list';
 import { runUseCase } from './lifecycle';
 import { isRequestId } from './shape';
 import page from './page.html';
@@ -24,6 +26,8 @@ export interface ConsoleOptions {
   now?: () => number;
   /** Where pause, resume and replay from the console are logged (with subscription and event id). */
   logger?: Logger;
+  /** Records one event-list answer reads at most (tests set a small one). */
+  searchBudget?: number;
 }
 
 export type ConsoleHandler = (req: IncomingMessage, res: ServerResponse) => Promise<boolean>;
@@ -63,7 +67,8 @@ function numberParam(value: string | null, fallback: number, min: number, max: n
 function sinceParam(value: string | null): number | undefined {
   if (value === null || value === '') return undefined;
   const at = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
-  if (!Number.isFinite(at)) throw new HookError('bad_request', `'since' must be epoch milliseconds or an ISO date, got '${value}'`);
+  // Beyond what a Date holds (year 275760) is no time either.
+  if (!Number.isFinite(at) || Number.isNaN(new Date(at).getTime())) throw new HookError('bad_request', `'since' must be epoch milliseconds or an ISO date, got '${value}'`);
   return at;
 }
 
@@ -96,7 +101,7 @@ export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, 
   }
 
   async function api(req: IncomingMessage, res: ServerResponse, path: string, url: URL, sources: ConsoleSources): Promise<void> {
-    const data = new ConsoleData(sources);
+    const data = new ConsoleData(sources, consoleOptions.searchBudget);
     const method = req.method ?? 'GET';
     const q = url.searchParams;
     if (method === 'POST') {
@@ -134,11 +139,14 @@ export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, 
       const status = q.get('status') ?? undefined;
       if (status && !STATUSES.has(status)) throw new HookError('bad_request', `Unknown status '${status}'`);
       const since = sinceParam(q.get('since'));
+      // A deleted subscription's name is a valid filter too: only the shape is checked.
+      const subscription = q.get('subscription');
+      if (subscription && !SUBSCRIPTION_NAME_PATTERN.test(subscription)) throw new HookError('bad_request', `'subscription' must be a subscription name (lower-case letters, digits, '-' and '_'), got '${subscription.slice(0, 80)}'`);
       return json(res, 200, await data.listEvents({
         limit: numberParam(q.get('limit'), 200, 1, 1000),
         ...(q.get('subscription') ? { subscription: q.get('subscription')! } : {}), ...(status ? { status } : {}),
         ...(q.get('endpoint') ? { endpoint: q.get('endpoint')! } : {}), ...(since !== undefined ? { since } : {}),
-        ...(q.get('q') ? { q: q.get('q')! } : {}),
+        ...(q.get('q') ? { q: q.get('q')! } : {}), ...(q.get('cursor') ? { cursor: decodeCursor(q.get('cursor')!) } : {}),
       }));
     }
     if (path === '/chart') return json(res, 200, await data.chart(now()));

@@ -15,10 +15,11 @@ import {
   BatchGetItemCommand, BatchWriteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
-import type { EventLog } from '../core/ports';
+import type { EventLog, EventSearch, EventSearchPage, RecordedSubscriptions } from '../core/ports';
 import type { EventRecord, EventStatus, QueueMessage } from '../core/types';
 import { messageJson, rememberMessageText } from '../core/message-json';
 import { isConditionalFailure, storeUnavailable } from './dynamo';
+import { RecordedNames, searchSubscription } from './event-search';
 import { EVENTS_BY_SUBSCRIPTION_INDEX } from './tables';
 
 export const EVENT_RETENTION_SECONDS = 14 * 24 * 3600;
@@ -63,7 +64,13 @@ function fromItem(item: Item, message?: string | QueueMessage): EventRecord {
 }
 
 export class DynamoEventLog implements EventLog {
-  constructor(private readonly client: DynamoDBClient, private readonly table: string) {}
+  /** `namesScanItems`: records read per call while looking for deleted subscriptions' names (event-search.ts). */
+  constructor(private readonly client: DynamoDBClient, private readonly table: string, private readonly options: { namesScanItems?: number } = {}) {}
+
+  /** The console's list (event-search.ts); the names' scan state lives as long as this adapter. */
+  private names: RecordedNames | undefined;
+  searchSubscription = (subscription: string, search: EventSearch): Promise<EventSearchPage> => searchSubscription(this.client, this.table, subscription, search);
+  recordedSubscriptions = (known: string[]): Promise<RecordedSubscriptions> => (this.names ??= new RecordedNames(this.client, this.table, this.options.namesScanItems)).names(known);
 
   /** The messages first, then the records: a record is never stored without its message. */
   async putAll(records: EventRecord[]): Promise<void> {

@@ -2,7 +2,7 @@
  * Ports: what the domain needs from the outside world. AWS adapters (functions/aws) and
  * local adapters implement them; the domain never imports an SDK.
  */
-import type { EventRecord, EventStatus, EventSummary, QueueMessage, RequestOutcome, RequestRecord, Subscription } from './types';
+import type { EventRecord, EventStatus, EventSummary, QueueMessage, RequestOutcome, RequestRecord, Source, Subscription } from './types';
 
 export interface SubscriptionStore {
   list(): Promise<Subscription[]>;
@@ -217,6 +217,55 @@ export interface EventLog {
    */
   listSummariesByStatus?(subscription: string, status: EventStatus, page: { receivedBefore: string; limit: number; after?: Pick<EventRecord, 'event_id' | 'received_at'> }): Promise<EventSummary[]>;
   deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void>;
+  /**
+   * Optional (both stores have it): one subscription's records newest first, as
+   * listBySubscription orders them, filtered in the store, without their message, prompt
+   * and reply, reading at most `search.examine` records. The console merges these per
+   * subscription into one list of the whole log.
+   */
+  searchSubscription?(subscription: string, search: EventSearch): Promise<EventSearchPage>;
+  /**
+   * Optional: the subscription names the log holds records under, deleted subscriptions'
+   * too (their records stay until they expire). `known`: the names defined now.
+   */
+  recordedSubscriptions?(known: string[]): Promise<RecordedSubscriptions>;
+}
+
+/** A record as a list shows it; `subscription_created_at` (the message's stamp) where the store has it at hand. */
+export type ListedEvent = EventSummary & { subscription_created_at?: string };
+
+export interface EventSearch {
+  /** Start below this record (newest first); `inclusive`: at it. */
+  before?: { received_at: string; event_id: string; inclusive?: boolean };
+  /** ISO 8601: only records received at or after it. */
+  since?: string;
+  status?: EventStatus;
+  source?: Source;
+  /** Text the event id or the delivery id contains, any case. */
+  text?: string;
+  /** At most this many matching records. */
+  limit: number;
+  /** At most this many records read, matching or not (at least one). */
+  examine: number;
+}
+
+export interface EventSearchPage {
+  /** The matching records, newest first. */
+  records: ListedEvent[];
+  /** Records read, matching or not. */
+  examined: number;
+  /**
+   * The last record read when the search stopped before the end of the subscription's
+   * records (at `limit` matches or `examine` records): the next search starts below it.
+   * Absent when nothing older is left to read.
+   */
+  last?: { received_at: string; event_id: string };
+}
+
+export interface RecordedSubscriptions {
+  names: string[];
+  /** Set while `names` may still lack some (a store still looking for them), saying so. */
+  incomplete?: string;
 }
 
 export interface PayloadStore {

@@ -44,15 +44,17 @@ test('the page ships in the bundle, with a strict CSP and a per-session CSRF tok
 });
 
 test('events: newest first, with model, tokens and duration; filters and free-text search', async () => {
-  const all = (await (await fetch(`${fx.url}/console/api/events`)).json()) as Array<Record<string, unknown>>;
+  const answer = (await (await fetch(`${fx.url}/console/api/events`)).json()) as { events: Array<Record<string, unknown>>; next: string | null };
+  const all = answer.events;
   expect(all).toHaveLength(19);
+  expect(answer.next).toBeNull();
   expect(all[0]).toMatchObject({ event_id: expect.any(String), endpoint: expect.any(String), status: expect.any(String) });
   const times = all.map((e) => e.received_at as string);
   expect([...times].sort().reverse()).toEqual(times);
   const rich = all.find((e) => e.event_id === fx.rich.event_id);
   expect(rich).toMatchObject({ endpoint: 'github', event: 'pull_request', action: 'opened', subscription: 'pr-review', status: 'delivered', duration_ms: 5123, model: 'claude-sonnet-4-5', tokens: 2822 });
 
-  const get = async (query: string) => (await (await fetch(`${fx.url}/console/api/events?${query}`)).json()) as Array<Record<string, unknown>>;
+  const get = async (query: string) => ((await (await fetch(`${fx.url}/console/api/events?${query}`)).json()) as { events: Array<Record<string, unknown>> }).events;
   expect((await get('subscription=alerts')).every((e) => e.subscription === 'alerts' && e.endpoint === 'custom/alerts')).toBe(true);
   expect((await get('status=failed')).length).toBeGreaterThan(0);
   expect((await get('status=failed')).every((e) => e.status === 'failed')).toBe(true);
@@ -161,6 +163,11 @@ test('bad input gets a clear error and changes nothing', async () => {
   expect(await bad('/events?limit=abc')).toEqual([400, expect.stringContaining('whole number from 1 to 1000')]);
   expect(await bad('/events?status=bogus')).toEqual([400, "Unknown status 'bogus'"]);
   expect(await bad('/events?since=yesterday-ish')).toEqual([400, expect.stringContaining("'since' must be")]);
+  expect(await bad('/events?cursor=%7B%7D')).toEqual([400, "Malformed 'cursor': pass the 'next' value of an earlier answer as it is"]);
+  const forged = Buffer.from(JSON.stringify(['2026-11-24T10:00:00.000Z', `evt_${'x'.repeat(2000)}`, 'alerts'])).toString('base64url');
+  expect(await bad(`/events?cursor=${forged}`)).toEqual([400, expect.stringContaining("Malformed 'cursor'")]);
+  expect(await bad('/events?subscription=Not%20A%20Name')).toEqual([400, expect.stringContaining("'subscription' must be a subscription name")]);
+  expect(await bad('/events?since=99999999999999999')).toEqual([400, expect.stringContaining("'since' must be")]);
   expect(await bad('/nope')).toEqual([404, 'No such console API']);
   const notJson = await post('/subscriptions/alerts/pause', { cookie, 'x-csrf-token': csrf }, '{not json');
   expect(notJson.status).toBe(400);

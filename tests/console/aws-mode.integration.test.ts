@@ -54,7 +54,7 @@ test('the console over the AWS tables: list, one event, replay to the deployment
     const cookie = page.headers.get('set-cookie')!.split(';')[0]!;
     const csrf = /name="csrf-token" content="([^"]+)"/.exec(await page.text())![1]!;
 
-    const list = (await (await fetch(`${base}/console/api/events`)).json()) as Array<{ event_id: string }>;
+    const list = ((await (await fetch(`${base}/console/api/events`)).json()) as { events: Array<{ event_id: string }> }).events;
     expect(list.map((e) => e.event_id)).toEqual([original.event_id]);
     const subs = await (await fetch(`${base}/console/api/subscriptions`)).text();
     expect(subs).toContain('https://abc.execute-api.eu-west-1.amazonaws.com/webhooks/custom/remote');

@@ -148,10 +148,62 @@ test('payload text cannot disguise itself: bidi overrides and control characters
   await page.setViewportSize({ width: 1280, height: 800 });
 });
 
-test('when the list is full (200 newest), the page says so and how to see older ones', async () => {
+test('when the list is full (200 newest), the page says so, and Older continues the list where it ended', async () => {
   const start = Date.now() - 3_600_000;
   await Promise.all(Array.from({ length: 205 }, (_, i) => fx.addEvent({ subscription: 'pr-review', status: 'delivered' }, start + i)));
   await page.goto(`${fx.url}/console#/events`);
   await page.locator('#events-more').filter({ hasText: 'Showing the newest 200' }).waitFor();
   expect(await page.locator('#events tr').count()).toBe(200);
+  const firstPage = await page.locator('#events tr').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-event-id')));
+  await page.click('#events-older');
+  await page.locator('#events-newest').waitFor();
+  const secondPage = await page.locator('#events tr[data-event-id]').evaluateAll((rows) => rows.map((r) => r.getAttribute('data-event-id')));
+  const answer = (await (await fetch(`${fx.url}/console/api/events?limit=1000`)).json()) as { events: Array<{ event_id: string }> };
+  // The second page is exactly what follows the first: nothing repeated, nothing skipped.
+  expect([...firstPage, ...secondPage]).toEqual(answer.events.map((e) => e.event_id).slice(0, firstPage.length + secondPage.length));
+  expect(secondPage.length).toBe(answer.events.length - 200);
+  await page.screenshot({ path: join(ARTIFACTS, 'events-older.png'), fullPage: true });
+  await page.click('#events-newest');
+  await page.locator('#events-more').filter({ hasText: 'Showing the newest 200' }).waitFor();
+});
+
+test("a deleted subscription's events stay listed, marked deleted, and it can be picked in the filter", async () => {
+  await fx.subscriptions.create({ name: 'retired', events: [], skills: [], deliver: ['log'], state: 'active', secret: 'whsec_cmV0aXJlZHJldGlyZWRyZXRpcmVkcmV0aXJlZDEy', created_at: '2026-11-01T10:00:00.000Z', updated_at: '2026-11-01T10:00:00.000Z' });
+  const gone = await fx.addEvent({ subscription: 'retired', status: 'delivered' });
+  await fx.subscriptions.delete('retired');
+  await page.goto(`${fx.url}/console#/requests`);
+  await page.goto(`${fx.url}/console#/events`);
+  const row = page.locator(`tr[data-event-id="${gone.event_id}"]`);
+  await row.waitFor();
+  expect(await row.locator('td:nth-child(4)').innerText()).toMatch(/retired\s*deleted/);
+  await page.selectOption('select[name="subscription"]', 'retired');
+  await eventually(async () => (await page.locator('#events tr[data-event-id]').allInnerTexts()).length === 1, 'the deleted subscription picked');
+  expect(await page.locator('select[name="subscription"] option[value="retired"]').innerText()).toBe('retired (deleted)');
+  await page.selectOption('select[name="subscription"]', '');
+});
+
+test('a search stopped at its read bound says how far it searched, and Search older goes on until it finds', async () => {
+  const bounded = await startConsoleFixture({ pollMs: 250, searchBudget: 4 });
+  try {
+    // The oldest seeded event: every other record is read before it.
+    const all = [...await bounded.events.listBySubscription('pr-review', 1000), ...await bounded.events.listBySubscription('alerts', 1000)];
+    const oldest = all.reduce((a, b) => (a.received_at < b.received_at ? a : b));
+    await page.goto(`${bounded.url}/console#/events`);
+    await page.locator('#events tr[data-event-id]').first().waitFor();
+    await page.fill('input[name="q"]', oldest.event_id);
+    await page.locator('#events-more').filter({ hasText: /Searched \d+ records, back to/ }).waitFor();
+    expect(await page.locator('#events-older').innerText()).toBe('Search older');
+    await page.screenshot({ path: join(ARTIFACTS, 'events-searched.png'), fullPage: true });
+    expect(await page.locator(`tr[data-event-id="${oldest.event_id}"]`).count()).toBe(0);
+    let clicks = 0;
+    for (; clicks < 30 && (await page.locator(`tr[data-event-id="${oldest.event_id}"]`).count()) === 0; clicks += 1) {
+      await page.click('#events-older');
+      await page.waitForTimeout(50);
+    }
+    expect(clicks).toBeGreaterThan(1);
+    await page.locator(`tr[data-event-id="${oldest.event_id}"]`).waitFor();
+    await page.fill('input[name="q"]', '');
+  } finally {
+    await bounded.close();
+  }
 });

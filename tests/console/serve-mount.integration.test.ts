@@ -42,7 +42,7 @@ test('serve mounts the console at /console; webhooks still reach ingest', async 
     expect(accepted.status).toBe(202);
     const { event_id: eventId } = (await accepted.json()) as { event_id: string };
     await eventually(async () => {
-      const list = (await (await fetch(`${serve.url}/console/api/events`)).json()) as Array<{ event_id: string; status: string }>;
+      const list = ((await (await fetch(`${serve.url}/console/api/events`)).json()) as { events: Array<{ event_id: string; status: string }> }).events;
       return list.some((e) => e.event_id === eventId && e.status === 'delivered');
     }, 'the event delivered in the console list');
     const detail = await (await fetch(`${serve.url}/console/api/events/${eventId}`)).text();

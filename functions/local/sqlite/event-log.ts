@@ -5,10 +5,11 @@
  * `data` column (and a text column when it changes). Records are kept 14 days, like the
  * DynamoDB table's TTL.
  */
-import type { EventLog, UpdateOptions } from '../../core/ports';
+import type { EventLog, EventSearch, EventSearchPage, RecordedSubscriptions, UpdateOptions } from '../../core/ports';
 import type { EventRecord, EventStatus, EventSummary, QueueMessage } from '../../core/types';
 import { messageJson, rememberMessageText } from '../../core/message-json';
 import type { StoreDb } from './db';
+import { SqliteEventSearch } from './event-search';
 
 export const EVENT_RETENTION_MS = 14 * 24 * 3600 * 1000;
 
@@ -161,6 +162,17 @@ export class SqliteEventLog implements EventLog {
       const { message: _message, prompt: _prompt, reply: _reply, ...summary } = JSON.parse(data) as EventRecord;
       return summary;
     }));
+  }
+
+  /** The console's list (event-search.ts): statements prepared on first use. */
+  private searcher: SqliteEventSearch | undefined;
+
+  async searchSubscription(subscription: string, search: EventSearch): Promise<EventSearchPage> {
+    return (this.searcher ??= new SqliteEventSearch(this.store)).search(subscription, search);
+  }
+
+  async recordedSubscriptions(known: string[]): Promise<RecordedSubscriptions> {
+    return (this.searcher ??= new SqliteEventSearch(this.store)).recorded(known);
   }
 
   async deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void> {
