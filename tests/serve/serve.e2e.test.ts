@@ -76,7 +76,8 @@ test('GitHub pull_request â†’ a comment on the local GitHub API; Alertmanager â†
     await eventually(() => comments.length === 1, 'the GitHub comment');
     const number = (pr as { pull_request: { number: number } }).pull_request.number;
     expect(comments[0]?.path).toMatch(new RegExp(`/issues/${number}/comments$`));
-    expect(comments[0]?.body).toContain(`Reviewing #${number}`);
+    // Issue references in a comment are made inert by default (mentions.ts): `#` then a zero-width space.
+    expect(comments[0]?.body).toContain(`Reviewing #\u200b${number}`);
     expect(comments[0]?.body).toContain(`<!-- hookagent:pr-review:${String(accepted.body.event_id)} -->`);
     expect(github.requests.find((r) => r.method === 'POST')?.headers.authorization).toBe('token ghp_e2e');
 
