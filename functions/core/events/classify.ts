@@ -56,6 +56,15 @@ function deliveryKey(value: string | undefined): string | undefined {
   return `sha256:${createHash('sha256').update(trimmed).digest('hex')}`;
 }
 
+/**
+ * The first header of a delivery-id order that holds an id: an empty or blank one (a
+ * sender's template with an unset variable) does not hide the next, which would make every
+ * retry a new event.
+ */
+function firstId(...values: Array<string | undefined>): string | undefined {
+  return values.find((value) => value !== undefined && value.trim() !== '');
+}
+
 export function gitlabKindFromHeader(header: string | undefined): string | undefined {
   return header === undefined ? undefined : GITLAB_HEADER_KINDS[header.trim()];
 }
@@ -94,8 +103,8 @@ export function missingEventMessage(source: Source): string {
  */
 export function statedDeliveryId(source: Source, headers: Headers): string | undefined {
   const stated = source === 'github' ? headers['x-github-delivery']
-    : source === 'gitlab' ? headers['webhook-id'] ?? headers['idempotency-key'] ?? headers['x-gitlab-event-uuid']
-      : headers['webhook-id'] ?? headers['x-request-id'] ?? headers['idempotency-key'];
+    : source === 'gitlab' ? firstId(headers['webhook-id'], headers['idempotency-key'], headers['x-gitlab-event-uuid'])
+      : firstId(headers['webhook-id'], headers['x-request-id'], headers['idempotency-key'], headers['x-webhook-id']);
   return deliveryKey(stated);
 }
 
@@ -123,9 +132,7 @@ export function classifyEvent(source: Source, headers: Headers, payload: Payload
       // A signed request (Standard Webhooks, GitLab 19+) is deduplicated on the signed
       // webhook-id: the unsigned Idempotency-Key could be changed to replay a captured request.
       // An unsigned webhook-id is not a key either: nothing vouches for it (DESIGN §2.1).
-      deliveryId = signed && headers['webhook-id']
-        ? headers['webhook-id']
-        : headers['idempotency-key'] ?? headers['x-gitlab-event-uuid'];
+      deliveryId = signed ? firstId(headers['webhook-id']) : firstId(headers['idempotency-key'], headers['x-gitlab-event-uuid']);
       break;
     }
     case 'custom': {
@@ -133,7 +140,9 @@ export function classifyEvent(source: Source, headers: Headers, payload: Payload
       const alert = alertSenderEvent(payload);
       event = customEventName(text(headers['x-event-type']) ?? text(payload.event_type) ?? text(payload.type) ?? text(payload.event)) ?? alert?.event ?? 'custom';
       action = customEventName(text(payload.action)) ?? (alert && event === alert.event ? alert.action : undefined);
-      deliveryId = headers['webhook-id'] ?? headers['x-request-id'] ?? headers['idempotency-key'];
+      // PagerDuty v3 keeps X-Webhook-Id across retries; other senders may name the hook with
+      // that header (the same on every delivery), so it counts only for PagerDuty's payloads.
+      deliveryId = firstId(headers['webhook-id'], headers['x-request-id'], headers['idempotency-key'], alert?.sender === 'pagerduty' ? headers['x-webhook-id'] : undefined);
       break;
     }
   }

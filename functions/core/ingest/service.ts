@@ -7,7 +7,7 @@ import type { Config } from '../config/types';
 import { authenticate } from '../auth/authenticate';
 import type { RawBody } from '../auth/signatures';
 import { describeError, isHookError } from '../errors';
-import { classifyEvent, missingEventMessage, statedDeliveryId, type Payload } from '../events/classify';
+import { classifyEvent, missingEventMessage, statedDeliveryId } from '../events/classify';
 import { causedByHookagent } from '../events/loop-guard';
 import type { Logger } from '../log';
 import type { AtomicAccept, AtomicRelease, Clock, DebounceStore, DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog } from '../ports';
@@ -20,6 +20,7 @@ import { allowedMethod, methodAllowed, parseRoute } from './routes';
 import { selectSubscriptions } from './select';
 import type { SubscriptionCache } from './subscription-cache';
 import { fitsIn } from './raw-payload';
+import { parsePayload } from './payload-body';
 
 export interface InboundRequest {
   method: string;
@@ -59,8 +60,6 @@ export interface IngestDeps {
 }
 
 export { DEDUP_TTL_SECONDS, DEFAULT_CLAIM_LEASE_MS, INLINE_PAYLOAD_LIMIT } from './accept';
-
-const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 export type Ingest = (request: InboundRequest) => Promise<Reply>;
 
@@ -110,8 +109,8 @@ export function createIngest(deps: IngestDeps): Ingest {
         return errors.signatureInvalid();
       }
 
-      // 5. A JSON object, as valid UTF-8.
-      const parsed = parsePayload(body);
+      // 5. A JSON object, as valid UTF-8 (or GitHub's form: payload=<JSON>).
+      const parsed = parsePayload(body, request.headers['content-type']);
       if ('error' in parsed) return errors.invalidJson(parsed.error);
       const payload = parsed.payload;
 
@@ -151,23 +150,4 @@ export function createIngest(deps: IngestDeps): Ingest {
     }
   };
   return deps.requests ? withRequestLog(ingest, deps.requests, deps.clock, logger) : (request: InboundRequest) => ingest(request);
-}
-
-function parsePayload(body: RawBody): { payload: Payload; text: string } | { error: string } {
-  let text: string;
-  try {
-    text = typeof body === 'string' ? body : utf8.decode(body);
-  } catch {
-    return { error: 'not valid UTF-8' };
-  }
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch {
-    return { error: 'malformed JSON' };
-  }
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
-    return { error: `a JSON ${Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value}, not an object` };
-  }
-  return { payload: value as Payload, text };
 }
