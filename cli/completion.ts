@@ -1,4 +1,4 @@
-import { commandName } from './invocation';
+import { programName } from './invocation';
 
 /**
  * `hookagent completion [bash|zsh]`: yargs prints the script for the shell in $SHELL; a
@@ -22,7 +22,7 @@ export function prepareCompletion(args: string[], env: NodeJS.ProcessEnv = proce
 
 export class UnsupportedShell extends Error {
   /** `name`: the command as the user runs it (`npx hookagent` from a checkout). */
-  constructor(readonly shell: string, name: string = commandName()) {
+  constructor(readonly shell: string, name: string = programName()) {
     super(`completion supports bash and zsh, not '${shell}': ${name} completion bash >> ~/.bashrc, or ${name} completion zsh >> ~/.zshrc`);
   }
 }

@@ -22,7 +22,8 @@ const AWS_HINTS: Array<[RegExp, string]> = [
   [/Region is missing/, 'No AWS region: set aws.region in config.yaml, pass --region <region>, or set AWS_REGION.'],
 ];
 
-const SAYS_WHAT_NEXT = /\b(run|use|pass|choose|create|start|add|set|fix|see|try|check|open|generate|give|remove|pick|change|find|list)\b/i;
+// "needs the config section …", "resume", "write 1s", or a command to run already say what to do (hunt 5 D12).
+const SAYS_WHAT_NEXT = /\b(run|use|pass|choose|create|start|add|set|fix|see|try|check|open|generate|give|remove|pick|change|find|list|resume|needs|write)\b|\bhookagent [a-z]/i;
 
 export function hintFor(code: string, message: string): string | undefined {
   const aws = AWS_HINTS.find(([pattern]) => pattern.test(message));

@@ -121,7 +121,7 @@ function webhookCommands(y: Argv): Argv {
       .option('payload', { type: 'string', describe: 'a JSON file, or inline JSON' })
       .option('event', { type: 'string', describe: 'the event type, for prompts that use it' })
       .option('send', { type: 'boolean', describe: 'post a signed sample event to the running service and print the outcome' })
-      .option('url', { type: 'string', default: 'http://127.0.0.1:8644', describe: 'with --send: where the service listens' })
+      .option('url', { type: 'string', describe: 'with --send: where the service listens (default: the serve running for this config dir)' })
       .option('wait', { type: 'number', default: 30, describe: 'with --send: seconds to wait for the outcome' })
       .option('dry-run', { type: 'boolean', describe: 'run the real agent (provider, skills, tools) on the payload and print reply and transcript; nothing is delivered' })
       .option('json', { type: 'boolean', describe: 'with --dry-run: print a JSON object' })
@@ -129,6 +129,7 @@ function webhookCommands(y: Argv): Argv {
       .check((a) => {
         const wait = a.wait as number;
         if (!Number.isFinite(wait) || wait < 0 || wait > 3600) throw new Error(`--wait must be a number of seconds from 0 to 3600 (got ${JSON.stringify(process.argv[process.argv.indexOf('--wait') + 1] ?? wait)})`);
+        if (a.url !== undefined && !/^https?:\/\/[^/\s]+/i.test(String(a.url))) throw new Error(`--url must be an http:// or https:// URL, such as http://127.0.0.1:8644 (got ${JSON.stringify(a.url)})`);
         return true;
       })
       .example('$0 webhook test pr-review --dry-run --payload pr.json', '')
@@ -139,7 +140,7 @@ function webhookCommands(y: Argv): Argv {
       if (a.dryRun) {
         await dryRun(ctxOf(a), String(a.name), payload, a.event as string | undefined, Boolean(a.json));
       } else if (a.send) {
-        await send(ctxOf(a), String(a.name), payload === undefined ? undefined : readPayload(payload), a.event as string | undefined, String(a.url).replace(/\/+$/, ''), Number(a.wait) * 1000);
+        await send(ctxOf(a), String(a.name), payload === undefined ? undefined : readPayload(payload), a.event as string | undefined, a.url === undefined ? undefined : String(a.url), Number(a.wait) * 1000);
       } else {
         await test(ctxOf(a), String(a.name), payload, a.event as string | undefined);
       }

@@ -1,6 +1,7 @@
 /** How subscriptions and events look on a terminal and in --json. */
 import { escapeControl, escapeTerminal } from '../functions/core/log';
 import type { EventRecord, Subscription } from '../functions/core/types';
+import { asInvoked } from './invocation';
 
 /** The colour codes paint() writes: the only escape sequences the CLI lets through to a terminal. */
 const OUR_SGR = /(\u001b\[(?:0|1|2|31|32|33)m)/;
@@ -77,7 +78,7 @@ function fitWidths(widths: number[], headers: string[], columns: number): number
   return out;
 }
 
-const clip = (text: string, width: number) => (text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`);
+export const clip = (text: string, width: number) => (text.length <= width ? text : `${text.slice(0, Math.max(0, width - 1))}…`);
 
 /** A table cell on one line, its control characters visible (and counted) before the columns are laid out. */
 const cell = (text: string) => escapeControl(text.replace(/[\t\n]/g, ' '));
@@ -163,7 +164,8 @@ export function eventJson(r: EventRecord): Record<string, unknown> {
 /** What happened, in one cell: the reason of a failure or suppression, targets, warnings, the reply's start. */
 export function eventDetail(r: EventRecord): string {
   const parts: string[] = [];
-  if (r.error) parts.push(`${r.error.code}: ${r.error.message}`);
+  // The worker writes its hints as `'hookagent …'`: shown as this CLI is run (npx, --config-dir).
+  if (r.error) parts.push(`${r.error.code}: ${asInvoked(r.error.message)}`);
   else if (r.status === 'suppressed') parts.push('the agent answered [SILENT]');
   else if (r.superseded_by) parts.push(`superseded by ${r.superseded_by}`);
   const model = r.usage?.model ?? r.model;

@@ -72,7 +72,7 @@ export function senderSetup(config: Config, base: string, s: Subscription, secre
   const codehost = lines.length > 0;
   lines.push(`  Custom:  ${base}/webhooks/custom/${s.name}${codehost ? '   (for other senders: CI, monitoring, scripts)' : ''}`);
   if (secretShown) {
-    lines.push(`    Secret (shown once; 'webhook show ${s.name} --show-secret' shows it again): ${s.secret}`);
+    lines.push(`    Secret (shown once; '${commandName()} webhook show ${s.name} --show-secret' shows it again): ${s.secret}`);
   } else {
     lines.push(`    Secret: '${commandName()} webhook show ${s.name} --show-secret'`);
   }

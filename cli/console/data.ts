@@ -10,6 +10,7 @@ import { subscriptionJson } from '../output';
 import { scrub } from './redact';
 import { chart, durationMs, endpointOf, listEvents, SEARCH_BUDGET, type EventFilters } from './list-view';
 import { bounded, findRequestEntry } from './shape';
+import { codehostEndpoints, receivesCustom, type Endpoint } from '../setup-hints';
 
 export interface ConsoleSources {
   subscriptions: SubscriptionStore;
@@ -167,7 +168,11 @@ export class ConsoleData {
     const counts = await Promise.all(subscriptions.map((s) => countHeld(this.sources.events, s.name)));
     return this.clean(subscriptions.map((s, i) => ({
       ...subscriptionJson(s), held: counts[i],
-      urls: { github: `${base}/webhooks/github`, gitlab: `${base}/webhooks/gitlab`, custom: `${base}/webhooks/custom/${s.name}` },
+      // Only the endpoints it really receives, as `webhook subscribe`/`show` print them (hunt 5 D8).
+      urls: Object.fromEntries([
+        ...codehostEndpoints(s.events).map((e) => [e, `${base}/webhooks/${e}`]),
+        ...(receivesCustom(s.events) ? [['custom', `${base}/webhooks/custom/${s.name}`]] : []),
+      ]) as Partial<Record<Endpoint, string>>,
     })));
   }
 }

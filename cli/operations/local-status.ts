@@ -62,16 +62,17 @@ export async function collectLocalStatus(ctx: CliContext): Promise<LocalStatusRe
 
 export function renderLocal(report: LocalStatusReport): string {
   const { serve, queue, subscriptions } = report;
+  // Labels padded to the longest ("subscriptions"), so every value starts in one column.
   const lines = [
-    `local       ${report.data_dir}`,
-    `serve       ${serve.running ? `running (pid ${serve.pid})${serve.url ? ` on ${serve.url}` : ''}, configuration ${serve.config}` : 'not running'}`,
-    `health      ${serve.health ? (serve.health.ok ? 'ok' : `NOT OK (${serve.health.status ?? serve.health.error})`) : '-'}`,
-    `queue       ${queue.waiting} waiting, ${queue.in_flight} in flight, oldest ${queue.oldest_message_age_seconds === null ? '-' : `${queue.oldest_message_age_seconds}s`}`,
-    `dead letters ${report.dead_letters.depth}`,
-    `held        ${report.held}${subscriptions.paused.length > 0 ? ` (paused: ${subscriptions.paused.join(', ')})` : ''}`,
-    `subscriptions ${subscriptions.total}`,
-    `secrets     ${report.secrets.missing.length === 0 ? `all ${report.secrets.referenced.length} set` : `missing ${report.secrets.missing.join(', ')}`}`,
-  ];
+    ['local', report.data_dir],
+    ['serve', serve.running ? `running (pid ${serve.pid})${serve.url ? ` on ${serve.url}` : ''}, configuration ${serve.config}` : 'not running'],
+    ['health', serve.health ? (serve.health.ok ? 'ok' : `NOT OK (${serve.health.status ?? serve.health.error})`) : '-'],
+    ['queue', `${queue.waiting} waiting, ${queue.in_flight} in flight, oldest ${queue.oldest_message_age_seconds === null ? '-' : `${queue.oldest_message_age_seconds}s`}`],
+    ['dead letters', String(report.dead_letters.depth)],
+    ['held', `${report.held}${subscriptions.paused.length > 0 ? ` (paused: ${subscriptions.paused.join(', ')})` : ''}`],
+    ['subscriptions', String(subscriptions.total)],
+    ['secrets', report.secrets.missing.length === 0 ? `all ${report.secrets.referenced.length} set` : `missing ${report.secrets.missing.join(', ')}`],
+  ].map(([label, value]) => `${(label as string).padEnd(14)}${value}`);
   lines.push(report.attention.length === 0 ? 'All good.' : `Needs attention:\n${report.attention.map((a) => `  - ${a}`).join('\n')}`);
   return lines.join('\n');
 }

@@ -144,15 +144,16 @@ async function oldestMessageAge(cloudwatch: CloudWatchClient, queue: string): Pr
 }
 
 function render(report: StatusReport): string {
+  // Labels padded to the longest ("dead letters"), so every value starts in one column.
   const lines = [
-    `stage       ${report.stage}${report.region ? ` (${report.region})` : ''}, stack ${report.stack.name} ${report.stack.status}`,
-    `url         ${report.url ?? '(none)'}`,
-    `health      ${report.health.ok ? 'ok' : `NOT OK (${report.health.status ?? report.health.error})`}`,
-    `queue       ${report.queue.depth} waiting, ${report.queue.in_flight} in flight, oldest ${report.queue.oldest_message_age_seconds === null ? 'unknown' : `${report.queue.oldest_message_age_seconds}s`}`,
-    `dead letters ${report.dead_letters.depth}`,
-    `secrets     ${report.secrets.missing.length === 0 ? `all ${report.secrets.referenced.length} set` : `missing ${report.secrets.missing.join(', ')}`}`,
-    `config      ${report.config.drift ? 'DIFFERS from the deployed one' : 'same as deployed'} (${report.config.local_hash.slice(0, 12)})`,
-  ];
+    ['stage', `${report.stage}${report.region ? ` (${report.region})` : ''}, stack ${report.stack.name} ${report.stack.status}`],
+    ['url', report.url ?? '(none)'],
+    ['health', report.health.ok ? 'ok' : `NOT OK (${report.health.status ?? report.health.error})`],
+    ['queue', `${report.queue.depth} waiting, ${report.queue.in_flight} in flight, oldest ${report.queue.oldest_message_age_seconds === null ? 'unknown' : `${report.queue.oldest_message_age_seconds}s`}`],
+    ['dead letters', String(report.dead_letters.depth)],
+    ['secrets', report.secrets.missing.length === 0 ? `all ${report.secrets.referenced.length} set` : `missing ${report.secrets.missing.join(', ')}`],
+    ['config', `${report.config.drift ? 'DIFFERS from the deployed one' : 'same as deployed'} (${report.config.local_hash.slice(0, 12)})`],
+  ].map(([label, value]) => `${(label as string).padEnd(13)}${value}`);
   lines.push(report.attention.length === 0 ? 'All good.' : `Needs attention:\n${report.attention.map((a) => `  - ${a}`).join('\n')}`);
   return lines.join('\n');
 }

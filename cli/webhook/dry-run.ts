@@ -19,6 +19,7 @@ import { transcriptLines } from './event';
 import { sampleFor } from '../samples';
 import { readPayload } from './test';
 import { previewEvent } from './preview-event';
+import { eventFilterReport } from './filter-report';
 import { escapeTerminal } from '../../functions/core/log';
 
 function samplePayload(filter: string, event: string, action: string | undefined): Record<string, unknown> {
@@ -71,7 +72,10 @@ export async function dryRun(ctx: CliContext, name: string, payloadOption: strin
       error: failure ? { code: failure.code, message: failure.message } : null, usage: run?.usage ?? null, transcript: run?.transcript ?? null, delivered: false,
     }, null, 2));
   } else {
-    const lines = [`Dry run of '${name}' on a ${payloadOption === undefined ? 'sample' : '--payload'} ${filter} event with provider ${config.agent.provider} (nothing is delivered or recorded).`, '', 'Prompt:', rendered.text, ''];
+    // A --payload is named as the service would classify it (its own event type, or `custom`), not by the filter.
+    const lines = [`Dry run of '${name}' on a ${payloadOption === undefined ? `sample ${filter}` : `--payload ${action ? `${event}.${action}` : event}`} event with provider ${config.agent.provider} (nothing is delivered or recorded).`, '', 'Prompt:', rendered.text, ''];
+    const routing = eventFilterReport(subscription.events, { source, event, ...(action ? { action } : {}) });
+    if (routing) lines.push(routing.trimStart(), '');
     if (run) lines.push(...transcriptLines(run.transcript), '');
     const usage = usageLine(run);
     if (usage) lines.push(usage);

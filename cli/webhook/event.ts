@@ -11,6 +11,7 @@ import type { EventRecord, Subscription } from '../../functions/core/types';
 import { withStores, type CliContext } from '../context';
 import { escapeTerminal } from '../../functions/core/log';
 import { findRequest, isRequestId, requestNotFound, requestText } from './request-entry';
+import { asInvoked } from '../invocation';
 
 export interface EventStory {
   record: EventRecord;
@@ -55,7 +56,7 @@ export function storyText(s: EventStory): string {
     `  request:  ${r.source} ${r.action ? `${r.event}.${r.action}` : r.event}, delivery ${r.delivery_id}, received ${r.received_at}${r.message.replay_of ? `, replay of ${r.message.replay_of}` : ''}`,
     `  filters:  ${s.filters.length > 0 ? s.filters.join(' AND ') : '(none)'}`,
   ];
-  if (r.error) lines.push(`  error:    ${r.error.code}: ${r.error.message}`);
+  if (r.error) lines.push(`  error:    ${r.error.code}: ${asInvoked(r.error.message)}`);
   if (r.superseded_by) lines.push(`  superseded by ${r.superseded_by}: a later event of the same subject runs instead (debounce)`);
   for (const w of r.warnings ?? []) lines.push(`  warning:  ${w}`);
   lines.push('  prompt:', r.prompt !== undefined ? indent(r.prompt) : '    (not rendered yet)');

@@ -4,6 +4,7 @@
  * request log (7 days), where each candidate's verdict says which filter failed.
  */
 import type { Stores } from '../context';
+import { clip } from '../output';
 
 export interface FilteredEvent {
   request_id: string;
@@ -42,5 +43,5 @@ export function filteredJson(f: FilteredEvent): Record<string, unknown> {
 
 export function filteredRow(f: FilteredEvent): string[] {
   const event = f.event ? (f.action ? `${f.event}.${f.action}` : f.event) : '-';
-  return [f.received_at.slice(0, 19).replace('T', ' '), f.request_id, event, 'filtered', '0', f.reason.slice(0, 100)];
+  return [f.received_at.slice(0, 19).replace('T', ' '), f.request_id, event, 'filtered', '0', clip(f.reason, 160)];
 }

@@ -6,7 +6,7 @@ import { HookError } from '../../functions/core/errors';
 import type { EventRecord } from '../../functions/core/types';
 import { type CliContext } from '../context';
 import { printEvents } from './read';
-import { eventJson, eventRow, outputStyle, paint, table, type OutputStyle } from '../output';
+import { clip, eventJson, eventRow, outputStyle, paint, table, type OutputStyle } from '../output';
 import { escapeControl } from '../../functions/core/log';
 
 export interface EventsOptions {
@@ -33,7 +33,7 @@ function fixedRow(cells: string[], style: OutputStyle): string {
     return i === 3 && style.color ? paint(style, cells[i] === 'delivered' ? 'green' : cells[i] === 'failed' ? 'red' : 'yellow', text) + padded.slice(text.length) : padded;
   }).join('  ');
   const room = Math.max(10, style.columns - WIDTHS.reduce((a, b) => a + b + 2, 0));
-  return `${head}  ${escapeControl(cells[5] ?? '').slice(0, room)}`.trimEnd();
+  return `${head}  ${clip(escapeControl(cells[5] ?? ''), room)}`.trimEnd();
 }
 
 export async function eventsCommand(ctx: CliContext, name: string, options: EventsOptions): Promise<void> {

@@ -25,9 +25,9 @@ export function previewEvent(subscription: Pick<Subscription, 'events'>, payload
   if (eventOption !== undefined && name !== '*') return { source: endpoint, event: name, ...(filterAction ? { action: filterAction } : {}) };
   // GitHub names the event in a header only: the filter's name stands in for it.
   const identity = classifyEvent(endpoint, endpoint === 'github' && name !== '*' ? { 'x-github-event': name } : {}, payload);
-  // On a custom endpoint a payload naming no event is `custom`: the filter's own name says more.
-  const unnamed = endpoint === 'custom' && identity?.event === 'custom' && name !== '*';
-  if (identity && !unnamed) return { source: endpoint, event: identity.event, ...(identity.action ? { action: identity.action } : {}) };
+  // On a custom endpoint a payload naming no event is `custom`, as the service classifies it (hunt 5 D2):
+  // the filter's own name would hide that the filters do not take it.
+  if (identity) return { source: endpoint, event: identity.event, ...(identity.action ? { action: identity.action } : {}) };
   return { source: endpoint, event: name === '*' ? 'custom' : name, ...(filterAction ? { action: filterAction } : {}) };
 }
 

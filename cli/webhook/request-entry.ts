@@ -8,6 +8,7 @@ import { escapeTerminal } from '../../functions/core/log';
 import type { RequestLog } from '../../functions/core/ports';
 import type { RequestRecord } from '../../functions/core/types';
 import type { Stores } from '../context';
+import { commandName } from '../invocation';
 
 /** `req_` + 9 base-36 digits of the receive time in ms + a sequence and a process tag (ingest/request-log.ts). */
 const REQUEST_ID = /^req_([0-9a-z]{9})[0-9a-z]{4,}$/;
@@ -43,7 +44,7 @@ export function requestText(r: RequestRecord): string {
     `${r.request_id}: a request-log entry (${r.outcome}, HTTP ${r.status}); requests turned away by payload filters are not stored as events, so there is nothing to replay`,
     `  request:  ${r.method} /webhooks/${r.endpoint} ${type}, delivery ${r.delivery_id ?? '-'}, received ${r.received_at}${r.source_ip ? ` from ${r.source_ip}` : ''}`,
   ];
-  if (r.event_id) lines.push(`  event:    ${r.event_id} (for the subscriptions that took it: 'hookagent webhook event ${r.event_id}')`);
+  if (r.event_id) lines.push(`  event:    ${r.event_id} (for the subscriptions that took it: '${commandName()} webhook event ${r.event_id}')`);
   if (r.message) lines.push(`  message:  ${r.message}`);
   lines.push(`  subscriptions:${r.candidates?.length ? '' : ' (none)'}`);
   for (const c of r.candidates ?? []) lines.push(`    ${c.subscription}: ${c.matched ? 'yes' : 'no'} (${c.reason})`);

@@ -16,6 +16,7 @@ import { dataDir } from '../context';
 import { staleConfigNote } from '../local/config-source';
 import { GITLAB_SAMPLES, githubSample, sampleFor } from '../samples';
 import { withStores, type CliContext, type Stores } from '../context';
+import { refuseStrangersRepository, serviceUrl } from './send-target';
 import { commandName } from '../invocation';
 import { progress } from '../progress';
 import { escapeControl, escapeTerminal } from '../../functions/core/log';
@@ -57,9 +58,12 @@ async function buildSample(ctx: CliContext, subscription: Subscription, payloadO
   const stub = !payloadOption && !shipped;
   const body = JSON.stringify(payloadOption ?? shipped?.payload ?? { event_type: event, ...(action ? { action } : {}), test: true, sent_by: 'hookagent webhook test --send' });
   const timestamp = Math.floor(Date.now() / 1000);
+  // A custom sender names its event in the payload (or X-Event-Type): your own --payload goes as it would, with no
+  // header unless --event names the type; a built-in sample carries the filter's event in one.
+  const type = payloadOption ? (eventOption === undefined ? undefined : qualified.rest) : event;
   return {
     path: `/webhooks/custom/${subscription.name}`, body, deliveryId: id, ...(stub ? { stub } : {}),
-    headers: { 'x-event-type': event, 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signStandardWebhooks(body, subscription.secret, id, timestamp) },
+    headers: { ...(type ? { 'x-event-type': type } : {}), 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signStandardWebhooks(body, subscription.secret, id, timestamp) },
   };
 }
 
@@ -82,10 +86,12 @@ async function turnedAway(stores: Stores, name: string, deliveryId: string): Pro
   return entry?.candidates?.find((c) => c.subscription === name && !c.matched)?.reason;
 }
 
-export async function send(ctx: CliContext, name: string, payload: Record<string, unknown> | undefined, event: string | undefined, url: string, waitMs: number): Promise<void> {
+export async function send(ctx: CliContext, name: string, payload: Record<string, unknown> | undefined, event: string | undefined, urlOption: string | undefined, waitMs: number): Promise<void> {
   const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
   if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
+  const url = serviceUrl(ctx, urlOption);
   const sample = await buildSample(ctx, subscription, payload, event);
+  if (!payload) refuseStrangersRepository(subscription, sample);
   // As `webhook test` says it: placeholders the stub lacks are then reported missing.
   if (sample.stub) ctx.warn(`note: no sample payload ships for this event: sending ${sample.body}; pass --payload <file|json> to send what your sender sends`);
   const others = await alsoTaking(ctx, sample, name);
@@ -96,7 +102,7 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
   try {
     response = await fetch(`${url}${sample.path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...sample.headers }, body: sample.body });
   } catch {
-    throw new HookError('service_unreachable', `Nothing answers at ${url}: start the service with 'hookagent serve' (or pass --url)`);
+    throw new HookError('service_unreachable', `Nothing answers at ${url}: start the service with '${commandName()} serve' (or pass --url)`);
   }
   const answer = (await response.json()) as { status?: string; event_id?: string; subscriptions?: string[]; held?: string[] };
   ctx.out(`POST ${sample.path} → ${response.status} ${JSON.stringify(answer)}`);
@@ -109,7 +115,7 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
   }
   // Held for a paused subscription: nothing happens until it is resumed.
   if ((answer.status === 'held' && answer.subscriptions?.includes(name)) || answer.held?.includes(name)) {
-    ctx.out(`'${name}' is paused: the event is held until '${commandName()} webhook resume ${name}' releases it (then 'webhook events ${name}' shows its outcome)`);
+    ctx.out(`'${name}' is paused: the event is held until '${commandName()} webhook resume ${name}' releases it (then '${commandName()} webhook events ${name}' shows its outcome)`);
     return;
   }
   if (!answer.event_id) {

@@ -39,7 +39,8 @@ export async function test(ctx: CliContext, name: string, payloadOption: string 
     const filter = event ?? subscription.events[0];
     const sample = filter === undefined ? undefined : sampleFor(filter);
     payload = sample?.payload ?? {};
-    preview = sample ? { source: sample.source, event: sample.event, ...(sample.action ? { action: sample.action } : {}) } : previewEvent(subscription, payload, event);
+    // No sample: rendered against {} as the filter's own event (what `--send`'s stub names), not as the `custom` event {} would be.
+    preview = sample ? { source: sample.source, event: sample.event, ...(sample.action ? { action: sample.action } : {}) } : previewEvent(subscription, payload, filter);
     ctx.warn(sample ? `(rendered against a sample ${sample.source} '${previewType(preview)}' payload; pass --payload for your own)` : '(no sample payload ships for this event: rendered against {}; pass --payload)');
   }
   const type = previewType(preview);

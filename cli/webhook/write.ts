@@ -13,6 +13,7 @@ import type { Subscription } from '../../functions/core/types';
 import { printedBaseUrl, withStores, type CliContext } from '../context';
 import { codehostEndpoints, senderSetup } from '../setup-hints';
 import { applyTokenLimits } from './token-options';
+import { alertSenderFilters, unsendableCredentials } from './config-checks';
 
 export interface SubscriptionFields {
   events?: string[];
@@ -36,22 +37,23 @@ function unwrap<T>(result: Result<T>): T {
 }
 
 /**
- * Validates the merged fields; prints warnings and the placeholders found. The warnings are
- * about what this command changes: an event filter already stored was warned about when
- * it was given, so `update --description …` does not repeat it.
+ * Validates the merged fields; prints warnings and the placeholders found, once every field
+ * is valid (a refused command prints nothing but its error). Both are about what this
+ * command changes: an event filter or prompt already stored was spoken of when it was
+ * given, so `update --description …` does not repeat it.
  */
 function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills' | 'deliver'> & Partial<Subscription>, fields: SubscriptionFields): Subscription {
   // Actions are judged on the filters this command gives: a stored one does not block an update.
   const { events } = unwrap(validateEvents(fields.events ?? base.events ?? [], { actions: false }));
   const stored = new Set(base.events ?? []);
-  const { warnings } = unwrap(validateEvents((fields.events ?? []).filter((e) => !stored.has(e))));
-  for (const warning of warnings) ctx.warn(`warning: ${warning}`);
+  // Alertmanager's, Grafana's and PagerDuty's types are recognised by payload shape: not "unknown" names.
+  const alerts = alertSenderFilters((fields.events ?? []).filter((e) => !stored.has(e)));
+  const { warnings } = unwrap(validateEvents(alerts.others));
   const prompt = fields.prompt ?? base.prompt;
   const placeholders = prompt === undefined || prompt === '' ? [] : unwrap(validatePrompt(prompt));
   const skills = unwrap(validateSkills(fields.skills ?? base.skills ?? [], ctx.skills));
   const requested = fields.deliver ?? base.deliver ?? [];
   const deliver = unwrap(validateTargets(requested.length === 0 ? ['log'] : requested, events, ctx.config));
-  if (placeholders.length > 0) ctx.out(`Placeholders: ${placeholders.map((p) => `{${p}}`).join(', ')}`);
   // The agent and a round of deliveries must fit in one worker invocation (as agent.timeout must).
   const maxTimeoutMs = WORKER_TIMEOUT_SECONDS * 1000 - 3 * ctx.config.delivery.timeout_ms;
   const settings = unwrap(applySettings(base, { ...fields.settings, maxTimeoutMs }));
@@ -72,11 +74,13 @@ function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills'
   const chatId = fields.chatId ?? base.chat_id;
   if (chatId) subscription.chat_id = chatId;
   else delete subscription.chat_id;
-  // Said when this command sets the channel or the targets, not again on every later update.
-  const ignored = fields.channel !== undefined || fields.deliver !== undefined ? ignoredTargetSettings(subscription, ctx.config) : [];
-  for (const note of ignored) ctx.warn(`warning: ${note} (--channel '' removes it)`);
   applyTokenLimits(subscription, fields);
   if (fields.commentMode !== undefined) subscription.comment_mode = unwrap(validateCommentMode(fields.commentMode));
+  // Valid: now say what there is to say (the channel and targets notes when this command sets them).
+  for (const warning of [...alerts.warnings, ...warnings]) ctx.warn(`warning: ${warning}`);
+  if (fields.prompt !== undefined && placeholders.length > 0) ctx.out(`Placeholders: ${placeholders.map((p) => `{${p}}`).join(', ')}`);
+  const ignored = fields.channel !== undefined || fields.deliver !== undefined ? ignoredTargetSettings(subscription, ctx.config) : [];
+  for (const note of ignored) ctx.warn(`warning: ${note} (--channel '' removes it)`);
   return subscription;
 }
 
@@ -97,6 +101,7 @@ export async function subscribe(ctx: CliContext, name: string, fields: Subscript
   const now = new Date().toISOString();
   const subscription = validated(ctx, { name, state: 'active', created_at: now, updated_at: now, secret: newSubscriptionSecret() }, fields);
   await withStores(ctx, (stores) => stores.subscriptions.create(subscription));
+  warnUnsendable(ctx, fields);
   printSetup(ctx, subscription);
 }
 
@@ -109,14 +114,24 @@ export async function update(ctx: CliContext, name: string, fields: Subscription
     await stores.subscriptions.put(next);
     ctx.out(`Updated subscription '${name}' (secret unchanged).`);
   });
+  warnUnsendable(ctx, fields);
+}
+
+/** A credential of the targets this command sets that no HTTP header can carry (hunt 5 D3): said now, not as failed deliveries. */
+function warnUnsendable(ctx: CliContext, fields: SubscriptionFields): void {
+  // Locally: a deployment's secrets are in SSM, checked when its functions resolve them.
+  if (fields.deliver === undefined || ctx.deployment) return;
+  for (const problem of unsendableCredentials(ctx.config, ctx.configDir, fields.deliver)) ctx.warn(`warning: ${problem}; serve refuses this configuration until it is fixed`);
 }
 
 function printSetup(ctx: CliContext, s: Subscription): void {
   const lines = [`Created subscription '${s.name}' (active), delivering to ${s.deliver.join(', ')}.`, '', 'Point your sender at:'];
-  lines.push(...senderSetup(ctx.config, printedBaseUrl(ctx), s, true));
+  // Once: resolving it may warn about a ${VAR} with no value.
+  const base = printedBaseUrl(ctx);
+  lines.push(...senderSetup(ctx.config, base, s, true));
   const codehost = codehostEndpoints(s.events);
   lines.push('', 'Sender setup:', '  Content type: application/json');
   if (codehost.length > 0) lines.push(`  Events to send: ${[...new Set(s.events.map((e) => (e.includes(':') ? e.slice(e.indexOf(':') + 1) : e).split('.')[0]))].join(', ')}`);
-  else lines.push(`  This subscription has no code-host events: it is reached only through ${printedBaseUrl(ctx)}/webhooks/custom/${s.name}`);
+  else lines.push(`  This subscription has no code-host events: it is reached only through ${base}/webhooks/custom/${s.name}`);
   ctx.out(lines.join('\n'));
 }

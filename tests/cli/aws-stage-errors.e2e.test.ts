@@ -22,7 +22,7 @@ test('a stage without tables in this region: is it deployed here, and how to che
   });
   expect(result.code).toBe(1);
   expect(result.stderr).toContain('ResourceNotFoundException');
-  expect(result.stderr).toMatch(/is the stage deployed in this region \(--stage, --region, or the aws section of config\.yaml\)\? '(npx )?hookagent status' checks it/);
+  expect(result.stderr).toMatch(/is the stage deployed in this region \(--stage, --region, or the aws section of config\.yaml\)\? '(npx )?hookagent --config-dir \S+ status' checks it/);
   expect(result.stderr).not.toContain('The store did not answer');
 }, 60_000);
 
@@ -42,7 +42,7 @@ test('subscribe on a stage without webhooks.public_url: the printed URLs are ser
   const env = { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_REGION: 'eu-west-1', AWS_MAX_ATTEMPTS: '1' };
   const bare = await runCli(['--config-dir', tempConfigDir('aws: { region: eu-west-1, stage: prod }\n'), 'webhook', 'subscribe', 'urls', '--events', 'issues'], env);
   expect(bare.code).toBe(0);
-  expect(bare.stderr).toMatch(/note: these URLs are serve's on this machine, not stage 'prod': set webhooks.public_url in config.yaml to the stage's API URL \(the stack output HttpApiUrl; '(npx )?hookagent status --stage prod' prints it\)/);
+  expect(bare.stderr).toMatch(/note: these URLs are serve's on this machine, not stage 'prod': set webhooks.public_url in config.yaml to the stage's API URL \(the stack output HttpApiUrl; '(npx )?hookagent --config-dir \S+ status --stage prod' prints it\)/);
   const set = await runCli(['--config-dir', tempConfigDir('aws: { region: eu-west-1, stage: prod }\nwebhooks: { public_url: "https://abc.execute-api.eu-west-1.amazonaws.com" }\n'), 'webhook', 'show', 'urls'], env);
   expect(set.code).toBe(0);
   expect(set.stdout).toContain('https://abc.execute-api.eu-west-1.amazonaws.com/webhooks/github');

@@ -97,7 +97,7 @@ describe('hookagent status', () => {
     expect(result.code).toBe(3);
     const report = JSON.parse(result.stdout);
     expect(report.secrets.missing).toEqual(['SLACK_WEBHOOK_URL']);
-    expect(report.attention).toEqual([expect.stringContaining('hookagent secrets set <NAME> --stage prod')]);
+    expect(report.attention).toEqual([expect.stringContaining(`hookagent --config-dir ${dir} secrets set <NAME> --stage prod`)]);
   }, 60_000);
 
   test('config drift: the deployed hash differs from the local config.yaml', async () => {
@@ -127,8 +127,8 @@ describe('hookagent status', () => {
     expect(result.code).toBe(3);
     const report = JSON.parse(result.stdout) as { attention: string[] };
     expect(report.attention).toEqual(expect.arrayContaining([
-      '1 dead letter(s): npx hookagent webhook dead-letters --stage prod',
-      'secrets missing in SSM: SLACK_WEBHOOK_URL (npx hookagent secrets set <NAME> --stage prod)',
+      `1 dead letter(s): npx hookagent --config-dir ${dir} webhook dead-letters --stage prod`,
+      `secrets missing in SSM: SLACK_WEBHOOK_URL (npx hookagent --config-dir ${dir} secrets set <NAME> --stage prod)`,
     ]));
   }, 60_000);
 
@@ -139,7 +139,7 @@ describe('hookagent status', () => {
     expect(missing.stderr).toContain("The stage 'qa' is not deployed in eu-west-1 (no stack hookagent-qa): npx osls deploy --stage qa");
     const local = mkdtempSync(join(tmpdir(), 'hookagent-ops-local-'));
     const none = await runCli(['--config-dir', local, 'status'], env());
-    expect([none.code, none.stdout]).toEqual([3, expect.stringMatching(/serve is not running: (npx )?hookagent serve/)]);
+    expect([none.code, none.stdout]).toEqual([3, expect.stringContaining(`serve is not running: npx hookagent --config-dir ${local} serve`)]);
     expect(none.stderr).toBe('');
   }, 60_000);
 });
@@ -193,7 +193,7 @@ describe('hookagent webhook dead-letters / redrive', () => {
     const [header, ...rows] = text.stdout.trim().split('\n');
     expect(header).toBe('DEAD AT\tEVENT ID\tSUBSCRIPTION\tRECEIVES\tREASON');
     expect(rows.map((r) => r.split('\t').slice(1))).toEqual([['evt_dead_1', 'alerts', '1', 'provider_auth: refused'], ['(malformed message d2)', '-', '5', 'the queue gave up after 5 receives']]);
-    expect(text.stderr).toMatch(/2 dead letter\(s\)\. '(npx )?hookagent webhook redrive' moves them back/);
+    expect(text.stderr).toMatch(/2 dead letter\(s\)\. '(npx )?hookagent --config-dir \S+ webhook redrive' moves them back/);
     expectAllowedByCliPolicy();
   }, 60_000);
 

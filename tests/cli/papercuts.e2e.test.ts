@@ -221,14 +221,15 @@ describe('webhook test that teaches', () => {
   });
 });
 
+// $HOOKAGENT_CONFIG_DIR, not --config-dir: the directory is then the default one and hints carry no --config-dir (firsthour5.e2e checks that they do otherwise).
 describe('hints use the command as it was installed', () => {
   test('run from a checkout (node bin/hookagent.cjs), hints say npx hookagent', async () => {
-    const result = await runCli(['--config-dir', configDir(), 'webhook', 'list'], { PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
+    const result = await runCli(['webhook', 'list'], { HOOKAGENT_CONFIG_DIR: configDir(), PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
     expect(result.stdout).toContain('Create one with: npx hookagent webhook subscribe');
   });
 
   test('run from a checkout, the hint for an unknown event id says npx hookagent too', async () => {
-    const result = await runCli(['--config-dir', configDir(), 'webhook', 'event', 'evt_nosuch'], { PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
+    const result = await runCli(['webhook', 'event', 'evt_nosuch'], { HOOKAGENT_CONFIG_DIR: configDir(), PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
     expect(result.code).toBe(1);
     expect(result.stderr).toContain("No event 'evt_nosuch' in the event log");
     expect(result.stderr).toContain("'npx hookagent webhook events <name>'");
@@ -236,8 +237,8 @@ describe('hints use the command as it was installed', () => {
   });
 
   test('run from a checkout, the --follow --status filtered and unsupported-shell hints say npx hookagent', async () => {
-    const checkout = { PATH: '/usr/bin:/bin', npm_lifecycle_event: '' };
-    const follow = await runCli(['--config-dir', configDir(), 'webhook', 'events', 'x', '--follow', '--status', 'filtered'], checkout);
+    const checkout = { HOOKAGENT_CONFIG_DIR: configDir(), PATH: '/usr/bin:/bin', npm_lifecycle_event: '' };
+    const follow = await runCli(['webhook', 'events', 'x', '--follow', '--status', 'filtered'], checkout);
     expect(follow.code).toBe(2);
     expect(follow.stderr).toContain('use npx hookagent webhook requests --outcome filtered');
     const fish = await runCli(['completion', 'fish'], checkout);
@@ -249,7 +250,7 @@ describe('hints use the command as it was installed', () => {
   test('on the PATH as hookagent (a global install), hints say hookagent', async () => {
     const bin = mkdtempSync(join(tmpdir(), 'hookagent-bin-'));
     writeFileSync(join(bin, 'hookagent'), '#!/bin/sh\n', { mode: 0o755 });
-    const result = await runCli(['--config-dir', configDir(), 'webhook', 'list'], { PATH: `${bin}:/usr/bin:/bin`, npm_lifecycle_event: '' });
+    const result = await runCli(['webhook', 'list'], { HOOKAGENT_CONFIG_DIR: configDir(), PATH: `${bin}:/usr/bin:/bin`, npm_lifecycle_event: '' });
     expect(result.stdout).toContain('Create one with: hookagent webhook subscribe');
   });
 });

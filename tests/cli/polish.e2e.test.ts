@@ -184,11 +184,12 @@ test('every error says what to do next', async () => {
   // On the PATH as hookagent: the hint's commands are written so.
   const onPath = mkdtempSync(join(tmpdir(), 'hookagent-bin-'));
   writeFileSync(join(onPath, 'hookagent'), '#!/bin/sh\n', { mode: 0o755 });
-  const missing = await runCli(['--config-dir', dir, 'webhook', 'show', 'ghost'], { PATH: `${onPath}:/usr/bin:/bin`, npm_lifecycle_event: '' });
+  // With $HOOKAGENT_CONFIG_DIR the directory is the default one: hints carry no --config-dir (see firsthour5.e2e).
+  const missing = await runCli(['webhook', 'show', 'ghost'], { HOOKAGENT_CONFIG_DIR: dir, PATH: `${onPath}:/usr/bin:/bin`, npm_lifecycle_event: '' });
   expect(missing.code).toBe(1);
   expect(missing.stderr).toBe("error: No subscription named 'ghost'\nSee the names with 'hookagent webhook list', or create one with 'hookagent webhook subscribe <name>'.\n");
   // From a checkout: as it can be pasted there.
-  const fromCheckout = await runCli(['--config-dir', dir, 'webhook', 'show', 'ghost'], { PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
+  const fromCheckout = await runCli(['webhook', 'show', 'ghost'], { HOOKAGENT_CONFIG_DIR: dir, PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
   expect(fromCheckout.stderr).toBe("error: No subscription named 'ghost'\nSee the names with 'npx hookagent webhook list', or create one with 'npx hookagent webhook subscribe <name>'.\n");
   const paused = await runCli(['--config-dir', dir, 'webhook', 'pause', 'ghost'], { PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
   expect(paused.stderr).not.toMatch(/'hookagent /);

@@ -101,7 +101,7 @@ test('run from a checkout, the hint for a reference not set says npx hookagent',
   const dir = configDir('webhooks:\n  github: { secret: ${GITHUB_WEBHOOK_SECRET} }\naws: { region: eu-west-1, stage: prod }\n');
   const result = await runCli(['--config-dir', dir, 'secrets', 'list'], { ...env(), PATH: '/usr/bin:/bin', npm_lifecycle_event: '' });
   expect(result.code).toBe(0);
-  expect(result.stderr).toContain("not set for stage 'prod': npx hookagent secrets set <VAR> --stage prod");
+  expect(result.stderr).toContain(`not set for stage 'prod': npx hookagent --config-dir ${dir} secrets set <VAR> --stage prod`);
   expect(result.stderr).not.toMatch(/[^x] hookagent secrets set/);
 });
 
@@ -124,7 +124,7 @@ test('bad input is refused with a clear message and nothing stored', async () =>
   // Without a deployment, the refusal says where serve reads secrets locally.
   const local = await runCli(['--config-dir', dir, 'secrets', 'set', 'GITHUB_TOKEN'], env(), 'value');
   expect(local.stderr).toContain(`Locally, put NAME=value lines in ${join(dir, '.env')} (or set environment variables): \``);
-  expect(local.stderr).toMatch(/`(npx )?hookagent serve` reads them and picks up a change without a restart\./);
+  expect(local.stderr).toMatch(/`(npx )?hookagent --config-dir \S+ serve` reads them and picks up a change without a restart\./);
   const usage = await runCli(['--config-dir', dir, 'secrets', 'get', 'X', '--stage', 'prod'], env());
   expect(usage.code).toBe(2);
 });

@@ -70,7 +70,7 @@ describe('subscribe, list, show', () => {
     await hk(dir, 'webhook', 'subscribe', 'twice');
     const again = await hk(dir, 'webhook', 'subscribe', 'twice');
     expect(again.code).toBe(1);
-    expect(again.stderr).toMatch(/use '(npx )?hookagent webhook update twice'/);
+    expect(again.stderr).toMatch(/use '(npx )?hookagent --config-dir \S+ webhook update twice'/);
   });
 
   test('update changes only the options given and keeps the secret', async () => {
@@ -275,7 +275,7 @@ describe('with a running service holding the store (as serve does)', () => {
     // Paused: the replay is held like any event arriving now, and says so; a held event itself is not replayed (resume delivers it).
     await hk(dir, 'webhook', 'pause', 'held');
     const whilePaused = await hk(dir, 'webhook', 'replay', accepted.event_id);
-    expect([whilePaused.code, whilePaused.stdout]).toEqual([0, expect.stringMatching(/^Held evt_\S+ for 'held' \(a replay of evt_\S+\): 'held' is paused; '(npx )?hookagent webhook resume held' releases it\.\n$/)]);
+    expect([whilePaused.code, whilePaused.stdout]).toEqual([0, expect.stringMatching(/^Held evt_\S+ for 'held' \(a replay of evt_\S+\): 'held' is paused; '(npx )?hookagent --config-dir \S+ webhook resume held' releases it\.\n$/)]);
     expect(await queue.receive(10)).toEqual([]);
     const heldCopy = /^Held (evt_\S+) /.exec(whilePaused.stdout)![1]!;
     const again = await hk(dir, 'webhook', 'replay', heldCopy);

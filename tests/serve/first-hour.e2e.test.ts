@@ -137,13 +137,13 @@ describe('test --send and payload filters', () => {
     const held = await runCli(['--config-dir', dir, 'webhook', 'test', 'drafts', '--send', '--url', serve.url, '--payload', JSON.stringify({ action: 'opened', pull_request: { draft: true } }), '--wait', '20']);
     expect(Date.now() - before).toBeLessThan(15_000);
     expect(held.stdout).toContain('"status":"held"');
-    expect(held.stdout).toMatch(/'drafts' is paused: the event is held until '(npx )?hookagent webhook resume drafts' releases it/);
+    expect(held.stdout).toMatch(/'drafts' is paused: the event is held until '(npx )?hookagent --config-dir \S+ webhook resume drafts' releases it/);
     expect(held.stdout).not.toContain('Still held');
 
     // Debounced: still queued when --wait ends, and the debounce is named as the reason.
     expect((await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'later', '--events', 'issues', '--debounce', '30s'])).code).toBe(0);
     const debounced = await runCli(['--config-dir', dir, 'webhook', 'test', 'later', '--send', '--url', serve.url, '--wait', '1']);
-    expect(debounced.stdout).toMatch(/Still queued after 1s \('later' debounces each subject for 30s before it runs\); see '(npx )?hookagent webhook events later'\./);
+    expect(debounced.stdout).toMatch(/Still queued after 1s \('later' debounces each subject for 30s before it runs\); see '(npx )?hookagent --config-dir \S+ webhook events later'\./);
   }, 60_000);
 });
 
@@ -153,7 +153,7 @@ describe('status of the local service (no aws section)', () => {
   test('serve not running → exit 3; running: its URL, /health, queue, paused; an edit serve refused and a secret not set → exit 3', async () => {
     githubSecretIn(dir, 'status-secret');
     const down = await runCli(['--config-dir', dir, 'status']);
-    expect([down.code, down.stdout]).toEqual([3, expect.stringMatching(/serve is not running: (npx )?hookagent serve/)]);
+    expect([down.code, down.stdout]).toEqual([3, expect.stringMatching(/serve is not running: (npx )?hookagent --config-dir \S+ serve/)]);
     const serve = await start();
     await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'quiet', '--events', 'push']);
     await runCli(['--config-dir', dir, 'webhook', 'pause', 'quiet']);
@@ -166,7 +166,7 @@ describe('status of the local service (no aws section)', () => {
     });
     const text = await runCli(['--config-dir', dir, 'status']);
     expect(text.stdout).toContain(`on ${serve.url}, configuration current`);
-    expect(text.stdout).toContain('held        0 (paused: quiet)');
+    expect(text.stdout).toContain('held          0 (paused: quiet)');
     expect(text.stdout).toContain('All good.');
 
     // An edit naming a variable that is set nowhere: serve keeps its configuration, status says both.

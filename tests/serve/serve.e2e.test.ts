@@ -103,7 +103,8 @@ test('GitHub pull_request → a comment on the local GitHub API; Alertmanager �
     const ignored = await fetch(`${serve.url}/webhooks/github`, { method: 'POST', body, headers: { 'x-github-event': 'issue_comment', 'x-hub-signature-256': signHub(body, GH_SECRET) } });
     expect(await ignored.json()).toEqual({ status: 'ignored', reason: 'Event caused by hookagent', event: 'issue_comment' });
 
-    const sent = await runCli(['--config-dir', dir, 'webhook', 'test', 'pr-review', '--send', '--url', serve.url], env);
+    // The built-in sample names a real repository: --send posts a delivery of our own (first-hour D4).
+    const sent = await runCli(['--config-dir', dir, 'webhook', 'test', 'pr-review', '--send', '--url', serve.url, '--payload', JSON.stringify(pr)], env);
     expect(sent.code).toBe(0);
     expect(sent.stdout).toContain('POST /webhooks/github → 202');
     expect(sent.stdout).toContain('Outcome: delivered');

@@ -4,6 +4,7 @@ import type { SecretSource } from '../ports';
 import { configError, join, type ConfigError, type ConfigIssue } from './issues';
 import { referencedNames, substitute } from './references';
 import type { Config, ConfigSection } from './types';
+import { HEADER_KEYS, unsendable, valueAt } from './header-safe';
 
 /**
  * Replaces every `${VAR}` in the given sections with its value from `source`. A reference
@@ -51,5 +52,15 @@ export async function resolveConfig(
   for (const name of sections) {
     if (config[name] !== undefined) (resolved as Record<string, unknown>)[name] = replace(config[name]);
   }
-  return ok(resolved);
+  const unsendable = headerIssues(config, resolved, sections);
+  return unsendable.length > 0 ? fail(configError(unsendable)) : ok(resolved);
+}
+
+/** Credentials that no HTTP header can carry, named by key and variable (their values are never shown). */
+function headerIssues(config: Config, resolved: Config, sections: readonly ConfigSection[]): ConfigIssue[] {
+  return HEADER_KEYS.flatMap((path) => {
+    if (!sections.includes(path.split('.')[0] as ConfigSection)) return [];
+    const message = unsendable(valueAt(config, path), valueAt(resolved, path));
+    return message ? [{ path, message }] : [];
+  });
 }

@@ -8,6 +8,7 @@
  * carrying `retryAfterMs`, which the queue's paced retry honours.
  */
 import type { CodehostSettings } from '../config/types';
+import { headerUnsafe } from '../config/header-safe';
 import { nextLink, nextLinkRefusal, refused, type ApiFailure, type CodehostClient, type Page, type RequestInitLite, type Scope } from './codehost-api';
 import { usablePrivateKey } from './github-app';
 import { guardedFetch, READ_RETRIES, RefusedRequest } from './github-fetch';
@@ -65,7 +66,11 @@ function identityOf(config: CodehostSettings, installationId: number | undefined
     if (!usablePrivateKey(config.app.private_key)) return refused('github_app_key', 'delivery.codehost.github.app.private_key is not a usable PEM private key');
     return { app: config.app, installationId };
   }
-  if (config.token) return { token: config.token };
+  if (config.token) {
+    // Else fetch throws building the header, which read as "could not be reached" and was retried (hunt 5 D3).
+    const problem = headerUnsafe(config.token);
+    return problem ? refused('config_invalid', `delivery.codehost.github.token has ${problem}, which cannot be sent in an HTTP header: set its variable to the token itself`) : { token: config.token };
+  }
   return refused('github_app_no_installation', 'delivery.codehost.github uses a GitHub App, but this event names no installation (installation.id); events must come from the App\'s webhook');
 }
 
