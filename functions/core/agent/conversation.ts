@@ -54,6 +54,18 @@ export interface TurnOptions {
   maxTokens?: number;
 }
 
+const SPENT = Symbol.for('hookagent.turnUsage');
+
+/** A model call that failed after it was billed (a gateway's `finish_reason: "error"`) carries its tokens. */
+export function withTurnUsage<E>(error: E, usage: TurnUsage): E {
+  if (error && typeof error === 'object') Object.defineProperty(error, SPENT, { value: usage, enumerable: false, configurable: true });
+  return error;
+}
+
+export function turnUsageOf(error: unknown): TurnUsage | undefined {
+  return error && typeof error === 'object' ? (error as Record<symbol, TurnUsage | undefined>)[SPENT] : undefined;
+}
+
 /** One model call: the conversation so far in, the model's next turn out. */
 export interface ChatProvider {
   /** `openai`, `anthropic`, `bedrock`: recorded in the event's usage. */

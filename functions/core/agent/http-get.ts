@@ -4,10 +4,14 @@
  * percent-encoded dots) must start with an allowed prefix at a path boundary; redirects are
  * followed by hand, at most 3, and only while they stay under an allowed prefix; the body is
  * read up to `max_bytes` and the whole call bounded by `timeout`. The headers of the
- * matching prefix (e.g. `Authorization: Bearer ${PROM_TOKEN}`) go only to URLs under it.
+ * matching prefix (e.g. `Authorization: Bearer ${PROM_TOKEN}`) go only to URLs under it,
+ * and never come back: a target that echoes them (a debug endpoint, an error page quoting
+ * the token) has them masked in the result and the error, so they reach neither the model
+ * provider nor the transcript.
  */
 import type { Config } from '../config/types';
-import { HookError } from '../errors';
+import { HookError, isHookError } from '../errors';
+import { isSecretKey, redactSecrets } from '../redact';
 import type { Tool } from './tools';
 
 type HttpSettings = NonNullable<Config['agent']['http']>;
@@ -34,6 +38,15 @@ export function allowedEntry(raw: string, allow: Allowed[]): { url: URL; entry: 
     if (under) return { url, entry };
   }
   return undefined;
+}
+
+/**
+ * The values of the configured credential headers (the names config validation treats as
+ * credentials), and their words of 8+ characters (the token of `Bearer <token>`).
+ */
+export function headerSecrets(allow: Allowed[]): string[] {
+  const values = allow.flatMap((entry) => Object.entries(entry.headers ?? {}).filter(([name]) => isSecretKey(name) || /key/i.test(name)).map(([, value]) => value));
+  return values.flatMap((value) => [value, ...value.split(/\s+/).filter((word) => word.length >= 8)]);
 }
 
 async function readCapped(response: Response, maxBytes: number): Promise<{ text: string; truncated: boolean }> {
@@ -71,41 +84,51 @@ export function httpGetTool(settings: HttpSettings | undefined): Tool {
       properties: { url: { type: 'string', description: 'the absolute URL, with its query string' } },
     },
     async run(input, context) {
-      const raw = input && typeof input === 'object' ? (input as { url?: unknown }).url : undefined;
-      if (typeof raw !== 'string' || raw === '') throw new HookError('tool_bad_input', 'http_get needs {"url": "<absolute URL>"}');
-      if (allow.length === 0) throw new HookError('tool_unconfigured', 'http_get: agent.http.allow lists no URL prefixes');
-      let target = allowedEntry(raw, allow);
-      if (!target) throw new HookError('tool_url_refused', `http_get: ${raw} is not under an allowed prefix (${prefixes.join(', ')})`);
-      const signal = AbortSignal.any([context.signal, AbortSignal.timeout(settings?.timeout_ms ?? 10_000)]);
-      for (let hop = 0; ; hop++) {
-        let response: Response;
-        try {
-          response = await fetch(target.url, { method: 'GET', redirect: 'manual', signal, headers: { accept: 'application/json, text/plain;q=0.9, */*;q=0.5', ...(target.entry.headers ?? {}) } });
-        } catch (error) {
-          if (context.signal.aborted) throw error;
-          throw new HookError('tool_http_error', `http_get: ${target.url.origin}${target.url.pathname} failed: ${signal.aborted ? 'timed out' : error instanceof Error ? error.message : String(error)}`);
-        }
-        if (response.status >= 300 && response.status < 400 && response.headers.get('location')) {
-          await response.body?.cancel();
-          const next = new URL(response.headers.get('location') as string, target.url).href;
-          const nextTarget = allowedEntry(next, allow);
-          if (!nextTarget) throw new HookError('tool_redirect_refused', `http_get: ${target.url.href} redirects to ${next}, which is not under an allowed prefix; not followed`);
-          if (hop >= MAX_REDIRECTS) throw new HookError('tool_redirect_refused', `http_get: more than ${MAX_REDIRECTS} redirects`);
-          target = nextTarget;
-          continue;
-        }
-        let body: { text: string; truncated: boolean };
-        try {
-          body = await readCapped(response, settings?.max_bytes ?? 256 * 1024);
-        } catch (error) {
-          if (context.signal.aborted) throw error;
-          throw new HookError('tool_http_error', `http_get: reading ${target.url.origin}${target.url.pathname} failed: ${signal.aborted ? 'timed out' : String(error)}`);
-        }
-        const head = `HTTP ${response.status} ${response.headers.get('content-type') ?? ''}`.trim();
-        const tail = body.truncated ? `\n…[truncated at ${settings?.max_bytes ?? 256 * 1024} bytes]` : '';
-        if (!response.ok) throw new HookError('tool_http_error', `${head}\n${body.text.slice(0, 2000)}`);
-        return `${head}\n${body.text}${tail}`;
+      const secrets = headerSecrets(allow);
+      try {
+        return redactSecrets(await fetchAllowed(input, context), secrets);
+      } catch (error) {
+        if (isHookError(error)) throw new HookError(error.code, redactSecrets(error.message, secrets), { retryable: error.retryable });
+        throw error;
       }
     },
   };
+
+  async function fetchAllowed(input: unknown, context: Parameters<Tool['run']>[1]): Promise<string> {
+    const raw = input && typeof input === 'object' ? (input as { url?: unknown }).url : undefined;
+    if (typeof raw !== 'string' || raw === '') throw new HookError('tool_bad_input', 'http_get needs {"url": "<absolute URL>"}');
+    if (allow.length === 0) throw new HookError('tool_unconfigured', 'http_get: agent.http.allow lists no URL prefixes');
+    let target = allowedEntry(raw, allow);
+    if (!target) throw new HookError('tool_url_refused', `http_get: ${raw} is not under an allowed prefix (${prefixes.join(', ')})`);
+    const signal = AbortSignal.any([context.signal, AbortSignal.timeout(settings?.timeout_ms ?? 10_000)]);
+    for (let hop = 0; ; hop++) {
+      let response: Response;
+      try {
+        response = await fetch(target.url, { method: 'GET', redirect: 'manual', signal, headers: { accept: 'application/json, text/plain;q=0.9, */*;q=0.5', ...(target.entry.headers ?? {}) } });
+      } catch (error) {
+        if (context.signal.aborted) throw error;
+        throw new HookError('tool_http_error', `http_get: ${target.url.origin}${target.url.pathname} failed: ${signal.aborted ? 'timed out' : error instanceof Error ? error.message : String(error)}`);
+      }
+      if (response.status >= 300 && response.status < 400 && response.headers.get('location')) {
+        await response.body?.cancel();
+        const next = new URL(response.headers.get('location') as string, target.url).href;
+        const nextTarget = allowedEntry(next, allow);
+        if (!nextTarget) throw new HookError('tool_redirect_refused', `http_get: ${target.url.href} redirects to ${next}, which is not under an allowed prefix; not followed`);
+        if (hop >= MAX_REDIRECTS) throw new HookError('tool_redirect_refused', `http_get: more than ${MAX_REDIRECTS} redirects`);
+        target = nextTarget;
+        continue;
+      }
+      let body: { text: string; truncated: boolean };
+      try {
+        body = await readCapped(response, settings?.max_bytes ?? 256 * 1024);
+      } catch (error) {
+        if (context.signal.aborted) throw error;
+        throw new HookError('tool_http_error', `http_get: reading ${target.url.origin}${target.url.pathname} failed: ${signal.aborted ? 'timed out' : String(error)}`);
+      }
+      const head = `HTTP ${response.status} ${response.headers.get('content-type') ?? ''}`.trim();
+      const tail = body.truncated ? `\n…[truncated at ${settings?.max_bytes ?? 256 * 1024} bytes]` : '';
+      if (!response.ok) throw new HookError('tool_http_error', `${head}\n${body.text.slice(0, 2000)}`);
+      return `${head}\n${body.text}${tail}`;
+    }
+  }
 }

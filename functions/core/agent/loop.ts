@@ -10,8 +10,8 @@
  */
 import { HookError, isHookError } from '../errors';
 import type { Agent, AgentReply, AgentRequest } from './agent';
-import type { ChatProvider, ToolResult, Turn } from './conversation';
-import { RunRecorder, withRun } from './run-record';
+import { turnUsageOf, type ChatProvider, type ToolResult, type Turn } from './conversation';
+import { RunRecorder, capText, withRun } from './run-record';
 import { fenceClose, fenceOpen, fenceText, newFenceToken } from './fence';
 import { withFindings, type Finding } from '../delivery/findings';
 import { capToolOutput, type Tool, type ToolContext } from './tools';
@@ -46,7 +46,8 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
       const turn = await options.provider.turn(request.system, conversation, specs, signal, turnOptions);
       const recorded = recorder.turn(turn.text, turn.stop, turn.usage);
       if (turn.stop === 'content_filter') {
-        throw new HookError('agent_reply_filtered', `The model's reply was refused by the provider's content filter (${options.provider.name ?? 'model'}); nothing was posted`);
+        const said = turn.text.trim() ? ` (the model said: "${capText(turn.text.trim(), 300)}")` : '';
+        throw new HookError('agent_reply_filtered', `The model's reply was refused by the provider's content filter or the model declined (${options.provider.name ?? 'model'}); nothing was posted${said}`);
       }
       if (turn.stop === 'max_tokens') {
         if (retriedShorter) {
@@ -80,9 +81,13 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
         } else {
           try {
             const context: ToolContext = { message: request.message, payload: request.payload, delivery: options.delivery, signal, findings };
-            result = { id: call.id, name: call.name, isError: false, content: fenceText(capToolOutput(await tool.run(call.input, context)), fence) };
+            result = { id: call.id, name: call.name, isError: false, content: fenceText(capToolOutput(await untilAborted(tool.run(call.input, context), signal)), fence) };
           } catch (error) {
-            if (signal.aborted) throw error;
+            if (signal.aborted) {
+              // Shown in the transcript: the run ended while this tool was still working.
+              recorder.toolCall(recorded, call.name, call.input, false, Date.now() - started, `(cut off: the agent's time limit of ${request.timeoutMs / 1000}s ran out while this tool was working)`);
+              throw error;
+            }
             result = { id: call.id, name: call.name, isError: true, content: fenceText(capToolOutput(isHookError(error) ? error.message : String(error)), fence) };
           }
         }
@@ -96,10 +101,26 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
       conversation.push({ role: 'tool', results });
     }
   } catch (error) {
+    const spent = turnUsageOf(error);
+    if (spent) recorder.turn('', 'other', spent);
     if (signal.aborted) throw withRun(new HookError('agent_timeout', `The agent did not finish within ${request.timeoutMs / 1000}s (the subscription's --timeout, else agent.timeout)`, { retryable: true }), recorder.snapshot());
     throw withRun(error, recorder.snapshot());
   }
   throw withRun(new HookError('agent_max_steps', `The agent used all ${request.maxSteps} tool rounds (the subscription's --max-steps, else agent.max_steps) without answering`), recorder.snapshot());
+}
+
+/**
+ * A tool's result, or the run's timeout, whichever comes first: a tool that does not pass the
+ * signal on (the code-host clients wait up to 30 s per request and 90 s for a rate limit)
+ * must not hold the run past `agent.timeout`. Its late result is dropped.
+ */
+function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
+  });
 }
 
 /** A tool error's text without its fence, short. */

@@ -4,7 +4,7 @@
  * are retryable; 4xx (bad key, unknown model) are permanent, with the provider's message.
  */
 import { HookError } from '../errors';
-import type { ChatProvider, ProviderTurn, StopReason, ToolCall, ToolSpec, Turn, TurnUsage } from './conversation';
+import { withTurnUsage, type ChatProvider, type ProviderTurn, type StopReason, type ToolCall, type ToolSpec, type Turn, type TurnUsage } from './conversation';
 import { redactSecrets } from '../redact';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -58,6 +58,8 @@ export function withRetryAfter(error: HookError, headers: Headers): HookError {
 }
 
 export function classifyHttpFailure(provider: string, status: number, message: string): HookError {
+  // 408 (request timeout) and 409 (conflict) are transient: the official OpenAI and Anthropic SDKs retry them.
+  if (status === 408 || status === 409) return new HookError('provider_unavailable', `${provider} answered ${status}: ${message}`, { retryable: true });
   if (status === 429) return new HookError('provider_rate_limited', `${provider} rate limit: ${message}`, { retryable: true });
   if (status >= 500) return new HookError('provider_unavailable', `${provider} answered ${status}: ${message}`, { retryable: true });
   if (status === 401 || status === 403) return new HookError('provider_auth', `${provider} refused the credentials: ${message}`);
@@ -115,8 +117,12 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
         throw new HookError('provider_unavailable', `Cannot reach ${settings.baseUrl}: ${error instanceof Error ? error.message : String(error)}`, { retryable: true });
       }
       const text = await response.text();
+      if (!response.ok && response.status === 429 && /insufficient_quota/.test(text)) {
+        // OpenAI's "You exceeded your current quota": billing, which no retry fixes (its docs: check plan and billing).
+        throw new HookError('provider_request', `The model provider's quota is used up (429 insufficient_quota), a retry will not help: ${redactSecrets(providerMessage(text), [settings.apiKey])}`);
+      }
       if (!response.ok) throw withRetryAfter(classifyHttpFailure('The model provider', response.status, redactSecrets(providerMessage(text), [settings.apiKey])), response.headers);
-      let parsed: { error?: unknown; usage?: unknown; choices?: Array<{ finish_reason?: unknown; error?: unknown; message?: { content?: unknown; tool_calls?: Array<{ id?: unknown; function?: { name?: unknown; arguments?: unknown } }> } }> };
+      let parsed: { error?: unknown; usage?: unknown; choices?: Array<{ finish_reason?: unknown; error?: unknown; message?: { content?: unknown; refusal?: unknown; tool_calls?: Array<{ id?: unknown; function?: { name?: unknown; arguments?: unknown } }> } }> };
       try {
         parsed = JSON.parse(text) as typeof parsed;
       } catch {
@@ -130,7 +136,10 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
         const e = (typeof failed === 'object' ? failed : { message: failed }) as { code?: unknown; message?: unknown };
         const status = typeof e.code === 'number' && e.code >= 400 && e.code < 600 ? e.code : 502;
         const said = typeof e.message === 'string' ? e.message : 'the model failed while answering';
-        throw classifyHttpFailure('The model provider', status, redactSecrets(said, [settings.apiKey]));
+        // The failed choice was billed: its tokens go on the error, for the run's usage and the budget.
+        const spent = openAiUsage(parsed.usage);
+        const error = classifyHttpFailure('The model provider', status, redactSecrets(said, [settings.apiKey]));
+        throw spent ? withTurnUsage(error, spent) : error;
       }
       const message = choice?.message;
       if (!message) throw new HookError('provider_response', 'The model provider answered without a message');
@@ -145,8 +154,12 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
         }
         return { id: typeof call.id === 'string' ? call.id : `call_${index}`, name: String(call.function?.name ?? ''), input, ...(inputError ? { inputError } : {}) };
       });
-      const stop = openAiStop(choice?.finish_reason);
       const usage = openAiUsage(parsed.usage);
+      // A refusal comes in `message.refusal` (content null): the model declined, it did not answer empty.
+      if (typeof message.refusal === 'string' && message.refusal.trim() && !(typeof message.content === 'string' && message.content.trim()) && toolCalls.length === 0) {
+        return { text: message.refusal, toolCalls, stop: 'content_filter', ...(usage ? { usage } : {}) };
+      }
+      const stop = openAiStop(choice?.finish_reason);
       return { text: typeof message.content === 'string' ? message.content : '', toolCalls, ...(stop ? { stop } : {}), ...(usage ? { usage } : {}) };
     },
   };
