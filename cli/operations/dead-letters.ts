@@ -20,8 +20,11 @@ const EVENT_ID = /^evt_[0-9a-z_]{1,60}$/;
 interface OpenedDeadLetters {
   queue: DeadLetterQueue | undefined;
   list: () => Promise<DeadLetter[]>;
-  /** The queue's redrive count, where a letter's own count is not the one it was moved at (SQS). */
-  receiveCount?: number;
+  /**
+   * The queue's redrive count as deployed (SQS: the event queue's RedrivePolicy, 5 when it
+   * cannot be read), where a letter's own count is not the one it was moved at.
+   */
+  receiveCount?: () => Promise<number>;
   close(): void;
 }
 
@@ -31,7 +34,7 @@ async function openDeadLetters(ctx: CliContext, options: GlobalOptions, stores: 
     const sqs = new SQSClient(deployment.region ? { region: deployment.region } : {});
     try {
       const queue = new SqsDeadLetterQueue(sqs, await queueUrl(sqs, deadLetterQueueName(deployment.stage)), await queueUrl(sqs, queueName(deployment.stage)));
-      return { queue, list: () => queue.list(), receiveCount: queue.maxReceiveCount, close: () => sqs.destroy() };
+      return { queue, list: () => queue.list(), receiveCount: () => queue.redriveCount(), close: () => sqs.destroy() };
     } catch (error) {
       sqs.destroy();
       throw error;
@@ -62,13 +65,16 @@ export async function listDeadLetters(ctx: CliContext, options: GlobalOptions, j
     try {
       const letters = await dead.list();
       // Records SQS's redrive left `processing` (nothing of ours saw their last receive) end failed now.
-      await settleDeadLetters(stores.events, letters, dead.receiveCount ? { receiveCount: dead.receiveCount } : {})
+      // With the deployed receive limit (read for the listing already; never fails, falls back to 5).
+      const receiveCount = await dead.receiveCount?.();
+      await settleDeadLetters(stores.events, letters, receiveCount ? { receiveCount } : {})
         .catch((error: unknown) => ctx.warn(`note: could not mark the event records of these dead letters failed (${describeError(error)})`));
       if (json) return ctx.out(JSON.stringify(letters.map(({ body: _body, ...rest }) => rest), null, 2));
       if (letters.length === 0) return ctx.out(`No dead letters in ${stores.where}.`);
-      // A table like the other lists (tab-separated when piped); the hint goes to stderr.
+      // A table like the other lists (tab-separated when piped); the hint goes to stderr. A letter
+      // SQS's redrive moved has no known dead-lettering time: DEAD AT shows when it was first queued.
       ctx.out(table(['DEAD AT', 'EVENT ID', 'SUBSCRIPTION', 'RECEIVES', 'REASON'], letters.map((l) => [
-        l.dead_at ?? '-', l.event_id ?? `(malformed message ${l.id})`, l.subscription ?? '-', String(l.receive_count), l.reason,
+        l.dead_at ?? (l.queued_at ? `queued ${l.queued_at}` : '-'), l.event_id ?? `(malformed message ${l.id})`, l.subscription ?? '-', String(l.receive_count), l.reason,
       ])));
       ctx.warn(asInvoked(`${letters.length} dead letter(s). 'hookagent webhook redrive' moves them back to the queue (all, or by event id).`));
     } finally {

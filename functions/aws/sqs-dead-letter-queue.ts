@@ -13,6 +13,12 @@
  *   receives across queues, so its DLQ count is that plus the listings'. The policy is
  *   read from the event queue (AWS_MAX_RECEIVE_COUNT when it cannot be);
  * - a letter an older worker sent without the count: 1, the least it can be.
+ *
+ * A letter's time: SentTimestamp is when the message was sent to the queue it is in only
+ * for a letter the worker sent (so `dead_at`, the time it was dead-lettered). A letter the
+ * redrive policy moved keeps the SentTimestamp of its original send to the event queue
+ * (standard queues keep the enqueue timestamp on the move), and no message attribute tells
+ * when it moved: its SentTimestamp is `queued_at`, and it has no `dead_at`.
  */
 import {
   ChangeMessageVisibilityBatchCommand, DeleteMessageCommand, GetQueueAttributesCommand, ReceiveMessageCommand, SendMessageCommand, type Message, type SQSClient,
@@ -39,8 +45,11 @@ export class SqsDeadLetterQueue implements DeadLetterQueue {
 
   private deployedMax: Promise<number> | undefined;
 
-  /** The event queue's redrive maxReceiveCount as deployed; `maxReceiveCount` when it cannot be read. */
-  private redriveCount(): Promise<number> {
+  /**
+   * The event queue's redrive maxReceiveCount as deployed; `maxReceiveCount` when it cannot be
+   * read. Read once per instance (the receive limit records of SQS-moved letters are settled with).
+   */
+  redriveCount(): Promise<number> {
     return (this.deployedMax ??= this.client.send(new GetQueueAttributesCommand({ QueueUrl: this.queueUrl, AttributeNames: ['RedrivePolicy'] }))
       .then((answer) => Number((JSON.parse(answer.Attributes?.RedrivePolicy ?? '{}') as { maxReceiveCount?: unknown }).maxReceiveCount))
       .then((count) => (Number.isInteger(count) && count > 0 ? count : this.maxReceiveCount), () => this.maxReceiveCount));
@@ -94,7 +103,7 @@ export class SqsDeadLetterQueue implements DeadLetterQueue {
       await this.release([...byId.values()].map(([, handle]) => handle)).catch(() => undefined);
       throw failure('read the dead-letter queue', error);
     }
-    return [...byId.values()].sort(([a], [b]) => (a.dead_at ?? '').localeCompare(b.dead_at ?? ''));
+    return [...byId.values()].sort(([a], [b]) => (a.dead_at ?? a.queued_at ?? '').localeCompare(b.dead_at ?? b.queued_at ?? ''));
   }
 
   private toLetter(message: Message, redriveCount: number): DeadLetter {
@@ -103,11 +112,13 @@ export class SqsDeadLetterQueue implements DeadLetterQueue {
     const reason = message.MessageAttributes?.reason?.StringValue;
     const recorded = Number(message.MessageAttributes?.[RECEIVE_COUNT_ATTRIBUTE]?.StringValue);
     const redriven = reason === undefined || message.Attributes?.DeadLetterQueueSourceArn !== undefined;
+    const time = Number.isFinite(sent) && sent > 0 ? new Date(sent).toISOString() : undefined;
     return {
       id: message.MessageId ?? '', ...describeBody(body),
       reason: reason ?? `the queue gave up after ${redriveCount} receives`,
       receive_count: Number.isInteger(recorded) && recorded > 0 ? recorded : redriven ? redriveCount : 1,
-      ...(Number.isFinite(sent) && sent > 0 ? { dead_at: new Date(sent).toISOString() } : {}),
+      // SentTimestamp: the dead-lettering for the worker's letters; the original send for the redrive's.
+      ...(time === undefined ? {} : redriven ? { queued_at: time } : { dead_at: time }),
       body,
     };
   }

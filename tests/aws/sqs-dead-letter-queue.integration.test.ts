@@ -150,3 +150,29 @@ test("a letter an older worker sent (no receive count recorded): at least 1, not
   }));
   expect([await receives(), await receives(), await receives()]).toEqual(Array.from({ length: 3 }, () => [['evt_old_1', 1, 'provider_auth: refused']]));
 });
+
+/**
+ * Fix 6: DEAD AT of a letter the queue's redrive moved was its SentTimestamp, which SQS keeps
+ * from the original send (standard queues: "the enqueue timestamp is unchanged"), and no
+ * message system attribute tells when the move happened. Such a letter carries that time
+ * as `queued_at`, without a `dead_at`; a letter the worker sent itself keeps `dead_at`,
+ * the time it was sent to the dead-letter queue, which is when it was dead-lettered.
+ */
+test("a letter the queue's redrive moved has queued_at (its original send), not a dead_at; the worker's own letters keep dead_at", async () => {
+  await client.send(new SendMessageCommand({ QueueUrl: url('hookagent-prod-queue'), MessageBody: JSON.stringify(message('evt_loop_2')) }));
+  const queued = queues.get('hookagent-prod-queue')!.messages[0]!.sentAt;
+  for (let i = 0; i < 4; i += 1) await client.send(new ReceiveMessageCommand({ QueueUrl: url('hookagent-prod-queue'), VisibilityTimeout: 0 }));
+  // As SQS does for a standard queue: the moved message keeps its original SentTimestamp.
+  expect(queues.get('hookagent-prod-dead-letters')!.messages.map((m) => m.sentAt)).toEqual([queued]);
+  await new Promise((resolve) => setTimeout(resolve, 5));
+  await client.send(new SendMessageCommand({
+    QueueUrl: url('hookagent-prod-dead-letters'), MessageBody: JSON.stringify(message('evt_worker_2')),
+    MessageAttributes: { reason: { DataType: 'String', StringValue: 'provider_auth: refused' }, receive_count: { DataType: 'Number', StringValue: '2' } },
+  }));
+  const sent = queues.get('hookagent-prod-dead-letters')!.messages[1]!.sentAt;
+  const letters = (await dlq().list()).map(({ event_id, dead_at, queued_at }) => ({ event_id, dead_at, queued_at }));
+  expect(letters).toEqual([
+    { event_id: 'evt_loop_2', dead_at: undefined, queued_at: new Date(queued).toISOString() },
+    { event_id: 'evt_worker_2', dead_at: new Date(sent).toISOString(), queued_at: undefined },
+  ]);
+});

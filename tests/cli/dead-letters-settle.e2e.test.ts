@@ -13,6 +13,7 @@ import type { EventRecord, QueueMessage } from '../../functions/core/types';
 import { startAwsRecorder, type AwsRecorder, type RecordedMessage, type RecorderOptions } from '../support/aws-recorder';
 import { buildCli, runCli } from '../support/cli';
 import { startDynalite, type TestDynamo } from '../support/dynalite';
+import { sendJson, startLocalServer } from '../support/local-http';
 
 let dynamo: TestDynamo;
 let recorder: AwsRecorder;
@@ -78,4 +79,42 @@ test('a letter SQS redrove while its record says processing: listing it marks th
   const policy = JSON.parse(readFileSync(join(__dirname, '..', '..', 'infra', 'cli-policy.json'), 'utf8')) as { Statement: Array<{ Action: string[] }> };
   const allowed = new Set(policy.Statement.flatMap((s) => s.Action));
   expect([...new Set(recorder.calls.map((c) => c.action))].filter((a) => !allowed.has(a))).toEqual([]);
+}, 60_000);
+
+/**
+ * Fix 6: the records were marked with the CLI's constant 5 ("gave up after 5 attempts")
+ * while RECEIVES showed the deployed maxReceiveCount. Deployed with 3 (the event queue's
+ * RedrivePolicy, answered here by an endpoint in front of the recorder), both say 3.
+ */
+test("the record's 'gave up after N attempts' uses the deployed maxReceiveCount, as RECEIVES does", async () => {
+  const events = new DynamoEventLog(dynamo.client, 'hookagent-prod-events');
+  await events.putAll([record('evt_loop_3', { attempts: 3 })]);
+  // SQS with the deployed redrive policy: GetQueueAttributes on the event queue answers it; the rest goes to the recorder.
+  const sqs = await startLocalServer(async (req, res) => {
+    const input = JSON.parse(req.body || '{}') as { QueueUrl?: string };
+    if (req.headers['x-amz-target'] === 'AmazonSQS.GetQueueAttributes' && input.QueueUrl?.endsWith('/hookagent-prod-queue')) {
+      recorder.calls.push({ action: 'sqs:GetQueueAttributes', resource: input.QueueUrl });
+      return sendJson(res, 200, { Attributes: { RedrivePolicy: JSON.stringify({ deadLetterTargetArn: 'arn:aws:sqs:eu-west-1:123456789012:hookagent-prod-dead-letters', maxReceiveCount: 3 }) } }, { 'content-type': 'application/x-amz-json-1.0' });
+    }
+    const headers: Record<string, string> = {};
+    for (const [name, value] of Object.entries(req.headers)) if (typeof value === 'string' && name !== 'host' && name !== 'content-length') headers[name] = value;
+    const answer = await fetch(recorder.url + req.url, { method: req.method, headers, body: req.body });
+    res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/x-amz-json-1.0' }).end(await answer.text());
+  });
+  try {
+    options.queues = {
+      [`${sqs.url}/123456789012/hookagent-prod-queue`]: [],
+      [`${sqs.url}/123456789012/hookagent-prod-dead-letters`]: [{ id: 'l4', body: JSON.stringify(message('evt_loop_3')) }],
+    };
+    recorder.calls.length = 0;
+    const result = await runCli(['--config-dir', dir, 'webhook', 'dead-letters', '--json'], { ...env(), AWS_ENDPOINT_URL_SQS: sqs.url });
+    expect(result).toMatchObject({ code: 0, stderr: '' });
+    expect((JSON.parse(result.stdout) as Array<{ receive_count: number; reason: string }>).map((l) => [l.receive_count, l.reason])).toEqual([[3, 'the queue gave up after 3 receives']]);
+    expect(await events.get('evt_loop_3', 'alerts')).toMatchObject({
+      status: 'failed', error: { code: 'receive_limit', message: expect.stringMatching(/^gave up after 3 attempts: received 3 times without success/) },
+    });
+    expect(recorder.calls).toContainEqual({ action: 'sqs:GetQueueAttributes', resource: `${sqs.url}/123456789012/hookagent-prod-queue` });
+  } finally {
+    await sqs.close();
+  }
 }, 60_000);

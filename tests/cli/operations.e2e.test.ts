@@ -184,7 +184,9 @@ describe('hookagent webhook dead-letters / redrive', () => {
     expect(result).toMatchObject({ code: 0, stderr: '' });
     expect(JSON.parse(result.stdout)).toEqual([
       { id: 'd1', event_id: 'evt_dead_1', subscription: 'alerts', reason: 'provider_auth: refused', receive_count: 1, dead_at: '2026-11-22T12:01:00.000Z' },
-      { id: 'd2', reason: 'the queue gave up after 5 receives', receive_count: 5, dead_at: '2026-11-22T12:02:00.000Z' },
+      // A letter the queue's redrive moved (no reason of ours): SQS keeps its original SentTimestamp, so
+      // that is when it was first queued (queued_at); when it was dead-lettered is not known (no dead_at).
+      { id: 'd2', reason: 'the queue gave up after 5 receives', receive_count: 5, queued_at: '2026-11-22T12:02:00.000Z' },
     ]);
     // Listing made them visible again at once.
     expect(options.queues[dlqUrl()]!.every((m) => (m.hiddenUntil ?? 0) <= Date.now())).toBe(true);
@@ -192,6 +194,7 @@ describe('hookagent webhook dead-letters / redrive', () => {
     // Piped: a header and one tab-separated row per letter; the hint on stderr.
     const [header, ...rows] = text.stdout.trim().split('\n');
     expect(header).toBe('DEAD AT\tEVENT ID\tSUBSCRIPTION\tRECEIVES\tREASON');
+    expect(rows.map((r) => r.split('\t')[0])).toEqual(['2026-11-22T12:01:00.000Z', 'queued 2026-11-22T12:02:00.000Z']);
     expect(rows.map((r) => r.split('\t').slice(1))).toEqual([['evt_dead_1', 'alerts', '1', 'provider_auth: refused'], ['(malformed message d2)', '-', '5', 'the queue gave up after 5 receives']]);
     expect(text.stderr).toMatch(/2 dead letter\(s\)\. '(npx )?hookagent --config-dir \S+ webhook redrive' moves them back/);
     expectAllowedByCliPolicy();

@@ -16,13 +16,22 @@ export interface DeadLetter {
   /** Why it was dead-lettered (the worker's reason, or the queue's redrive after N receives). */
   reason: string;
   receive_count: number;
-  /** ISO time it was sent to the dead-letter queue, when known. */
+  /**
+   * ISO time it was dead-lettered, when known: when the worker (or the local queue) sent it
+   * to the dead-letter queue. Absent for a letter SQS's redrive policy moved: SQS keeps the
+   * original SentTimestamp and no attribute tells when the move happened.
+   */
   dead_at?: string;
+  /**
+   * ISO time the event's message was first sent to the event queue, for a letter SQS's
+   * redrive policy moved (its SentTimestamp); it was dead-lettered some time after that.
+   */
+  queued_at?: string;
   body: string;
 }
 
 export interface DeadLetterQueue {
-  /** Every dead letter, oldest first, without removing or hiding any for long. */
+  /** Every dead letter, oldest first (by `dead_at`, else `queued_at`), without removing or hiding any for long. */
   list(): Promise<DeadLetter[]>;
   /**
    * Moves the selected dead letters back to the event queue: `beforeRequeue` runs first for
