@@ -164,12 +164,14 @@ test("a letter the queue's redrive moved has queued_at (its original send), not 
   for (let i = 0; i < 4; i += 1) await client.send(new ReceiveMessageCommand({ QueueUrl: url('hookagent-prod-queue'), VisibilityTimeout: 0 }));
   // As SQS does for a standard queue: the moved message keeps its original SentTimestamp.
   expect(queues.get('hookagent-prod-dead-letters')!.messages.map((m) => m.sentAt)).toEqual([queued]);
-  await new Promise((resolve) => setTimeout(resolve, 5));
   await client.send(new SendMessageCommand({
     QueueUrl: url('hookagent-prod-dead-letters'), MessageBody: JSON.stringify(message('evt_worker_2')),
     MessageAttributes: { reason: { DataType: 'String', StringValue: 'provider_auth: refused' }, receive_count: { DataType: 'Number', StringValue: '2' } },
   }));
-  const sent = queues.get('hookagent-prod-dead-letters')!.messages[1]!.sentAt;
+  // The worker's letter was sent later (set here rather than waiting for the clock to move).
+  const workerLetter = queues.get('hookagent-prod-dead-letters')!.messages[1]!;
+  workerLetter.sentAt = queued + 1_000;
+  const sent = workerLetter.sentAt;
   const letters = (await dlq().list()).map(({ event_id, dead_at, queued_at }) => ({ event_id, dead_at, queued_at }));
   expect(letters).toEqual([
     { event_id: 'evt_loop_2', dead_at: undefined, queued_at: new Date(queued).toISOString() },
