@@ -6,11 +6,12 @@
 import type { Config } from '../../functions/core/config/types';
 import { unsendable, valueAt } from '../../functions/core/config/header-safe';
 import { referencedNames, substitute } from '../../functions/core/config/references';
+import { ALERT_SENDER_ACTIONS } from '../../functions/core/events/alert-senders';
 import { splitSource } from '../../functions/core/events/filters';
 import { loadDotEnv } from '../local/first-run';
 
-/** What each alert sender sends (core/events/alert-senders.ts): Alertmanager and Grafana `alert.firing`/`alert.resolved`, PagerDuty `incident.<verb>`. */
-const ALERT_ACTIONS: Record<string, readonly string[] | undefined> = { alert: ['firing', 'resolved'], incident: undefined };
+/** What each alert sender sends: Alertmanager and Grafana `alert.firing`/`alert.resolved`, PagerDuty `incident.<verb>`. */
+const ALERT_ACTIONS = ALERT_SENDER_ACTIONS;
 
 /**
  * Filters naming an alert sender's type (`alert.firing`, `incident.triggered`, `custom:alert`)

@@ -15,7 +15,10 @@ export interface AlertSenderEvent {
   action: string;
 }
 
-const ALERT_STATUS = new Set(['firing', 'resolved']);
+/** The event types alert senders get, with the actions each sends (undefined: any verb). */
+export const ALERT_SENDER_ACTIONS: Readonly<Record<string, readonly string[] | undefined>> = { alert: ['firing', 'resolved'], incident: undefined };
+
+const ALERT_STATUS = new Set(ALERT_SENDER_ACTIONS.alert);
 const VERB = /^[a-z][a-z0-9_]{0,63}$/;
 
 export function alertSenderEvent(payload: Obj): AlertSenderEvent | undefined {
