@@ -1,23 +1,9 @@
 /** Registers the operations commands (issue 20) with yargs; cli/main.ts calls these. */
 import type { Argv } from 'yargs';
-import { HookError } from '../../functions/core/errors';
-import { createContext, type GlobalOptions } from '../context';
+import { run } from '../command-run';
 import { listDeadLetters, redrive } from './dead-letters';
 import { deleteSecret } from './secrets-delete';
 import { status } from './status';
-
-type Args = GlobalOptions & Record<string, unknown>;
-
-function run(body: (argv: Args, ctx: ReturnType<typeof createContext>) => Promise<void>) {
-  return async (argv: Args): Promise<void> => {
-    try {
-      await body(argv, createContext(argv));
-    } catch (error) {
-      process.stderr.write(`error: ${error instanceof HookError || error instanceof Error ? error.message : String(error)}\n`);
-      process.exitCode = 1;
-    }
-  };
-}
 
 /** `hookagent status`. */
 export function statusCommand(y: Argv): Argv {

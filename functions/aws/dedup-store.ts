@@ -11,7 +11,7 @@ import type { Claim, ClaimOptions, Clock, DedupStore } from '../core/ports';
 import type { EventRecord } from '../core/types';
 import { awsJsonBeside } from './aws-json';
 import { isConditionalFailure, storeUnavailable } from './dynamo';
-import { eventItems } from './event-log';
+import { eventItems } from './event-items';
 
 const NAMES = { '#key': 'key' };
 /** A new claim: no item, or one whose TTL has passed (DynamoDB deletes expired items lazily). */

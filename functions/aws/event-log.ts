@@ -14,54 +14,13 @@
 import {
   BatchGetItemCommand, BatchWriteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
-import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
 import type { EventLog, EventSearch, EventSearchPage, RecordedSubscriptions } from '../core/ports';
 import type { EventRecord, EventStatus, QueueMessage } from '../core/types';
-import { messageJson, rememberMessageText } from '../core/message-json';
 import { isConditionalFailure, storeUnavailable } from './dynamo';
+import { MESSAGE_SUFFIX, eventItems, fromItem, joined, messageKey, type Item } from './event-items';
 import { RecordedNames, searchSubscription } from './event-search';
 import { EVENTS_BY_SUBSCRIPTION_INDEX } from './tables';
-
-export const EVENT_RETENTION_SECONDS = 14 * 24 * 3600;
-
-type Item = Record<string, AttributeValue>;
-
-/** The sort key of an event's message item. */
-const MESSAGE_SUFFIX = '#message';
-const messageKey = (eventId: string, subscription: string): Item => ({ event_id: { S: eventId }, subscription: { S: `${subscription}${MESSAGE_SUFFIX}` } });
-const isMessageItem = (item: Item) => item.subscription?.S?.endsWith(MESSAGE_SUFFIX) === true;
-
-/** A record's two items, its message's first (also written by the dedup store's claim transaction). */
-export function eventItems(record: EventRecord): [message: Item, record: Item] {
-  const { message, ...rest } = record;
-  const expires = Math.floor(Date.parse(record.received_at) / 1000) + EVENT_RETENTION_SECONDS;
-  return [
-    { ...messageKey(record.event_id, record.subscription), message: { S: messageJson(message) }, expires_at: { N: String(expires) } },
-    marshall({ ...rest, arrival: `${record.received_at}#${record.event_id}`, expires_at: expires }, { removeUndefinedValues: true }),
-  ];
-}
-
-/**
- * A record from its item and its message (the message item's text, or a message the
- * caller has). A record whose message item is gone (it cannot be written after the
- * record, but TTL deletes the two separately) gets a message without a payload.
- */
-function fromItem(item: Item, message?: string | QueueMessage): EventRecord {
-  const { message: inline, arrival: _arrival, expires_at: _expires, ...rest } = unmarshall(item);
-  const text = (inline as string | undefined) ?? message;
-  let parsed: QueueMessage;
-  if (typeof text === 'string') {
-    parsed = JSON.parse(text) as QueueMessage;
-    rememberMessageText(parsed, text);
-  } else {
-    const r = rest as EventRecord;
-    parsed = text ?? {
-      v: 1, event_id: r.event_id, subscription: r.subscription, source: r.source, event: r.event, ...(r.action ? { action: r.action } : {}),
-      delivery_id: r.delivery_id, received_at: r.received_at, payload_ref: '',
-    };
-  }
-  return { ...rest, message: parsed } as EventRecord;
-}
 
 export class DynamoEventLog implements EventLog {
   /** `namesScanItems`: records read per call while looking for deleted subscriptions' names (event-search.ts). */
@@ -251,11 +210,4 @@ export class DynamoEventLog implements EventLog {
       throw storeUnavailable('The event log', error);
     }
   }
-}
-
-/** Items of one event's partition (records and message items) as records, each with its message. */
-function joined(items: Item[]): EventRecord[] {
-  const messages = new Map<string, string>();
-  for (const item of items) if (isMessageItem(item)) messages.set((item.subscription?.S ?? '').slice(0, -MESSAGE_SUFFIX.length), item.message?.S ?? '');
-  return items.filter((item) => !isMessageItem(item)).map((item) => fromItem(item, messages.get(item.subscription?.S ?? '')));
 }

@@ -1,0 +1,57 @@
+/**
+ * How an event record is laid out in the DynamoDB `events` table (event-log.ts has why):
+ * the record's item and its message's item, and back. The dedup store's claim transaction
+ * writes the same two items.
+ */
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
+import { messageJson, rememberMessageText } from '../core/message-json';
+import type { EventRecord, QueueMessage } from '../core/types';
+
+export const EVENT_RETENTION_SECONDS = 14 * 24 * 3600;
+
+export type Item = Record<string, AttributeValue>;
+
+/** The sort key of an event's message item. */
+export const MESSAGE_SUFFIX = '#message';
+export const messageKey = (eventId: string, subscription: string): Item => ({ event_id: { S: eventId }, subscription: { S: `${subscription}${MESSAGE_SUFFIX}` } });
+export const isMessageItem = (item: Item) => item.subscription?.S?.endsWith(MESSAGE_SUFFIX) === true;
+
+/** A record's two items, its message's first (also written by the dedup store's claim transaction). */
+export function eventItems(record: EventRecord): [message: Item, record: Item] {
+  const { message, ...rest } = record;
+  const expires = Math.floor(Date.parse(record.received_at) / 1000) + EVENT_RETENTION_SECONDS;
+  return [
+    { ...messageKey(record.event_id, record.subscription), message: { S: messageJson(message) }, expires_at: { N: String(expires) } },
+    marshall({ ...rest, arrival: `${record.received_at}#${record.event_id}`, expires_at: expires }, { removeUndefinedValues: true }),
+  ];
+}
+
+/**
+ * A record from its item and its message (the message item's text, or a message the
+ * caller has). A record whose message item is gone (it cannot be written after the
+ * record, but TTL deletes the two separately) gets a message without a payload.
+ */
+export function fromItem(item: Item, message?: string | QueueMessage): EventRecord {
+  const { message: inline, arrival: _arrival, expires_at: _expires, ...rest } = unmarshall(item);
+  const text = (inline as string | undefined) ?? message;
+  let parsed: QueueMessage;
+  if (typeof text === 'string') {
+    parsed = JSON.parse(text) as QueueMessage;
+    rememberMessageText(parsed, text);
+  } else {
+    const r = rest as EventRecord;
+    parsed = text ?? {
+      v: 1, event_id: r.event_id, subscription: r.subscription, source: r.source, event: r.event, ...(r.action ? { action: r.action } : {}),
+      delivery_id: r.delivery_id, received_at: r.received_at, payload_ref: '',
+    };
+  }
+  return { ...rest, message: parsed } as EventRecord;
+}
+
+/** Items of one event's partition (records and message items) as records, each with its message. */
+export function joined(items: Item[]): EventRecord[] {
+  const messages = new Map<string, string>();
+  for (const item of items) if (isMessageItem(item)) messages.set((item.subscription?.S ?? '').slice(0, -MESSAGE_SUFFIX.length), item.message?.S ?? '');
+  return items.filter((item) => !isMessageItem(item)).map((item) => fromItem(item, messages.get(item.subscription?.S ?? '')));
+}
