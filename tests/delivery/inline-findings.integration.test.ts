@@ -17,7 +17,7 @@ import type { DeliveryRequest } from '../../functions/core/delivery/target';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { jsonLogger } from '../../functions/core/log';
 import type { QueueMessage, Source } from '../../functions/core/types';
-import { FAKE_BOT, SAMPLE_PATCH as PATCH, botComment, startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
+import { FAKE_BOT, SAMPLE_PATCH as PATCH, botComment, codehostDelivery, startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
 import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
 
 const HEAD = 'cccccccccccccccccccccccccccccccccccccccc';
@@ -40,7 +40,7 @@ beforeEach(() => {
   logs.length = 0;
 });
 
-const settings = (): Config['delivery'] => ({ timeout_ms: 1000, codehost: { github: { token: 'gh-T', api_url: host.url }, gitlab: { token: 'gl-T', api_url: `${host.url}/api/v4` } } });
+const settings = (): Config['delivery'] => codehostDelivery(host, 1000);
 const payload = { action: 'synchronize', repository: { full_name: 'octo/widgets' }, pull_request: { number: 7, head: { sha: HEAD } } };
 const message = (eventId: string, source: Source = 'github', event = 'pull_request'): QueueMessage => ({ v: 1, event_id: eventId, subscription: 'review', source, event, delivery_id: 'd', received_at: '' });
 const toolCall = (id: string, args: Record<string, unknown>) => ({ choices: [{ message: { role: 'assistant', content: null, tool_calls: [{ id, type: 'function', function: { name: 'record_finding', arguments: JSON.stringify(args) } }] } }] });

@@ -13,7 +13,7 @@ import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { causedByHookagent, reviewedCommitOf, stickyMarker } from '../../functions/core/events/loop-guard';
 import { jsonLogger } from '../../functions/core/log';
 import type { Source, Subscription } from '../../functions/core/types';
-import { startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
+import { codehostDelivery, type FakeCodehost, useFakeCodehost } from '../support/fake-codehost';
 import { sendJson, startLocalServer } from '../support/local-http';
 
 const TOKEN = 'ghp_STICKY_SECRET';
@@ -43,17 +43,15 @@ function request(source: Source, event: string, payload: Record<string, unknown>
 }
 
 let host: FakeCodehost;
-beforeAll(async () => {
-  host = await startFakeCodehost();
+useFakeCodehost((started) => {
+  host = started;
 });
-afterAll(async () => host.close());
 beforeEach(() => {
-  host.reset();
   waits.length = 0;
   logs.length = 0;
 });
 
-const settings = (): Config['delivery'] => ({ timeout_ms: 500, codehost: { github: { token: TOKEN, api_url: host.url }, gitlab: { token: GL_TOKEN, api_url: `${host.url}/api/v4` } } });
+const settings = (): Config['delivery'] => codehostDelivery(host, 500, { github: TOKEN, gitlab: GL_TOKEN });
 const deliver = (r: DeliveryRequest, maxWaitMs?: number) => createDeliveryTargets(settings(), sleep, maxWaitMs).codehost_comment.deliver({ ...r, settings: settings() });
 const thread = '/repos/octo/widgets/issues/7';
 

@@ -8,7 +8,7 @@ import { BUILTIN_TOOLS, type ToolContext } from '../../functions/core/agent/tool
 import type { Config } from '../../functions/core/config/types';
 import { reviewedMarker, stickyMarker } from '../../functions/core/events/loop-guard';
 import type { Source } from '../../functions/core/types';
-import { botComment, startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
+import { botComment, codehostDelivery, startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
 import { sendJson } from '../support/local-http';
 
 const HEAD = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
@@ -19,7 +19,7 @@ beforeAll(async () => {
 });
 afterAll(async () => host.close());
 
-const delivery = (): Config['delivery'] => ({ timeout_ms: 500, codehost: { github: { token: 'gh-T', api_url: host.url }, gitlab: { token: 'gl-T', api_url: `${host.url}/api/v4` } } });
+const delivery = (): Config['delivery'] => codehostDelivery(host, 500);
 const context = (source: Source, event: string, payload: Record<string, unknown>): ToolContext => ({
   message: { v: 1, event_id: 'evt_1', subscription: 'review', source, event, delivery_id: 'd', received_at: '' },
   payload, delivery: delivery(), signal: AbortSignal.timeout(5000),

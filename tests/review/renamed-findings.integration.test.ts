@@ -17,17 +17,15 @@ import type { DeliveryRequest } from '../../functions/core/delivery/target';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { jsonLogger } from '../../functions/core/log';
 import type { QueueMessage, Source } from '../../functions/core/types';
-import { SAMPLE_PATCH as PATCH, startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
+import { SAMPLE_PATCH as PATCH, codehostDelivery, type FakeCodehost, useFakeCodehost } from '../support/fake-codehost';
 
 const HEAD = 'cccccccccccccccccccccccccccccccccccccccc';
 let host: FakeCodehost;
-beforeAll(async () => {
-  host = await startFakeCodehost();
+useFakeCodehost((started) => {
+  host = started;
 });
-afterAll(async () => host.close());
-beforeEach(() => host.reset());
 
-const settings = (): Config['delivery'] => ({ timeout_ms: 1000, codehost: { github: { token: 'gh-T', api_url: host.url }, gitlab: { token: 'gl-T', api_url: `${host.url}/api/v4` } } });
+const settings = (): Config['delivery'] => codehostDelivery(host, 1000);
 const mr = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'gitlab', 'merge_request.json'), 'utf8')) as Record<string, unknown>;
 const pr = { action: 'synchronize', repository: { full_name: 'octo/widgets' }, pull_request: { number: 7, head: { sha: HEAD } } };
 const message = (eventId: string, source: Source, event: string): QueueMessage => ({ v: 1, event_id: eventId, subscription: 'review', source, event, delivery_id: 'd', received_at: '' });

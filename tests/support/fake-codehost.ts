@@ -7,6 +7,7 @@
  */
 import type { ServerResponse } from 'node:http';
 import { sendJson, startLocalServer, type LocalServer, type Recorded } from './local-http';
+import type { Config } from '../../functions/core/config/types';
 
 /** The user the fake's tokens act as (GET /user): comments it creates are this user's. */
 /** A one-file patch for inline findings. Old 10..13 / new 10..14: context 10↔10, removed old 11, added new 11 and 12, context 12↔13 and 13↔14. */
@@ -162,4 +163,23 @@ function diffLines(patch: string, side: string): Set<number> {
     }
   }
   return out;
+}
+
+/**
+ * One fake code host for a test file: started before its tests, closed after them, reset
+ * before each (register further per-test setup after this call). `bind` receives it.
+ */
+export function useFakeCodehost(bind: (host: FakeCodehost) => void): void {
+  let host: FakeCodehost | undefined;
+  beforeAll(async () => {
+    host = await startFakeCodehost();
+    bind(host);
+  });
+  afterAll(async () => host?.close());
+  beforeEach(() => host?.reset());
+}
+
+/** The `delivery` settings of a test that posts to `host` as both GitHub and GitLab. */
+export function codehostDelivery(host: FakeCodehost, timeoutMs: number, tokens: { github: string; gitlab: string } = { github: 'gh-T', gitlab: 'gl-T' }): Config['delivery'] {
+  return { timeout_ms: timeoutMs, codehost: { github: { token: tokens.github, api_url: host.url }, gitlab: { token: tokens.gitlab, api_url: `${host.url}/api/v4` } } };
 }
