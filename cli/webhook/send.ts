@@ -6,7 +6,7 @@ import { randomUUID } from 'node:crypto';
 import { signHub, signStandardWebhooks } from '../../functions/core/auth/signatures';
 import { resolveConfig } from '../../functions/core/config/load';
 import { HookError } from '../../functions/core/errors';
-import { classifyEvent } from '../../functions/core/events/classify';
+import { classifyEvent, gitlabHeaderFor } from '../../functions/core/events/classify';
 import { eventOrigin } from '../../functions/core/events/known';
 import { selectSubscriptions } from '../../functions/core/ingest/select';
 import { splitSource } from '../../functions/core/events/filters';
@@ -50,7 +50,7 @@ async function buildSample(ctx: CliContext, subscription: Subscription, payloadO
     const sample = GITLAB_SAMPLES[event];
     if (!payloadOption && !sample) throw new HookError('sample_unavailable', `No sample payload for GitLab '${event}'; pass --payload`);
     const body = JSON.stringify(payloadOption ?? sample?.[1]);
-    return { path: '/webhooks/gitlab', body, deliveryId: id, headers: { 'x-gitlab-event': sample?.[0] ?? `${event} Hook`, 'idempotency-key': id, 'x-gitlab-token': resolved.value.webhooks.gitlab.secret[0] } };
+    return { path: '/webhooks/gitlab', body, deliveryId: id, headers: { 'x-gitlab-event': sample?.[0] ?? gitlabHeaderFor(event) ?? `${event} Hook`, 'idempotency-key': id, 'x-gitlab-token': resolved.value.webhooks.gitlab.secret[0] } };
   }
   // The custom endpoint takes any JSON: a GitHub or GitLab sample too (its secret is not set yet), so the
   // prompt renders from the same realistic payload as `test --dry-run`.

@@ -7,7 +7,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { alertSenderEvent } from '../../functions/core/events/alert-senders';
 import { apiEvent } from '../support/requests';
-import { bodyOf, startHarness, type Harness } from '../support/ingest-harness';
+import { bodyOf, type Harness, useIngestHarness } from '../support/ingest-harness';
 
 const fixture = (path: string) => JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', path), 'utf8')) as Record<string, unknown>;
 const ALERTMANAGER = fixture('alerts/alertmanager.json');
@@ -15,15 +15,8 @@ const GRAFANA = fixture('alerts/grafana.json');
 const PAGERDUTY = fixture('alerts/pagerduty_v3.json');
 
 let h: Harness;
-beforeAll(async () => {
-  h = await startHarness();
-});
-afterAll(async () => {
-  await h.close();
-});
-beforeEach(async () => {
-  h.queue.sent.length = 0;
-  for (const s of await h.subscriptions.list()) await h.subscriptions.delete(s.name);
+useIngestHarness((started) => {
+  h = started;
 });
 
 async function post(name: string, secret: string, payload: unknown, headers: Record<string, string> = {}) {

@@ -188,7 +188,7 @@ describe('the request log explains each outcome of DESIGN §2.1', () => {
     // Under the endpoint it was sent to (`webhook requests --endpoint github` finds it), not `unknown`.
     await h.handler(apiEvent({ path: '/webhooks/github', method: 'GET' }));
     expect((await latest())).toMatchObject({ outcome: 'method_not_allowed', status: 405, endpoint: 'github' });
-    await h.handler(apiEvent({ path: '/webhooks/custom/alerts', method: 'PUT' }));
+    await h.handler(apiEvent({ path: '/webhooks/custom/alerts', method: 'DELETE' }));
     expect((await latest())).toMatchObject({ outcome: 'method_not_allowed', status: 405, endpoint: 'custom/alerts' });
 
     const marker = await h.handler(githubEvent('issue_comment', JSON.stringify({ action: 'created', comment: { body: 'x <!-- hookagent:prs:evt_1 -->' } }), GITHUB_SECRET));

@@ -98,3 +98,21 @@ export async function startHarness(yaml = DEFAULT_CONFIG, env: Record<string, st
 export function bodyOf(result: { body?: string }): Record<string, unknown> {
   return JSON.parse(result.body ?? 'null') as Record<string, unknown>;
 }
+
+/**
+ * One harness for a test file: started before its tests and closed after them; before each
+ * test the queue is emptied and every subscription deleted. `bind` receives it.
+ */
+export function useIngestHarness(bind: (harness: Harness) => void): void {
+  let harness: Harness | undefined;
+  beforeAll(async () => {
+    harness = await startHarness();
+    bind(harness);
+  });
+  afterAll(async () => harness?.close());
+  beforeEach(async () => {
+    if (!harness) return;
+    harness.queue.sent.length = 0;
+    for (const s of await harness.subscriptions.list()) await harness.subscriptions.delete(s.name);
+  });
+}

@@ -66,7 +66,13 @@ function firstId(...values: Array<string | undefined>): string | undefined {
 }
 
 export function gitlabKindFromHeader(header: string | undefined): string | undefined {
-  return header === undefined ? undefined : GITLAB_HEADER_KINDS[header.trim()];
+  // Own keys only: `__proto__` or `constructor` name no event.
+  return header === undefined || !Object.hasOwn(GITLAB_HEADER_KINDS, header.trim()) ? undefined : GITLAB_HEADER_KINDS[header.trim()];
+}
+
+/** The `X-Gitlab-Event` header GitLab sends with an event of this kind (`system` → `System Hook`). */
+export function gitlabHeaderFor(kind: string): string | undefined {
+  return Object.keys(GITLAB_HEADER_KINDS).find((header) => GITLAB_HEADER_KINDS[header] === kind);
 }
 
 /**
@@ -108,6 +114,33 @@ export function statedDeliveryId(source: Source, headers: Headers): string | und
   return deliveryKey(stated);
 }
 
+/** System hooks whose `event_name` is a webhook kind: the documented push example has no `object_kind`. */
+const SYSTEM_PUSH_KINDS = new Set(['push', 'tag_push']);
+
+/**
+ * GitLab's event type and action (DESIGN §2.1): `object_kind`, else the `X-Gitlab-Event`
+ * header's kind; the action from `object_attributes.action`, a release's top-level
+ * `action`, or a system hook's `event_name`. System hooks about projects, groups, users,
+ * keys and members (`project_create`, `user_add_to_team`, …) carry `event_name` and no
+ * `object_kind`: they stay the event `system`, with `event_name` as the action so
+ * `system.project_create` can pick them out. Any well-formed name is taken (GitLab adds
+ * new ones); the list in known.ts only feeds `subscribe`'s warnings.
+ */
+function gitlabEvent(headers: Headers, payload: Payload): { event?: string; action?: string } {
+  const kind = text(payload.object_kind);
+  const header = gitlabKindFromHeader(headers['x-gitlab-event']);
+  const eventName = text(payload.event_name);
+  if (!kind && header === 'system' && eventName !== undefined) {
+    return SYSTEM_PUSH_KINDS.has(eventName) ? { event: eventName } : { event: 'system', action: eventName };
+  }
+  const event = kind ?? header;
+  const attributes = payload.object_attributes;
+  if (attributes && typeof attributes === 'object') return { event, action: text((attributes as Payload).action) };
+  // A release hook has no object_attributes: its action (create, update, delete) is top-level.
+  if (event === 'release') return { event, action: text(payload.action) };
+  return { event };
+}
+
 /**
  * Undefined when the request carries no usable event type (GitHub and GitLab only).
  * `signed`: the request was authenticated by its Standard Webhooks signature, which covers
@@ -124,11 +157,7 @@ export function classifyEvent(source: Source, headers: Headers, payload: Payload
       deliveryId = headers['x-github-delivery'];
       break;
     case 'gitlab': {
-      event = text(payload.object_kind) ?? gitlabKindFromHeader(headers['x-gitlab-event']);
-      const attributes = payload.object_attributes;
-      if (attributes && typeof attributes === 'object') action = text((attributes as Payload).action);
-      // A release hook has no object_attributes: its action (create, update, delete) is top-level.
-      else if (event === 'release') action = text(payload.action);
+      ({ event, action } = gitlabEvent(headers, payload));
       // A signed request (Standard Webhooks, GitLab 19+) is deduplicated on the signed
       // webhook-id: the unsigned Idempotency-Key could be changed to replay a captured request.
       // An unsigned webhook-id is not a key either: nothing vouches for it (DESIGN §2.1).

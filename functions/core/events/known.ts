@@ -16,6 +16,20 @@ export const GITHUB_EVENTS = [
 export const GITLAB_EVENTS = [
   'push', 'tag_push', 'issue', 'work_item', 'note', 'merge_request', 'wiki_page', 'pipeline', 'build', 'deployment',
   'feature_flag', 'release', 'emoji', 'member', 'project', 'subgroup', 'access_token', 'vulnerability', 'milestone',
+  'system',
+] as const;
+
+/**
+ * The actions of GitLab's `system` event: the `event_name` of system hooks without
+ * `object_kind` (GitLab's "System hooks" docs), as classify.ts reads them.
+ */
+export const GITLAB_SYSTEM_EVENT_NAMES = [
+  'group_create', 'group_destroy', 'group_rename', 'key_create', 'key_destroy',
+  'project_create', 'project_destroy', 'project_rename', 'project_transfer', 'project_update', 'repository_update',
+  'user_access_request_revoked_for_group', 'user_access_request_revoked_for_project', 'user_access_request_to_group',
+  'user_access_request_to_project', 'user_add_to_group', 'user_add_to_team', 'user_create', 'user_destroy',
+  'user_failed_login', 'user_remove_from_group', 'user_remove_from_team', 'user_rename', 'user_update_for_group',
+  'user_update_for_team',
 ] as const;
 
 const GITHUB = new Set<string>(GITHUB_EVENTS);

@@ -114,7 +114,24 @@ function githubSubject(event: string, p: Obj): Subject | undefined {
   }
 }
 
-function gitlabSubject(p: Obj): Subject | undefined {
+/**
+ * A GitLab system hook without `object_kind` (`project_create`, `user_add_to_team`, …):
+ * about its project when it names one (the id, stable across renames and transfers, else
+ * the path); a group's or a user's events share a key per group or user, with no host,
+ * since no code-host request can be scoped to them.
+ */
+function gitlabSystemSubject(p: Obj): Subject | undefined {
+  const project = gitlabProjectOf(p)?.project ?? gitlabProject(p.path_with_namespace) ?? gitlabProject(p.project_path_with_namespace);
+  if (project) return { host: 'gitlab', kind: 'other', project, key: `gitlab:${project}:system`.toLowerCase() };
+  const group = positiveInt(p.group_id);
+  if (group !== undefined) return { kind: 'other', key: `gitlab:group:${group}` };
+  const user = positiveInt(p.user_id);
+  return user === undefined ? undefined : { kind: 'other', key: `gitlab:user:${user}` };
+}
+
+/** `kind`: the payload's object_kind, else the event classify.ts gave it (a system hook's push names its kind only in event_name). */
+function gitlabSubject(p: Obj, kind: string): Subject | undefined {
+  if (kind === 'system') return gitlabSystemSubject(p);
   const project = gitlabProjectOf(p)?.project;
   if (!project) return undefined;
   const base = { host: 'gitlab' as const, project };
@@ -124,7 +141,7 @@ function gitlabSubject(p: Obj): Subject | undefined {
     iid === undefined ? undefined : { ...base, kind: 'merge_request', number: iid, ...(commit ? { commit } : {}), key: `${projectKey}!${iid}` };
   const issue = (iid: number | undefined): Subject | undefined => (iid === undefined ? undefined : { ...base, kind: 'issue', number: iid, key: `${projectKey}#${iid}` });
   const atCommit = (commit: string | undefined): Subject | undefined => (commit ? { ...base, kind: 'commit', commit, key: `${projectKey}@${commit}` } : undefined);
-  switch (p.object_kind) {
+  switch (kind) {
     case 'merge_request':
       return mr(positiveInt(attributes?.iid), commitSha(obj(attributes?.last_commit)?.id));
     case 'issue': case 'work_item':
@@ -141,7 +158,7 @@ function gitlabSubject(p: Obj): Subject | undefined {
     case 'pipeline':
       return mr(positiveInt(obj(p.merge_request)?.iid), commitSha(attributes?.sha)) ?? atCommit(commitSha(attributes?.sha));
     default:
-      return { ...base, kind: 'other', key: `${projectKey}:${String(p.object_kind)}` };
+      return { ...base, kind: 'other', key: `${projectKey}:${kind}` };
   }
 }
 
@@ -167,7 +184,8 @@ export function subjectOf(source: Source, event: string, payload: Obj, eventId: 
   // push) is still that host's: a comment then says it has no place, not that there is no repository.
   const placeless = (subject: Pick<Subject, 'host' | 'repo' | 'project'> | undefined): Subject | undefined => subject && { ...subject, kind: 'other', key: `event:${eventId}` };
   if (source === 'gitlab' || (source === 'custom' && typeof payload.object_kind === 'string')) {
-    found = gitlabSubject(payload) ?? placeless(gitlabProjectOf(payload));
+    const kind = typeof payload.object_kind === 'string' ? payload.object_kind : source === 'gitlab' ? event : '';
+    found = gitlabSubject(payload, kind) ?? placeless(gitlabProjectOf(payload));
   } else if (source === 'github' || (source === 'custom' && obj(payload.repository)?.full_name !== undefined)) {
     found = githubSubject(event, payload) ?? placeless(githubRepoOf(payload));
   }

@@ -29,7 +29,9 @@ export function parseRoute(path: string): Route {
 export function allowedMethod(route: Route): string | undefined {
   // HEAD wherever GET is (RFC 9110 §9.3.2): uptime monitors probe /health with it.
   if (route.kind === 'health') return 'GET, HEAD';
-  if (route.kind === 'webhook') return 'POST';
+  // Custom endpoints take PUT as POST: Grafana's webhook contact point lets users pick
+  // either (`httpMethod`). GitHub and GitLab always POST, so PUT there is a mistake.
+  if (route.kind === 'webhook') return route.source === 'custom' ? 'POST, PUT' : 'POST';
   return undefined;
 }
 
