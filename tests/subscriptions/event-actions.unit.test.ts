@@ -29,6 +29,8 @@ test.each([
   ['pull_request.synchronise', "Did you mean 'pull_request.synchronize'?"],
   ['push.created', "push events carry no action. Use 'push'"],
   ['gitlab:pipeline.success', "GitLab pipeline events carry no action. Use 'gitlab:pipeline'"],
+  ['system.project_creates', "Did you mean 'system.project_create'?"],
+  ['gitlab:system.user_create_', "Did you mean 'gitlab:system.user_create'?"],
 ])('%s is refused: %s', (event, message) => {
   expect(refused(event)).toContain(message);
   expect(refused(event)).toContain(`'${event}' would never match`);
@@ -72,4 +74,9 @@ test('github-actions.generated.ts is what @octokit/webhooks says today (run `npm
   // eslint-disable-next-line @typescript-eslint/no-require-imports
   const { emitterEventNames } = require(join(root, 'node_modules/@octokit/webhooks/dist-src/generated/webhook-names.js')) as { emitterEventNames: string[] };
   expect(readFileSync(join(root, GENERATED_GITHUB_ACTIONS_PATH), 'utf8') === githubActionsSource(emitterEventNames, version)).toBe(true);
+});
+
+test("GitLab system hooks: the documented event_names are system's actions; an unknown one is a warning (GitLab adds them)", () => {
+  expect(warnings(['system.project_create', 'gitlab:system.user_add_to_team', 'system'])).toEqual([]);
+  expect(warnings(['system.project_archived'])).toEqual([expect.stringContaining("'system.project_archived' may never match: GitLab sends system actions group_create")]);
 });

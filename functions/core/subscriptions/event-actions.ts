@@ -9,6 +9,7 @@
  *
  * CLI side only (validate.ts): the Lambda bundles never load these lists.
  */
+import { GITLAB_SYSTEM_EVENT_NAMES } from '../events/known';
 import { distance } from '../suggest';
 import type { Source } from '../types';
 import { GITHUB_ACTIONS } from './github-actions.generated';
@@ -29,6 +30,8 @@ const GITLAB_ACTIONS: Readonly<Record<string, readonly string[]>> = {
   wiki_page: ['create', 'update', 'delete'],
   release: ['create', 'update', 'delete'],
   push: [], tag_push: [], pipeline: [], build: [], deployment: [],
+  // System hooks without object_kind: their event_name is the action (classify.ts).
+  system: GITLAB_SYSTEM_EVENT_NAMES,
 };
 
 /** The same thing under the other host's name, for a hint. */
