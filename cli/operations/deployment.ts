@@ -32,6 +32,7 @@ export async function queueUrl(sqs: SQSClient, name: string): Promise<string> {
     if (code.includes('QueueDoesNotExist') || code === 'AWS.SimpleQueueService.NonExistentQueue') {
       throw new HookError('not_deployed', `The queue ${name} does not exist: is the stage deployed in this region? (npx osls deploy --stage …)`);
     }
-    throw new HookError('unavailable', `Could not find the queue ${name} (${code}: ${error instanceof Error ? error.message : String(error)})`, { cause: error });
+    // Throttling, expired credentials, a refusal: the queue may well exist, so say what failed, not that it is missing.
+    throw new HookError('unavailable', `Could not read the queue ${name} (${code}: ${error instanceof Error ? error.message : String(error)})`, { cause: error });
   }
 }

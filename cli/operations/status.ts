@@ -7,7 +7,7 @@
  */
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
-import { GetQueueAttributesCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { GetQueueAttributesCommand, SQSClient, type QueueAttributeName } from '@aws-sdk/client-sqs';
 import { GetParametersByPathCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -30,7 +30,8 @@ export interface StatusReport {
   stack: { name: string; status: string };
   url: string | null;
   health: Health;
-  queue: { depth: number; in_flight: number; oldest_message_age_seconds: number | null };
+  /** `delayed`: sent with DelaySeconds (debounce), not yet receivable: neither waiting nor in flight for SQS. */
+  queue: { depth: number; in_flight: number; delayed: number; oldest_message_age_seconds: number | null };
   dead_letters: { depth: number };
   secrets: { referenced: string[]; missing: string[] };
   config: { deployed_hash: string | null; local_hash: string; drift: boolean };
@@ -101,11 +102,14 @@ async function deployedHealth(url: string | null): Promise<Health> {
   return url ? checkHealth(url, HEALTH_TIMEOUT_MS) : { ok: false, status: null, error: 'no HttpApiUrl output' };
 }
 
-async function queueDepth(sqs: SQSClient, url: string | undefined): Promise<{ depth: number; in_flight: number }> {
+async function queueDepth(sqs: SQSClient, url: string | undefined): Promise<{ depth: number; in_flight: number; delayed: number }> {
   if (!url) throw new HookError('unavailable', 'The stack has no queue outputs (EventQueueUrl, DeadLetterQueueUrl): redeploy');
   try {
-    const result = await sqs.send(new GetQueueAttributesCommand({ QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible'] }));
-    return { depth: Number(result.Attributes?.ApproximateNumberOfMessages ?? 0), in_flight: Number(result.Attributes?.ApproximateNumberOfMessagesNotVisible ?? 0) };
+    const result = await sqs.send(new GetQueueAttributesCommand({
+      QueueUrl: url, AttributeNames: ['ApproximateNumberOfMessages', 'ApproximateNumberOfMessagesNotVisible', 'ApproximateNumberOfMessagesDelayed'],
+    }));
+    const count = (name: QueueAttributeName) => Number(result.Attributes?.[name] ?? 0);
+    return { depth: count('ApproximateNumberOfMessages'), in_flight: count('ApproximateNumberOfMessagesNotVisible'), delayed: count('ApproximateNumberOfMessagesDelayed') };
   } catch (error) {
     throw new HookError('unavailable', `Could not read the queue ${url} (${describe(error)})`, { cause: error });
   }
@@ -149,7 +153,7 @@ function render(report: StatusReport): string {
     ['stage', `${report.stage}${report.region ? ` (${report.region})` : ''}, stack ${report.stack.name} ${report.stack.status}`],
     ['url', report.url ?? '(none)'],
     ['health', report.health.ok ? 'ok' : `NOT OK (${report.health.status ?? report.health.error})`],
-    ['queue', `${report.queue.depth} waiting, ${report.queue.in_flight} in flight, oldest ${report.queue.oldest_message_age_seconds === null ? 'unknown' : `${report.queue.oldest_message_age_seconds}s`}`],
+    ['queue', `${report.queue.depth} waiting, ${report.queue.delayed} delayed (debounce), ${report.queue.in_flight} in flight, oldest ${report.queue.oldest_message_age_seconds === null ? 'unknown' : `${report.queue.oldest_message_age_seconds}s`}`],
     ['dead letters', String(report.dead_letters.depth)],
     ['secrets', report.secrets.missing.length === 0 ? `all ${report.secrets.referenced.length} set` : `missing ${report.secrets.missing.join(', ')}`],
     ['config', `${report.config.drift ? 'DIFFERS from the deployed one' : 'same as deployed'} (${report.config.local_hash.slice(0, 12)})`],

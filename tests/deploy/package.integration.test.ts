@@ -142,6 +142,8 @@ test('ingest: arm64, Node 22 or newer, small memory, timeout well under API Gate
     HOOKAGENT_STAGE: 'test', HOOKAGENT_CONFIG_DIR: '/var/task/dist/lambda/ingest/config',
     QUEUE_URL: { Ref: 'EventQueue' }, PAYLOAD_BUCKET: { Ref: 'PayloadBucket' }, EVENTS_TABLE: { Ref: 'EventsTable' },
   });
+  // Ingest never touches the dead-letter queue: it is not told where it is.
+  expect(ingest.Environment.Variables.DEAD_LETTER_QUEUE_URL).toBeUndefined();
   expect(ingest.Role).toEqual({ 'Fn::GetAtt': ['IngestRole', 'Arn'] });
 });
 
@@ -267,6 +269,14 @@ test('operations (issue 20): alarms on 5xx, queue age, dead letters, worker erro
   const widgets = JSON.parse(filled).widgets as Array<{ properties: { metrics: unknown[] } }>;
   const named = JSON.stringify(widgets.map((w) => w.properties.metrics));
   for (const metric of ['Requests', '5xx', 'ApproximateAgeOfOldestMessage', 'Throttles', 'Retries', 'DeadLetters', 'AgentFailures', 'QueueToStartLatency', 'AgentDuration', 'Tokens', 'Deliveries']) expect(named).toContain(metric);
+});
+
+test('every alarm tells the topic when it fires and when it recovers (an on-call paged by one alarm hears it end)', () => {
+  const alarms = resources('AWS::CloudWatch::Alarm').map(([id, r]) => [id, r.Properties] as const);
+  expect(alarms.length).toBeGreaterThanOrEqual(7);
+  const missing = alarms.filter(([, p]) => JSON.stringify(p.OKActions) !== JSON.stringify([{ Ref: 'AlarmTopic' }])).map(([id]) => id);
+  expect(missing).toEqual([]);
+  for (const [, p] of alarms) expect(p.AlarmActions).toEqual([{ Ref: 'AlarmTopic' }]);
 });
 
 test('edge and data protection (issue 20): stage throttling, reserved ingest concurrency, retained subscriptions, tracing, nodejs24.x', () => {

@@ -37,6 +37,8 @@ export interface RecordedMessage {
   reason?: string;
   /** Hidden until this epoch ms after a receive. */
   hiddenUntil?: number;
+  /** Sent with DelaySeconds (debounce): not yet receivable until this epoch ms, counted as delayed. */
+  delayedUntil?: number;
 }
 
 export interface RecorderOptions {
@@ -108,12 +110,18 @@ export async function startAwsRecorder(options: RecorderOptions): Promise<AwsRec
       const action = operation === 'ChangeMessageVisibilityBatch' ? 'ChangeMessageVisibility' : operation;
       if (denied({ action: `sqs:${action}`, resource: String(input.QueueUrl) })) return refuse(res, `sqs:${action}`, 'json');
       const now = Date.now();
+      const delayed = (m: RecordedMessage) => m.delayedUntil !== undefined && m.delayedUntil > now;
+      const receivable = (m: RecordedMessage) => !delayed(m) && (!m.hiddenUntil || m.hiddenUntil <= now);
       if (operation === 'GetQueueAttributes') {
-        const visible = queue.filter((m) => !m.hiddenUntil || m.hiddenUntil <= now).length;
-        return sendJson(res, 200, { Attributes: { ApproximateNumberOfMessages: String(visible), ApproximateNumberOfMessagesNotVisible: String(queue.length - visible) } }, AMZ_JSON);
+        const visible = queue.filter(receivable).length;
+        const waiting = queue.filter(delayed).length;
+        return sendJson(res, 200, { Attributes: {
+          ApproximateNumberOfMessages: String(visible), ApproximateNumberOfMessagesNotVisible: String(queue.length - visible - waiting),
+          ApproximateNumberOfMessagesDelayed: String(waiting),
+        } }, AMZ_JSON);
       }
       if (operation === 'ReceiveMessage') {
-        const picked = queue.filter((m) => !m.hiddenUntil || m.hiddenUntil <= now).slice(0, Number(input.MaxNumberOfMessages ?? 1));
+        const picked = queue.filter(receivable).slice(0, Number(input.MaxNumberOfMessages ?? 1));
         for (const m of picked) {
           m.receiveCount = (m.receiveCount ?? 0) + 1;
           m.hiddenUntil = now + 1000 * Number(input.VisibilityTimeout ?? 30);
