@@ -99,6 +99,8 @@ test('pause holds an event already queued (debounced); resume delivers it once',
   expect((await cli('webhook', 'resume', 'later')).stdout).toContain('released 1 held event(s)');
   await eventually(async () => (await statusOf(id)) === 'delivered', 'the released event to be delivered');
   expect(texts()).toEqual(['PR at aaa']);
+  // It takes pull_request events too: the next test's burst must reach its own subscription only.
+  expect((await cli('webhook', 'delete', 'later')).code).toBe(0);
 }, 90_000);
 
 test('a debounced burst held while paused: resume releases only the latest of it', async () => {

@@ -3,6 +3,7 @@ import type { TeamchatSettings } from '../config/types';
 import { cutText } from '../cut-text';
 import { cutNote, deliveryRequest, type HttpOptions } from './http';
 import { markdownToMrkdwn } from './mrkdwn';
+import { deliveryMetadata, findEarlierPost, LOOKUP_NEEDS } from './slack-lookup';
 import type { DeliveryOutcome, DeliveryRequest } from './target';
 
 export const SLACK_TEXT_LIMIT = 40_000;
@@ -64,10 +65,28 @@ export async function postSlack(request: DeliveryRequest, settings: TeamchatSett
   }
   const channel = request.subscription.channel ?? settings.channel;
   if (!channel) return { status: 'failed', retryable: false, code: 'channel_missing', message: 'Slack chat.postMessage needs a channel: set delivery.teamchat.channel or subscribe with --channel' };
+  const token = settings.bot_token ?? '';
+  // The post names its delivery in its metadata, so a retry can find it (slack-lookup.ts).
+  const metadata = deliveryMetadata(request);
+  if (request.earlierAttempt) {
+    const earlier = await findEarlierPost(settings.api_url, token, channel, metadata.event_payload, request.earlierAttempt.since, http);
+    if (earlier.kind === 'found') {
+      request.logger.info('teamchat_found_earlier_post', { event_id: request.message.event_id, subscription: request.subscription.name, ts: earlier.ts });
+      return { status: 'delivered', detail: `channel ${channel} ts ${earlier.ts} (posted by an earlier attempt, found by its metadata)` };
+    }
+    // Never lose the delivery to the search: post as before, and say what would prevent a duplicate.
+    if (earlier.kind === 'unknown') {
+      request.logger.warn('teamchat_earlier_post_unknown', {
+        event_id: request.message.event_id, subscription: request.subscription.name, reason: earlier.reason,
+        effect: 'an earlier attempt may have posted this reply already; it is posted again and may appear twice',
+        prevent: LOOKUP_NEEDS,
+      });
+    }
+  }
   const result = await deliveryRequest(`${settings.api_url}/chat.postMessage`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${settings.bot_token ?? ''}` },
-    body: JSON.stringify({ channel, text, mrkdwn: true, ...INERT_POST }),
+    headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ channel, text, mrkdwn: true, ...INERT_POST, metadata }),
   }, { ...options, errorMessage: (body) => { try { return String((JSON.parse(body) as { error?: unknown }).error ?? ''); } catch { return undefined; } } });
   if (!result.ok) return result.failure;
   let answer: { ok?: boolean; error?: string; ts?: string; channel?: string };

@@ -18,6 +18,14 @@ export interface DeliveryRequest {
   /** Resolved `delivery` section of the configuration. */
   settings: Config['delivery'];
   logger: Logger;
+  /**
+   * Set when an earlier attempt may already have posted this reply without its outcome
+   * being recorded (the queue gave the message again, or its record kept a reply from an
+   * earlier attempt: a kill -9 or a Lambda timeout mid-post). A target that can search
+   * for what it posts (Slack with a bot token) looks first. `since`: no earlier attempt
+   * posted before this (ISO 8601: the event's arrival). Absent on a first attempt: no search.
+   */
+  earlierAttempt?: { since: string };
 }
 
 export type DeliveryOutcome =

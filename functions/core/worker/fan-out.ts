@@ -3,7 +3,7 @@
  * side by side; each outcome is logged and becomes the record's per-target state.
  */
 import type { Config } from '../config/types';
-import type { DeliveryOutcome, DeliveryTarget } from '../delivery/target';
+import type { DeliveryOutcome, DeliveryRequest, DeliveryTarget } from '../delivery/target';
 import { describeError, isHookError } from '../errors';
 import type { Logger } from '../log';
 import { redactSecrets } from '../redact';
@@ -16,6 +16,8 @@ export interface FanOutInput {
   reply: string;
   /** What earlier attempts delivered: those targets are skipped. */
   previous: EventRecord['targets'];
+  /** Set when an earlier attempt may have delivered without recording it (DeliveryRequest.earlierAttempt). */
+  earlierAttempt?: DeliveryRequest['earlierAttempt'];
   targets: Partial<Record<TargetKind, DeliveryTarget>>;
   settings: Config['delivery'];
   logger: Logger;
@@ -29,6 +31,16 @@ export interface FanOutInput {
    * so that a crash right after the post does not post it again.
    */
   onDelivered?: (kind: TargetKind, outcome: TargetOutcome, options: { immediately: boolean }) => Promise<void>;
+}
+
+/**
+ * Whether an earlier attempt may have delivered this message without recording it: the
+ * queue gave it before (a kill -9 or a Lambda timeout mid-post leaves no other trace), or
+ * its record kept a reply (a reply is stored before any delivery starts). A first attempt
+ * is neither, so it makes no search.
+ */
+export function mayHaveDelivered(receiveCount: number, found: EventRecord | undefined): boolean {
+  return receiveCount > 1 || found?.reply !== undefined;
 }
 
 export type TargetFailure = { kind: TargetKind } & Extract<DeliveryOutcome, { status: 'failed' }>;
@@ -67,7 +79,7 @@ async function deliverTo(kind: TargetKind, input: FanOutInput): Promise<Delivery
   const target = input.targets[kind];
   if (!target) return { status: 'failed', retryable: false, code: 'target_unavailable', message: `Delivery target '${kind}' is not available in this build` };
   try {
-    return await target.deliver({ subscription: input.subscription, message: input.message, payload: input.payload, reply: input.reply, settings: input.settings, logger: input.logger });
+    return await target.deliver({ subscription: input.subscription, message: input.message, payload: input.payload, reply: input.reply, settings: input.settings, logger: input.logger, ...(input.earlierAttempt ? { earlierAttempt: input.earlierAttempt } : {}) });
   } catch (error) {
     // A target that throws instead of answering is treated as a passing failure.
     return { status: 'failed', retryable: true, code: isHookError(error) ? error.code : 'delivery_failed', message: describeError(error) };

@@ -23,7 +23,7 @@ import type { Agent } from '../agent/agent';
 import { isSilent } from '../agent/silent';
 import { splitFindings } from '../delivery/findings';
 import { fencePrompt, systemPrompt } from '../agent/system-prompt';
-import { fanOut } from './fan-out';
+import { fanOut, mayHaveDelivered } from './fan-out';
 import { debounceGate, runCapGate } from './gates';
 import { acceptedFor, notThisSubscription } from '../subscriptions/held-settle';
 import { parseQueueMessage } from './message';
@@ -301,6 +301,7 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
   }));
   const { targets, failures } = await fanOut({
     subscription, message, payload, reply, previous: writer.current.targets, targets: deps.targets, settings: deps.config.delivery, logger, now, secrets: secretsOf(deps.config), onDelivered,
+    ...(mayHaveDelivered(receiveCount, found) ? { earlierAttempt: { since: message.received_at } } : {}),
   });
   const delivered = { targets, timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } };
   if (failures.length === 0) {
