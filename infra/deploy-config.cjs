@@ -6,13 +6,14 @@
 // variables resolve, where a thrown error ends in a stack trace; the build plugin's
 // validator (infra/build-plugin.cjs) reports it, with its key path, right after.
 const { createHash } = require('node:crypto');
-const { readFileSync } = require('node:fs');
+const { readdirSync, readFileSync } = require('node:fs');
 const { homedir } = require('node:os');
 const { join } = require('node:path');
 const yaml = require('js-yaml');
 
-function configText() {
-  const dir = process.env.HOOKAGENT_CONFIG_DIR || join(homedir(), '.hookagent');
+const configDir = () => process.env.HOOKAGENT_CONFIG_DIR || join(homedir(), '.hookagent');
+
+function configText(dir = configDir()) {
   try {
     return readFileSync(join(dir, 'config.yaml'), 'utf8');
   } catch (error) {
@@ -21,10 +22,40 @@ function configText() {
   }
 }
 
-/** sha256 of config.yaml's bytes (empty file when there is none), as cli/status.ts computes it. */
-function configHash(text = configText()) {
-  return createHash('sha256').update(text).digest('hex');
+/** A user skill's name, as functions/core/skills/skill.ts's SKILL_NAME. */
+const SKILL_NAME = /^[a-z0-9][a-z0-9_-]{0,62}$/;
+
+/**
+ * What packaging deploys from the config dir, as one sha256 (`hookagent status` compares it,
+ * through deploymentHash, with the local files): config.yaml's bytes (an empty file when
+ * there is none), then each user skill (`skills/<name>/SKILL.md`, by name) that packaging
+ * bundles into the worker. With no user skill it is config.yaml's hash alone, as it was
+ * before skills counted, so such a deployment does not show drift after an upgrade.
+ */
+function configHash(text = configText(), dir = configDir()) {
+  const hash = createHash('sha256').update(text);
+  const skillsDir = join(dir, 'skills');
+  let names = [];
+  try {
+    names = readdirSync(skillsDir, { withFileTypes: true }).filter((e) => e.isDirectory() && SKILL_NAME.test(e.name)).map((e) => e.name).sort();
+  } catch (error) {
+    if (error.code !== 'ENOENT' && error.code !== 'ENOTDIR') throw error;
+  }
+  for (const name of names) {
+    let skill;
+    try {
+      skill = readFileSync(join(skillsDir, name, 'SKILL.md'));
+    } catch (error) {
+      if (error.code === 'ENOENT') continue;
+      throw error;
+    }
+    hash.update(`\0skill\0${name}\0`).update(skill);
+  }
+  return hash.digest('hex');
 }
+
+/** configHash of the config dir `dir`. */
+const deploymentHash = (dir) => configHash(configText(dir), dir);
 
 /** config.yaml as an object ({} when absent); `${VAR}` references become `__ref_VAR__` (resolved at run time, here they only need to parse). */
 function parse(text) {
@@ -105,7 +136,7 @@ module.exports = {
     // CloudFormation needs a resource even in the branch Fn::If leaves out.
     return resources.length > 0 ? resources : ['arn:aws:bedrock:none::foundation-model/none'];
   },
-  computeConfigHash: configHash,
+  deploymentHash,
   computeBedrockResources: bedrockResources,
   computeTables: tables,
 };

@@ -9,9 +9,6 @@ import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-clo
 import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
 import { GetQueueAttributesCommand, SQSClient, type QueueAttributeName } from '@aws-sdk/client-sqs';
 import { GetParametersByPathCommand, SSMClient } from '@aws-sdk/client-ssm';
-import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { configPath } from '../../functions/core/config/file';
 import { HookError } from '../../functions/core/errors';
 import { ssmParameterName } from '../../functions/aws/ssm-names';
 import { awsDeployment, type CliContext, type GlobalOptions } from '../context';
@@ -38,15 +35,14 @@ export interface StatusReport {
   attention: string[];
 }
 
-/** sha256 of config.yaml's bytes, as infra/deploy-config.cjs bakes it into the deployment. */
+/**
+ * The hash of what packaging deploys from the config dir (config.yaml and the user skills),
+ * computed by the very code that bakes it into the deployment (infra/deploy-config.cjs).
+ */
 export function localConfigHash(configDir: string): string {
-  let text = '';
-  try {
-    text = readFileSync(configPath(configDir), 'utf8');
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error;
-  }
-  return createHash('sha256').update(text).digest('hex');
+  // eslint-disable-next-line @typescript-eslint/no-require-imports -- the CommonJS module serverless.yml reads
+  const { deploymentHash } = require('../../infra/deploy-config.cjs') as { deploymentHash(dir: string): string };
+  return deploymentHash(configDir);
 }
 
 const describe = (error: unknown) => `${error instanceof Error ? error.name : 'Error'}: ${error instanceof Error ? error.message : String(error)}`;
@@ -87,7 +83,7 @@ export async function collectStatus(ctx: CliContext, options: GlobalOptions): Pr
     const localHash = localConfigHash(ctx.configDir);
     const deployedHash = outputs.ConfigHash ?? null;
     const drift = deployedHash !== localHash;
-    if (drift) attention.push(deployedHash ? 'config.yaml differs from the deployed one: npx osls deploy to apply it' : 'the deployment does not record its config.yaml hash (deployed before hookagent status existed): redeploy');
+    if (drift) attention.push(deployedHash ? 'config.yaml or a skill under skills/ differs from the deployed one: npx osls deploy to apply it' : 'the deployment does not record its config.yaml hash (deployed before hookagent status existed): redeploy');
     return {
       stage: target.stage, region: target.region ?? null, stack: { name, status: stackStatus }, url, health,
       queue: { ...queue, oldest_message_age_seconds: oldest }, dead_letters: { depth: deadLetters.depth }, secrets,

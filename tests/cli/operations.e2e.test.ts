@@ -5,7 +5,7 @@
  * policy the README gives (infra/cli-policy.json).
  */
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../../functions/core/ports';
@@ -107,6 +107,31 @@ describe('hookagent status', () => {
     expect(result.code).toBe(3);
     expect(result.stdout).toContain('DIFFERS from the deployed one');
     expect(result.stdout).toContain('npx osls deploy');
+  }, 60_000);
+
+  test('config drift: a skill under skills/ edited after the deployment counts too', async () => {
+    healthy();
+    const skill = join(dir, 'skills', 'triage');
+    mkdirSync(skill, { recursive: true });
+    try {
+      writeFileSync(join(skill, 'SKILL.md'), '---\nname: triage\ndescription: Sort alerts\n---\nSort them.\n');
+      // As packaging baked it: config.yaml and this skill.
+      const { deploymentHash } = require('../../infra/deploy-config.cjs') as { deploymentHash(dir: string): string };
+      options.stacks['hookagent-prod']!.outputs.ConfigHash = deploymentHash(dir);
+      expect(deploymentHash(dir)).not.toBe(hash(CONFIG));
+      const same = JSON.parse((await cli('status', '--json')).stdout);
+      expect(same.config).toMatchObject({ drift: false });
+
+      writeFileSync(join(skill, 'SKILL.md'), '---\nname: triage\ndescription: Sort alerts\n---\nSort them by severity.\n');
+      const result = await cli('status');
+      expect(result.code).toBe(3);
+      expect(result.stdout).toContain('DIFFERS from the deployed one');
+      expect(result.stdout).toContain('config.yaml or a skill under skills/ differs from the deployed one: npx osls deploy');
+    } finally {
+      rmSync(join(dir, 'skills'), { recursive: true, force: true });
+    }
+    // Without user skills the hash is config.yaml's alone, as deployments made before skills counted recorded it.
+    expect((require('../../infra/deploy-config.cjs') as { deploymentHash(dir: string): string }).deploymentHash(dir)).toBe(hash(CONFIG));
   }, 60_000);
 
   test('dead letters and a failing /health: exit 3 with both named', async () => {

@@ -112,9 +112,15 @@ function roleStatements(roleId: string): any[] {
     .map((st) => (st['Fn::If'] ? st['Fn::If'][1] : st));
 }
 
+/** The config dir packaged: config.yaml and one user skill. */
+let packagedDir: string;
+/** What `hookagent status` compares: config.yaml and the user skills packaging bundled. */
+const deployedHash = () => (require('../../infra/deploy-config.cjs') as { deploymentHash(dir: string): string }).deploymentHash(packagedDir);
+
 beforeAll(async () => {
   out = mkdtempSync(join(tmpdir(), 'hookagent-package-'));
-  await packageService(configDir(CONFIG, true), out);
+  packagedDir = configDir(CONFIG, true);
+  await packageService(packagedDir, out);
   templateText = readFileSync(join(out, 'cloudformation-template-update-stack.json'), 'utf8');
   template = JSON.parse(templateText);
 }, 180_000);
@@ -287,13 +293,15 @@ test('edge and data protection (issue 20): stage throttling, reserved ingest con
   for (const fn of [ingest, worker]) {
     expect(fn.Runtime).toBe('nodejs24.x');
     expect(fn.TracingConfig).toEqual({ Mode: 'Active' });
-    expect(fn.Environment.Variables).toMatchObject({ POWERTOOLS_METRICS_NAMESPACE: 'hookagent', HOOKAGENT_CONFIG_HASH: createHash('sha256').update(CONFIG).digest('hex') });
+    expect(fn.Environment.Variables).toMatchObject({ POWERTOOLS_METRICS_NAMESPACE: 'hookagent', HOOKAGENT_CONFIG_HASH: deployedHash() });
   }
   const table = template.Resources.SubscriptionsTable as Resource & { DeletionPolicy?: string; UpdateReplacePolicy?: string };
   expect(table.DeletionPolicy).toBe('Retain');
   expect(table.UpdateReplacePolicy).toBe('Retain');
   expect(table.Properties.DeletionProtectionEnabled).toBe(true);
-  expect(template.Outputs).toMatchObject({ ConfigHash: { Value: createHash('sha256').update(CONFIG).digest('hex') }, Stage: { Value: 'test' } });
+  expect(template.Outputs).toMatchObject({ ConfigHash: { Value: deployedHash() }, Stage: { Value: 'test' } });
+  // The user skill counts: editing it after the deployment shows as drift.
+  expect(deployedHash()).not.toBe(createHash('sha256').update(CONFIG).digest('hex'));
   expect(template.Outputs).toHaveProperty('DashboardUrl');
 });
 
