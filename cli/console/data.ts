@@ -5,6 +5,7 @@
  */
 import type { AtomicRelease, EventLog, LeaseStore, EventQueue, PayloadStore, RequestLog, SubscriptionStore } from '../../functions/core/ports';
 import type { EventRecord, EventStatus, EventSummary, RequestOutcome, RequestRecord } from '../../functions/core/types';
+import { usageEstimated } from '../../functions/core/agent/run-record';
 import { acceptedFor } from '../../functions/core/subscriptions/held-settle';
 import { subscriptionJson } from '../output';
 import { scrub } from './redact';
@@ -37,6 +38,7 @@ export function eventSummary(r: EventRecord) {
     event_id: r.event_id, delivery_id: r.delivery_id, subscription: r.subscription, received_at: r.received_at, updated_at: r.updated_at,
     endpoint: endpointOf(r), event: r.event, action: r.action ?? null, status: r.status, duration_ms: durationMs(r), attempts: r.attempts ?? 0,
     model: r.usage?.model ?? null, tokens: r.usage ? r.usage.input_tokens + r.usage.output_tokens : null,
+    ...(usageEstimated(r.usage) ? { tokens_estimated: true } : {}),
     replay_of: r.message.replay_of ?? null, error: r.error ?? null,
   };
 }

@@ -3,6 +3,7 @@
  * each record's summary, marked when the subscription it was accepted for has been
  * deleted (or deleted and created again: the one of that name now is another one).
  */
+import { usageEstimated } from '../../functions/core/agent/run-record';
 import type { EventLog, ListedEvent } from '../../functions/core/ports';
 import type { EventStatus, Source, Subscription } from '../../functions/core/types';
 import { encodeCursor, searchLog, type Position } from './event-list';
@@ -50,6 +51,7 @@ export function listedSummary(r: ListedEvent, current: Subscription | undefined)
     event_id: r.event_id, delivery_id: r.delivery_id, subscription: r.subscription, subscription_deleted: !acceptedByCurrent(r, current),
     received_at: r.received_at, updated_at: r.updated_at, endpoint: endpointOf(r), event: r.event, action: r.action ?? null, status: r.status,
     duration_ms: durationMs(r), attempts: r.attempts ?? 0, model: r.usage?.model ?? null, tokens: r.usage ? r.usage.input_tokens + r.usage.output_tokens : null,
+    ...(usageEstimated(r.usage) ? { tokens_estimated: true } : {}),
     error: r.error ?? null,
   };
 }

@@ -5,7 +5,7 @@
  * Secrets come from the environment and `{config_dir}/.env`, as for `serve`.
  */
 import { isSilent } from '../../functions/core/agent/silent';
-import { runOf, type AgentRun } from '../../functions/core/agent/run-record';
+import { runOf, usageSummary, type AgentRun } from '../../functions/core/agent/run-record';
 import { fencePrompt, systemPrompt } from '../../functions/core/agent/system-prompt';
 import { resolveConfig } from '../../functions/core/config/load';
 import { HookError, isHookError } from '../../functions/core/errors';
@@ -28,7 +28,7 @@ function samplePayload(filter: string, event: string, action: string | undefined
 
 function usageLine(run: AgentRun | undefined): string | undefined {
   const u = run?.usage;
-  return u ? `Usage: ${u.provider}${u.model ? ` ${u.model}` : ''}: ${u.input_tokens} in, ${u.output_tokens} out, ${u.cache_read_tokens ?? 0} cache read, ${u.cache_write_tokens ?? 0} cache write, ${u.steps} step(s)` : undefined;
+  return u ? `Usage: ${usageSummary(u)}` : undefined;
 }
 
 export async function dryRun(ctx: CliContext, name: string, payloadOption: string | undefined, eventOption: string | undefined, json: boolean): Promise<void> {

@@ -5,7 +5,7 @@
  * tool call with its input and capped result, the reply), and the deliveries.
  */
 import { loadTranscript } from '../../functions/core/agent/transcript-store';
-import type { Transcript } from '../../functions/core/agent/run-record';
+import { usageSummary, type Transcript } from '../../functions/core/agent/run-record';
 import { HookError, isHookError } from '../../functions/core/errors';
 import type { EventRecord, Subscription } from '../../functions/core/types';
 import { withStores, type CliContext } from '../context';
@@ -60,10 +60,8 @@ export function storyText(s: EventStory): string {
   if (r.superseded_by) lines.push(`  superseded by ${r.superseded_by}: a later event of the same subject runs instead (debounce)`);
   for (const w of r.warnings ?? []) lines.push(`  warning:  ${w}`);
   lines.push('  prompt:', r.prompt !== undefined ? indent(r.prompt) : '    (not rendered yet)');
-  if (r.usage) {
-    const u = r.usage;
-    lines.push(`  usage:    ${u.provider}${u.model ? ` ${u.model}` : ''}: ${u.input_tokens} in, ${u.output_tokens} out, ${u.cache_read_tokens ?? 0} cache read, ${u.cache_write_tokens ?? 0} cache write, ${u.steps} step(s)`);
-  }
+  // Estimated counts (the provider reported none) carry "~" and say so.
+  if (r.usage) lines.push(`  usage:    ${usageSummary(r.usage)}`);
   const t = s.transcript;
   if (t) {
     lines.push(...transcriptLines(t));

@@ -4,6 +4,7 @@
  * tool calls behind them.
  */
 import { HookError } from '../../functions/core/errors';
+import { usageEstimated } from '../../functions/core/agent/run-record';
 import type { EventRecord } from '../../functions/core/types';
 import { table } from '../output';
 import { withStores, type CliContext } from '../context';
@@ -41,6 +42,8 @@ export interface UsageRow {
   total_tokens: number;
   steps: number;
   tool_calls: number;
+  /** Events whose tokens are (partly) hookagent's estimate: the provider reported none. Absent when 0. */
+  estimated_events?: number;
 }
 
 export function sumUsage(records: EventRecord[]): UsageRow[] {
@@ -61,6 +64,7 @@ export function sumUsage(records: EventRecord[]): UsageRow[] {
     row.total_tokens += u.input_tokens + u.output_tokens + (u.cache_read_tokens ?? 0) + (u.cache_write_tokens ?? 0);
     row.steps += u.steps;
     row.tool_calls += u.tool_calls?.length ?? 0;
+    if (usageEstimated(u)) row.estimated_events = (row.estimated_events ?? 0) + 1;
     rows.set(key, row);
   }
   return [...rows.values()].sort((a, b) => a.subscription.localeCompare(b.subscription) || b.total_tokens - a.total_tokens);
@@ -89,12 +93,16 @@ export async function usage(ctx: CliContext, name: string | undefined, since: st
   if (json) return ctx.out(JSON.stringify({ since: sinceIso, rows, total }, null, 2));
   if (rows.length === 0) return ctx.out(`No agent usage recorded since ${sinceIso}${name ? ` for '${name}'` : ''}.`);
   const n = (v: number) => String(v);
+  // Token counts that include estimates carry "~".
+  const t = (v: number, estimated: boolean) => (estimated ? `~${v}` : String(v));
+  const anyEstimated = rows.some((r) => r.estimated_events);
   ctx.out(table(
     ['SUBSCRIPTION', 'PROVIDER', 'MODEL', 'EVENTS', 'INPUT', 'OUTPUT', 'CACHE READ', 'CACHE WRITE', 'TOTAL', 'STEPS', 'TOOL CALLS'],
     [
-      ...rows.map((r) => [r.subscription, r.provider, r.model, n(r.events), n(r.input_tokens), n(r.output_tokens), n(r.cache_read_tokens), n(r.cache_write_tokens), n(r.total_tokens), n(r.steps), n(r.tool_calls)]),
-      ['(all)', '', '', n(total.events), n(total.input_tokens), n(total.output_tokens), n(total.cache_read_tokens), n(total.cache_write_tokens), n(total.total_tokens), '', ''],
+      ...rows.map((r) => [r.subscription, r.provider, r.model, n(r.events), t(r.input_tokens, !!r.estimated_events), t(r.output_tokens, !!r.estimated_events), n(r.cache_read_tokens), n(r.cache_write_tokens), t(r.total_tokens, !!r.estimated_events), n(r.steps), n(r.tool_calls)]),
+      ['(all)', '', '', n(total.events), t(total.input_tokens, anyEstimated), t(total.output_tokens, anyEstimated), n(total.cache_read_tokens), n(total.cache_write_tokens), t(total.total_tokens, anyEstimated), '', ''],
     ],
   ));
   ctx.out(`\nSince ${sinceIso}. Tokens as the providers report them; TOTAL (input + output + cache reads and writes) is what daily budgets count.`);
+  if (anyEstimated) ctx.out('~: estimated, in part: a provider reported no token counts for some runs, so hookagent counted ~4 characters a token of the text sent and received.');
 }

@@ -101,6 +101,8 @@ export interface AgentUsage {
   cache_write_tokens?: number;
   steps: number;
   tool_calls?: Array<{ name: string; ms: number; bytes: number; ok: boolean }>;
+  /** Some of the tokens are hookagent's estimate: the provider reported none for a turn (agent/estimate.ts). */
+  estimated?: true;
 }
 
 /** Outcomes of the request log (DESIGN §2.1, issue 17). */

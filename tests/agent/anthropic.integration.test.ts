@@ -137,8 +137,11 @@ test('stop_reason refusal is agent_reply_filtered; an empty end_turn is agent_re
   await expect(run()).rejects.toMatchObject({ code: 'agent_reply_empty', retryable: false });
 });
 
-test('a retry-after wait that outlasts agent.timeout ends as agent_timeout (retryable), without another call', async () => {
+test('a retry-after wait that outlasts the run\'s time left is the queue\'s at once (carrying the wait), without another call', async () => {
   script = [[529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }, { 'retry-after': '10' }]];
-  await expect(run({ timeoutMs: 200 })).rejects.toMatchObject({ code: 'agent_timeout', retryable: true });
+  const started = Date.now();
+  await expect(run({ timeoutMs: 2000 })).rejects.toMatchObject({ code: 'provider_unavailable', retryable: true, retryAfterMs: 10_000 });
+  // Not waited until agent.timeout: thrown as soon as the answer said 10 s.
+  expect(Date.now() - started).toBeLessThan(2000);
   expect(server.requests).toHaveLength(1);
 });

@@ -6,8 +6,9 @@
  * them from the cache.
  *
  * 429 (`rate_limit_error`) and 529 (`overloaded_error`) are retried in place, at most twice,
- * after `retry-after` (or a short backoff) when that fits the time left; then they are
- * retryable failures for the queue. Other 4xx are permanent.
+ * after `retry-after` (or a short backoff) when that wait is short (`maxWaitMs`) and ends
+ * before the run's time does (`TurnOptions.deadline`); otherwise, at once, they are
+ * retryable failures for the queue carrying the wait asked for. Other 4xx are permanent.
  */
 import { HookError } from '../errors';
 import type { ChatProvider, ProviderTurn, StopReason, ToolCall, Turn, TurnUsage } from './conversation';
@@ -139,13 +140,18 @@ export function anthropicProvider(settings: AnthropicSettings): ChatProvider {
         if (response.status === 429 || response.status === 529) {
           const asked = retryAfterMs(response.headers.get('retry-after'));
           const delay = asked ?? (settings.backoffMs ?? 1000) * 2 ** attempt;
-          if (attempt < retries && delay <= (settings.maxWaitMs ?? 20_000)) {
+          // Waited in place only when the run would still have time after it: a wait that
+          // outlasts agent.timeout would end the run as agent_timeout, with the wait lost.
+          const left = options?.deadline === undefined ? Number.POSITIVE_INFINITY : options.deadline - Date.now();
+          const fits = delay < left;
+          if (attempt < retries && delay <= (settings.maxWaitMs ?? 20_000) && fits) {
             await wait(delay, signal);
             continue;
           }
           const code = response.status === 429 ? 'provider_rate_limited' : 'provider_unavailable';
+          const why = attempt < retries && !fits ? `; the wait of ${Math.ceil(delay / 1000)} s is longer than the ${Math.max(0, Math.floor(left / 1000))} s the run has left (agent.timeout), so it is left to the queue` : '';
           // A wait longer than we wait in place is the queue's to keep (paced retry), as OpenAI's is.
-          throw new HookError(code, `Anthropic answered ${response.status} (${redactSecrets(errorMessage(text), [settings.apiKey])}) after ${attempt + 1} attempts`, { retryable: true, ...(asked !== undefined ? { retryAfterMs: asked } : {}) });
+          throw new HookError(code, `Anthropic answered ${response.status} (${redactSecrets(errorMessage(text), [settings.apiKey])}) after ${attempt + 1} attempt${attempt === 0 ? '' : 's'}${why}`, { retryable: true, ...(asked !== undefined ? { retryAfterMs: asked } : {}) });
         }
         if (!response.ok) throw classifyHttpFailure('Anthropic', response.status, redactSecrets(errorMessage(text), [settings.apiKey]));
         let parsed: { content?: Array<{ type?: unknown; text?: unknown; id?: unknown; name?: unknown; input?: unknown }>; stop_reason?: unknown; usage?: unknown };

@@ -33,12 +33,14 @@ export interface ToolSpec {
  */
 export type StopReason = 'end' | 'tool_use' | 'max_tokens' | 'content_filter' | 'other';
 
-/** Tokens of one model call, as the provider reports them. */
+/** Tokens of one model call, as the provider reports them (or estimated: estimate.ts). */
 export interface TurnUsage {
   input: number;
   output: number;
   cacheRead?: number;
   cacheWrite?: number;
+  /** Not the provider's figure: it reported none, so hookagent estimated it from the text. */
+  estimated?: true;
 }
 
 export interface ProviderTurn {
@@ -52,6 +54,12 @@ export interface ProviderTurn {
 /** Per-call settings: the reply's token limit (`agent.max_tokens` or the subscription's). */
 export interface TurnOptions {
   maxTokens?: number;
+  /**
+   * When the run's time runs out (epoch ms; `agent.timeout` from the run's start). A provider
+   * waits out a `retry-after` in place only when the wait ends before it; otherwise it fails
+   * at once with the wait on the error (`retryAfterMs`), for the queue's paced retry.
+   */
+  deadline?: number;
 }
 
 const SPENT = Symbol.for('hookagent.turnUsage');

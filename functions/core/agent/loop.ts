@@ -10,8 +10,9 @@
  */
 import { HookError, isHookError } from '../errors';
 import type { Agent, AgentReply, AgentRequest } from './agent';
-import { turnUsageOf, type ChatProvider, type ToolResult, type Turn } from './conversation';
+import { turnUsageOf, type ChatProvider, type ToolResult, type Turn, type TurnOptions } from './conversation';
 import { RunRecorder, capText, withRun } from './run-record';
+import { estimateTurnUsage, reportedUsage } from './estimate';
 import { fenceClose, fenceOpen, fenceText, newFenceToken } from './fence';
 import { withFindings, type Finding } from '../delivery/findings';
 import { capToolOutput, type Tool, type ToolContext } from './tools';
@@ -27,12 +28,13 @@ export const SHORTER_PLEASE = 'Your previous reply was cut off at the output tok
 
 export async function runToolLoop(request: AgentRequest, options: LoopOptions): Promise<AgentReply> {
   const signal = AbortSignal.timeout(request.timeoutMs);
+  const deadline = Date.now() + request.timeoutMs;
   const offered = request.allowedTools.flatMap((name) => (options.tools[name] ? [options.tools[name]] : []));
   const specs = offered.map(({ name, description, parameters }) => ({ name, description, parameters }));
   const conversation: Turn[] = [{ role: 'user', text: request.prompt }];
   const refusedTools: string[] = [];
   const recorder = new RunRecorder(options.provider.name ?? 'model', options.provider.model, request.system, request.prompt);
-  const turnOptions = request.maxTokens ? { maxTokens: request.maxTokens } : {};
+  const turnOptions: TurnOptions = { ...(request.maxTokens ? { maxTokens: request.maxTokens } : {}), deadline };
   let retriedShorter = false;
   // Tool results are outside text: fenced with a token of this run (fence.ts).
   const fence = newFenceToken([request.prompt]);
@@ -44,7 +46,9 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
     for (let step = 1; step <= request.maxSteps; step++) {
       // Tools stay offered on the shorter retry: Bedrock refuses toolUse blocks without a toolConfig.
       const turn = await options.provider.turn(request.system, conversation, specs, signal, turnOptions);
-      const recorded = recorder.turn(turn.text, turn.stop, turn.usage);
+      // A provider that reports no usage (some Ollama/vLLM setups) is not free: estimated, and marked so.
+      const usage = reportedUsage(turn.usage) ? turn.usage : estimateTurnUsage(request.system, conversation, specs, turn);
+      const recorded = recorder.turn(turn.text, turn.stop, usage);
       if (turn.stop === 'content_filter') {
         const said = turn.text.trim() ? ` (the model said: "${capText(turn.text.trim(), 300)}")` : '';
         throw new HookError('agent_reply_filtered', `The model's reply was refused by the provider's content filter or the model declined (${options.provider.name ?? 'model'}); nothing was posted${said}`);
@@ -110,9 +114,10 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
 }
 
 /**
- * A tool's result, or the run's timeout, whichever comes first: a tool that does not pass the
- * signal on (the code-host clients wait up to 30 s per request and 90 s for a rate limit)
- * must not hold the run past `agent.timeout`. Its late result is dropped.
+ * A tool's result, or the run's timeout, whichever comes first. The tools pass the signal
+ * on (the code-host clients abort the request in flight and end a rate-limit wait, http_get
+ * aborts its fetch), so their work stops too; this keeps any tool that still finishes late
+ * from holding the run past `agent.timeout`. A late result is dropped.
  */
 function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
   if (signal.aborted) return Promise.reject(signal.reason as Error);

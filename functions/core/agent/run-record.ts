@@ -44,16 +44,34 @@ export interface Transcript {
   reply?: string;
 }
 
+/** A run's usage as recorded (`estimated`: some of its tokens are hookagent's estimate). */
+export type RecordedUsage = AgentUsage;
+
 export interface AgentRun {
-  usage: AgentUsage;
+  usage: RecordedUsage;
   transcript: Transcript;
+}
+
+/** True when a recorded usage (a run's, an event record's) holds estimated tokens. */
+export function usageEstimated(usage: AgentUsage | undefined): boolean {
+  return usage?.estimated === true;
+}
+
+/**
+ * A usage in one line, as the CLI prints it: "openai llama3: 120 in, 9 out, …"; estimated
+ * counts carry "~" and the line says so.
+ */
+export function usageSummary(usage: AgentUsage): string {
+  const estimated = usageEstimated(usage);
+  const n = (v: number) => (estimated ? `~${v}` : String(v));
+  return `${usage.provider}${usage.model ? ` ${usage.model}` : ''}: ${n(usage.input_tokens)} in, ${n(usage.output_tokens)} out, ${usage.cache_read_tokens ?? 0} cache read, ${usage.cache_write_tokens ?? 0} cache write, ${usage.steps} step(s)${estimated ? ' (estimated: the provider reported no token counts)' : ''}`;
 }
 
 export const capText = (text: string, cap = TRANSCRIPT_TEXT_CAP): string =>
   text.length > cap ? `${cutText(text, cap)}…[truncated: ${text.length - cap} more characters]` : text;
 
 export class RunRecorder {
-  readonly usage: AgentUsage;
+  readonly usage: RecordedUsage;
   readonly transcript: Transcript;
 
   constructor(provider: string, model: string | undefined, system: string, user: string) {
@@ -66,6 +84,7 @@ export class RunRecorder {
   turn(text: string, stop: StopReason | undefined, usage: TurnUsage | undefined): TranscriptStep {
     this.usage.steps += 1;
     if (usage) {
+      if (usage.estimated) this.usage.estimated = true;
       this.usage.input_tokens += usage.input;
       this.usage.output_tokens += usage.output;
       if (usage.cacheRead) this.usage.cache_read_tokens = (this.usage.cache_read_tokens ?? 0) + usage.cacheRead;

@@ -13,7 +13,7 @@ import { nextLink, nextLinkRefusal, refused, type ApiFailure, type CodehostClien
 import { usablePrivateKey } from './github-app';
 import { guardedFetch, READ_RETRIES, RefusedRequest } from './github-fetch';
 import { githubOctokit, type CallOptions, type GithubIdentity } from './github-octokit';
-import { jsonMessage, realSleep, retryAfterMs, type HttpOptions, type HttpResult } from './http';
+import { abandoned, jsonMessage, pause, retryAfterMs, type HttpOptions, type HttpResult } from './http';
 import { authoredBy, madeByApp, selfId } from './own-comments';
 
 /** GitHub asks to wait at least a minute after a secondary rate limit that names no wait. */
@@ -78,20 +78,25 @@ export function githubClient(scope: Scope, config: CodehostSettings, http: Omit<
   const identity = identityOf(config, installationId);
   if ('ok' in identity) return identity;
   const octokit = githubOctokit(scope.apiUrl, identity);
-  const sleep = http.sleep ?? realSleep;
+  const caller = http.signal;
+  // Every wait (rate limits here, plugin-retry's pauses) ends when the caller's time runs out.
+  const sleep = (ms: number) => pause(ms, http.sleep, caller);
   const maxWait = http.maxWaitMs ?? 15_000;
-  // This call's time limit, sleep and API version ride along to every page and retry.
+  // This call's time limit, sleep, the caller's signal (octokit hands it to fetch: an abort
+  // closes the request's socket) and API version ride along to every page and retry.
   const request = octokit.request.defaults({
     headers: { 'x-github-api-version': API_VERSION },
-    request: { fetch: guardedFetch(scope.root, http.timeoutMs), sleep } satisfies CallOptions & { fetch: typeof fetch },
+    request: { fetch: guardedFetch(scope.root, http.timeoutMs), sleep, ...(caller ? { signal: caller } : {}) } satisfies CallOptions & { fetch: typeof fetch; signal?: AbortSignal },
   });
 
   /** One call with up to `attempts` tries over rate limits (plugin-retry handles 5xx and network errors inside each). */
   const withRateLimits = async <T>(attempts: number, send: () => Promise<T>): Promise<T | ApiFailure> => {
     for (let attempt = 1; ; attempt++) {
+      if (caller?.aborted) return abandoned('GitHub');
       try {
         return await send();
       } catch (error) {
+        if (caller?.aborted) return abandoned('GitHub');
         const failure = githubFailure(error);
         const wait = failure.failure.retryAfterMs;
         if (wait === undefined || wait > maxWait || attempt >= attempts) return failure;

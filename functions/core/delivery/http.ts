@@ -30,11 +30,44 @@ export interface HttpOptions {
    * queue's retry may still post it again.
    */
   postsOnce?: boolean;
+  /**
+   * The caller's own end (an agent run's `agent.timeout`): aborts the request in flight
+   * (its socket is closed) and ends any wait; nothing is tried again after it.
+   */
+  signal?: AbortSignal;
 }
 
 export type HttpResult = { ok: true; status: number; body: string; headers: Headers } | { ok: false; failure: Extract<DeliveryOutcome, { status: 'failed' }> };
 
 export const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * A wait of `ms` through `sleep` (injected by tests; else a timer), over early when
+ * `signal` aborts: the timer is cleared then, the caller checks `signal.aborted`.
+ */
+export function pause(ms: number, sleep: ((ms: number) => Promise<void>) | undefined, signal: AbortSignal | undefined): Promise<void> {
+  if (!signal) return (sleep ?? realSleep)(ms);
+  if (signal.aborted) return Promise.resolve();
+  return new Promise<void>((resolve, reject) => {
+    let timer: NodeJS.Timeout | undefined;
+    const done = () => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', done);
+      resolve();
+    };
+    signal.addEventListener('abort', done, { once: true });
+    if (sleep) sleep(ms).then(done, (error: unknown) => {
+      signal.removeEventListener('abort', done);
+      reject(error);
+    });
+    else timer = setTimeout(done, ms);
+  });
+}
+
+/** The failure of a request abandoned because the caller's time ran out (retryable: the run is). */
+export const abandoned = (api: string): Extract<HttpResult, { ok: false }> => ({
+  ok: false, failure: { status: 'failed', retryable: true, code: 'cancelled', message: `${api}: the request was abandoned, the caller's time ran out (agent.timeout)` },
+});
 
 /** The longest rate-limit wait honoured in-process (beyond it, the queue's paced retry). */
 export const IN_PLACE_RATE_LIMIT_WAIT_MS = 15_000;
@@ -95,16 +128,20 @@ const failed = (code: string, message: string, retryable: boolean): HttpResult =
 
 export async function deliveryRequest(url: string, init: RequestInit, options: HttpOptions): Promise<HttpResult> {
   const attempts = options.attempts ?? 3;
-  const sleep = options.sleep ?? realSleep;
+  const sleep = options.sleep;
   const maxWait = options.maxWaitMs ?? IN_PLACE_RATE_LIMIT_WAIT_MS;
+  const caller = options.signal;
   let last: HttpResult = failed('delivery_failed', `${options.api}: no attempt made`, true);
   for (let attempt = 1; attempt <= attempts; attempt++) {
+    if (caller?.aborted) return abandoned(options.api);
     let response: Response;
     let body: string;
     try {
-      response = await fetch(url, { ...init, signal: AbortSignal.timeout(options.timeoutMs) });
+      const limit = AbortSignal.timeout(options.timeoutMs);
+      response = await fetch(url, { ...init, signal: caller ? AbortSignal.any([caller, limit]) : limit });
       body = await response.text();
     } catch (error) {
+      if (caller?.aborted) return abandoned(options.api);
       // Node 20's DOMException is not an Error subclass: compare names.
       const name = (error as { name?: unknown } | null)?.name;
       const timedOut = name === 'TimeoutError' || name === 'AbortError';
@@ -115,7 +152,7 @@ export async function deliveryRequest(url: string, init: RequestInit, options: H
         return failed('network_error', `${options.api}: the connection failed once the message may have been sent (${reason}); not tried again at once, so it is not posted twice`, true);
       }
       last = failed('network_error', `${options.api} could not be reached: ${reason}`, true);
-      await sleep(backoff(attempt));
+      await pause(backoff(attempt), sleep, caller);
       continue;
     }
     if (response.ok) return { ok: true, status: response.status, body, headers: response.headers };
@@ -129,12 +166,12 @@ export async function deliveryRequest(url: string, init: RequestInit, options: H
       last = failed('rate_limited', `${options.api} rate limit: ${message} (retry after ${Math.ceil(wait / 1000)} s)`, true);
       if (!last.ok) last.failure.retryAfterMs = wait;
       if (wait > maxWait || attempt === attempts) return last;
-      await sleep(wait);
+      await pause(wait, sleep, caller);
       continue;
     }
     if (response.status >= 500) {
       last = failed(`http_${response.status}`, `${options.api} answered ${response.status}: ${message}`, true);
-      if (attempt < attempts) await sleep(backoff(attempt));
+      if (attempt < attempts) await pause(backoff(attempt), sleep, caller);
       continue;
     }
     return failed(`http_${response.status}`, `${options.api} refused the delivery (${response.status}): ${message}`, false);

@@ -3,7 +3,7 @@
  * record, and its tokens into today's budget counters. Storing them never fails the
  * event: a store that is down costs the transcript or the charge, logged, not the reply.
  */
-import type { AgentRun } from '../agent/run-record';
+import { usageEstimated, type AgentRun, type RecordedUsage } from '../agent/run-record';
 import { storeTranscript } from '../agent/transcript-store';
 import { describeError } from '../errors';
 import type { Logger } from '../log';
@@ -41,17 +41,21 @@ export async function recordAgentRun(deps: RunRecordDeps, message: QueueMessage,
   deps.logger.info('agent usage', {
     ...log, provider: run.usage.provider, model: run.usage.model, input_tokens: run.usage.input_tokens, output_tokens: run.usage.output_tokens,
     cache_read_tokens: run.usage.cache_read_tokens ?? 0, cache_write_tokens: run.usage.cache_write_tokens ?? 0, steps: run.usage.steps,
+    ...(run.usage.estimated ? { estimated: true } : {}),
   });
   return changes;
 }
 
-function addUsage(a: AgentUsage, b: AgentUsage): AgentUsage {
+function addUsage(a: AgentUsage, b: RecordedUsage): RecordedUsage {
   const sum = (x: number | undefined, y: number | undefined) => (x ?? 0) + (y ?? 0);
+  // Estimated when any attempt's tokens were (an earlier one's mark must not be lost).
+  const estimated = usageEstimated(a) || usageEstimated(b);
   const cacheRead = sum(a.cache_read_tokens, b.cache_read_tokens);
   const cacheWrite = sum(a.cache_write_tokens, b.cache_write_tokens);
   const tools = [...(a.tool_calls ?? []), ...(b.tool_calls ?? [])];
   return {
     ...b, input_tokens: a.input_tokens + b.input_tokens, output_tokens: a.output_tokens + b.output_tokens, steps: a.steps + b.steps,
     ...(cacheRead ? { cache_read_tokens: cacheRead } : {}), ...(cacheWrite ? { cache_write_tokens: cacheWrite } : {}), ...(tools.length > 0 ? { tool_calls: tools } : {}),
+    ...(estimated ? { estimated: true as const } : {}),
   };
 }

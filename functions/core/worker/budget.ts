@@ -2,7 +2,9 @@
  * Daily token budgets (`agent.budget.daily_tokens` over every subscription, and a
  * subscription's `daily_tokens`), kept in the CounterStore per UTC day. A run is refused
  * before the model is called once a budget is spent; the next UTC day starts at zero.
- * Every token the provider reports counts: input, output, cache reads and cache writes.
+ * Every token the provider reports counts: input, output, cache reads and cache writes;
+ * for a model call whose provider reported none, hookagent's estimate counts instead
+ * (agent/estimate.ts: ~4 characters a token; the run's usage says `estimated: true`).
  */
 import type { Config } from '../config/types';
 import type { CounterStore } from '../ports';

@@ -12,7 +12,7 @@ import type { HttpResult } from '../../delivery/http';
 import type { ToolContext } from '../tools';
 import { cutText } from '../../cut-text';
 
-/** Tools wait out rate limits in-process up to this long (a GitHub secondary limit asks for 60 s). */
+/** Tools wait out rate limits in-process up to this long (a GitHub secondary limit asks for 60 s), or until the run's time runs out. */
 export const TOOL_MAX_WAIT_MS = 90_000;
 /** Each tool request's own time limit (the agent's `agent.timeout` bounds the whole run). */
 export const TOOL_REQUEST_TIMEOUT_MS = 30_000;
@@ -30,7 +30,8 @@ export function subjectOfContext(context: ToolContext): Subject {
 
 export function clientFor(context: ToolContext, subject: Subject): CodehostClient {
   const client = codehostClient(subject, context.delivery.codehost, {
-    timeoutMs: TOOL_REQUEST_TIMEOUT_MS, maxWaitMs: context.maxWaitMs ?? TOOL_MAX_WAIT_MS, ...(context.sleep ? { sleep: context.sleep } : {}),
+    // The run's signal: agent.timeout aborts the request in flight and ends any rate-limit wait.
+    timeoutMs: TOOL_REQUEST_TIMEOUT_MS, maxWaitMs: context.maxWaitMs ?? TOOL_MAX_WAIT_MS, signal: context.signal, ...(context.sleep ? { sleep: context.sleep } : {}),
   }, { ...(installationIdOf(context.payload) === undefined ? {} : { installationId: installationIdOf(context.payload) as number }) });
   if (isFailure(client)) throw new HookError(`tool_${client.failure.code}`, client.failure.message);
   return client;
