@@ -106,6 +106,40 @@ describe('retries', () => {
     expect(waits).toHaveLength(1);
   });
 
+  test.each([401, 404, 410, 422])('a %i on a read is sent once: plugin-retry leaves it alone, and no waits are taken', async (status) => {
+    answers = [() => [status, { message: `status ${status}` }]];
+    const outcome = await deliver(request('evt_1'));
+    expect(outcome).toMatchObject({ status: 'failed', retryable: false });
+    expect(api.requests.map((r) => r.method)).toEqual(['GET']);
+    expect(waits).toEqual([]);
+  });
+
+  test.each([
+    [404, {}],
+    [403, { 'retry-after': '60' }],
+  ])('through the review tools\' client, a %i on a read is sent once (plugin-retry used to resend every 4xx at once)', async (status, headers) => {
+    const { BUILTIN_TOOLS } = await import('../../functions/core/agent/tools');
+    answers = [() => [status, { message: status === 403 ? 'You have exceeded a secondary rate limit' : 'Not Found' }, headers]];
+    const out = await BUILTIN_TOOLS.get_file!.run({ path: 'src/a.ts' }, {
+      message: { v: 1, event_id: 'e', subscription: 'review', source: 'github', event: 'pull_request', delivery_id: 'd', received_at: '' },
+      payload: { repository: { full_name: 'octo/widgets' }, pull_request: { number: 7, head: { sha: 'a'.repeat(40) } } }, delivery: settings(), signal: AbortSignal.timeout(2000), sleep, maxWaitMs: 0,
+    }).catch((error: Error) => error.message);
+    expect(api.requests.map((r) => `${r.method} ${new URL(r.url, api.url).pathname}`)).toEqual(['GET /repos/octo/widgets/contents/src/a.ts']);
+    expect(out).toMatch(status === 404 ? /not found|404/i : /rate limit/i);
+  });
+
+  test('through the review tools\' client, a 502 on a read is still retried, pausing through the injected sleep', async () => {
+    const { BUILTIN_TOOLS } = await import('../../functions/core/agent/tools');
+    answers = [() => [502, { message: 'Bad gateway' }], () => [200, { type: 'file', encoding: 'base64', content: Buffer.from('export const a = 1;\n').toString('base64') }]];
+    const out = await BUILTIN_TOOLS.get_file!.run({ path: 'src/a.ts' }, {
+      message: { v: 1, event_id: 'e', subscription: 'review', source: 'github', event: 'pull_request', delivery_id: 'd', received_at: '' },
+      payload: { repository: { full_name: 'octo/widgets' }, pull_request: { number: 7, head: { sha: 'a'.repeat(40) } } }, delivery: settings(), signal: AbortSignal.timeout(2000), sleep,
+    });
+    expect(out).toContain('export const a = 1;');
+    expect(api.requests.map((r) => r.method)).toEqual(['GET', 'GET']);
+    expect(waits).toHaveLength(1);
+  });
+
   test('a 502 on a write is not retried blindly: the marker is searched before the next attempt', async () => {
     answers = [() => undefined, (_u, method) => (method === 'POST' ? [502, { message: 'Bad gateway' }] : undefined)];
     expect(await deliver(request('evt_1'))).toMatchObject({ status: 'delivered' });

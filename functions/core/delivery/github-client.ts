@@ -112,7 +112,10 @@ export function githubClient(scope: Scope, config: CodehostSettings, http: Omit<
         headers: { accept: init.accept ?? 'application/vnd.github+json' },
         ...(init.body === undefined ? {} : { data: init.body }),
         // The raw body: callers read JSON, diffs or raw files alike.
-        request: { retries: attempts - 1, parseSuccessResponseBody: false },
+        // `retries` only to turn retries off (writes): plugin-retry's limiter retries any error
+        // whose request names a count, 404 and secondary rate limits too (its doNotRetry is
+        // checked only where it sets the count itself); reads take the instance's READ_RETRIES.
+        request: { ...(attempts <= 1 ? { retries: 0 } : {}), parseSuccessResponseBody: false },
       });
       const body = response.data ? await new Response(response.data as ReadableStream).text() : '';
       return { ok: true, status: response.status, body, headers: new Headers(response.headers as Record<string, string>) };
