@@ -11,22 +11,10 @@ import type { ChatProvider } from '../../functions/core/agent/conversation';
 import { runToolLoop } from '../../functions/core/agent/loop';
 import { openAiProvider } from '../../functions/core/agent/openai';
 import { runOf } from '../../functions/core/agent/run-record';
-import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
+import { useScriptedServer, type ScriptedAnswer } from '../support/local-http';
 
-type Scripted = [number, unknown, Record<string, string>?];
-let server: LocalServer;
-let script: Scripted[] = [];
-beforeAll(async () => {
-  server = await startLocalServer((_req, res) => {
-    const [status, body, headers] = script.shift() ?? [500, { type: 'error', error: { type: 'api_error', message: 'no script' } }];
-    sendJson(res, status, body, headers);
-  });
-});
-afterAll(async () => server.close());
-beforeEach(() => {
-  server.requests.length = 0;
-  script = [];
-});
+
+const api = useScriptedServer([500, { type: 'error', error: { type: 'api_error', message: 'no script' } }]);
 
 const request = (timeoutMs: number): AgentRequest => ({
   system: 'S', prompt: 'P', rendered: 'P', allowedTools: [], timeoutMs, maxSteps: 2,
@@ -34,56 +22,56 @@ const request = (timeoutMs: number): AgentRequest => ({
   payload: {},
 });
 const run = (provider: ChatProvider, timeoutMs: number) => runToolLoop(request(timeoutMs), { provider, tools: {}, delivery: { timeout_ms: 1000, codehost: {} } });
-const anthropic = () => anthropicProvider({ baseUrl: server.url, apiKey: 'sk-ant-test', model: 'claude-test', backoffMs: 5 });
-const openai = () => openAiProvider({ baseUrl: `${server.url}/v1`, apiKey: 'sk-test', model: 'gpt-test' });
+const anthropic = () => anthropicProvider({ baseUrl: api.server.url, apiKey: 'sk-ant-test', model: 'claude-test', backoffMs: 5 });
+const openai = () => openAiProvider({ baseUrl: `${api.server.url}/v1`, apiKey: 'sk-test', model: 'gpt-test' });
 
-const anthropic429 = (retryAfter: string): Scripted => [429, { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } }, { 'retry-after': retryAfter, 'anthropic-ratelimit-input-tokens-remaining': '0' }];
-const anthropicOk: Scripted = [200, { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } }];
+const anthropic429 = (retryAfter: string): ScriptedAnswer => [429, { type: 'error', error: { type: 'rate_limit_error', message: 'Number of request tokens has exceeded your per-minute rate limit' } }, { 'retry-after': retryAfter, 'anthropic-ratelimit-input-tokens-remaining': '0' }];
+const anthropicOk: ScriptedAnswer = [200, { id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-test', content: [{ type: 'text', text: 'ok' }], stop_reason: 'end_turn', stop_sequence: null, usage: { input_tokens: 3, output_tokens: 1 } }];
 
 describe('Anthropic', () => {
   test('429 retry-after 5 s (under the 20 s in-place limit) with 1 s left: provider_rate_limited carrying 5 s, at once', async () => {
-    script = [anthropic429('5'), anthropicOk];
+    api.script = [anthropic429('5'), anthropicOk];
     const started = Date.now();
     const error = await run(anthropic(), 1000).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'provider_rate_limited', retryable: true, retryAfterMs: 5000, message: expect.stringContaining('rate_limit_error') });
     expect(Date.now() - started).toBeLessThan(1000);
-    expect(server.requests).toHaveLength(1);
+    expect(api.server.requests).toHaveLength(1);
     // The run's record travels with it (one step, no tokens billed for a refused call).
     expect(runOf(error)?.usage).toMatchObject({ provider: 'anthropic', input_tokens: 0, output_tokens: 0 });
   });
 
   test('a retry-after that fits the time left is still waited out in place, then answered', async () => {
-    script = [anthropic429('1'), anthropicOk];
+    api.script = [anthropic429('1'), anthropicOk];
     const started = Date.now();
     expect((await run(anthropic(), 10_000)).text).toBe('ok');
     expect(Date.now() - started).toBeGreaterThanOrEqual(1000);
-    expect(server.requests).toHaveLength(2);
+    expect(api.server.requests).toHaveLength(2);
   });
 
   test('529 without retry-after whose backoff does not fit the time left: provider_unavailable at once, no wait carried', async () => {
-    script = [[529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }], anthropicOk];
-    const slow = anthropicProvider({ baseUrl: server.url, apiKey: 'sk-ant-test', model: 'claude-test', backoffMs: 5000 });
+    api.script = [[529, { type: 'error', error: { type: 'overloaded_error', message: 'Overloaded' } }], anthropicOk];
+    const slow = anthropicProvider({ baseUrl: api.server.url, apiKey: 'sk-ant-test', model: 'claude-test', backoffMs: 5000 });
     const started = Date.now();
     const error = await run(slow, 1000).catch((e: unknown) => e);
     expect(error).toMatchObject({ code: 'provider_unavailable', retryable: true });
     expect((error as { retryAfterMs?: number }).retryAfterMs).toBeUndefined();
     expect(Date.now() - started).toBeLessThan(1000);
-    expect(server.requests).toHaveLength(1);
+    expect(api.server.requests).toHaveLength(1);
   });
 
   test.each(['', 'soon', '-3'])('a retry-after of %p (not a wait) falls back to the backoff', async (value) => {
-    script = [[429, { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } }, value ? { 'retry-after': value } : {}], anthropicOk];
+    api.script = [[429, { type: 'error', error: { type: 'rate_limit_error', message: 'slow down' } }, value ? { 'retry-after': value } : {}], anthropicOk];
     expect((await run(anthropic(), 5000)).text).toBe('ok');
-    expect(server.requests).toHaveLength(2);
+    expect(api.server.requests).toHaveLength(2);
   });
 });
 
 describe('OpenAI (no in-place wait: checked, not the same defect)', () => {
   test('429 retry-after 5 s with 1 s left: provider_rate_limited carrying 5 s, at once, one call', async () => {
-    script = [[429, { error: { message: 'Rate limit reached for gpt-test on tokens per min (TPM): Limit 30000, Used 30000, Requested 500. Please try again in 5s.', type: 'tokens', param: null, code: 'rate_limit_exceeded' } }, { 'retry-after': '5', 'x-ratelimit-remaining-tokens': '0' }]];
+    api.script = [[429, { error: { message: 'Rate limit reached for gpt-test on tokens per min (TPM): Limit 30000, Used 30000, Requested 500. Please try again in 5s.', type: 'tokens', param: null, code: 'rate_limit_exceeded' } }, { 'retry-after': '5', 'x-ratelimit-remaining-tokens': '0' }]];
     const started = Date.now();
     await expect(run(openai(), 1000)).rejects.toMatchObject({ code: 'provider_rate_limited', retryable: true, retryAfterMs: 5000 });
     expect(Date.now() - started).toBeLessThan(1000);
-    expect(server.requests).toHaveLength(1);
+    expect(api.server.requests).toHaveLength(1);
   });
 });

@@ -46,3 +46,27 @@ export function sendJson(res: ServerResponse, status: number, body: unknown, hea
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
   res.end(JSON.stringify(body));
 }
+
+/** One scripted answer: status, JSON body, headers. */
+export type ScriptedAnswer = [number, unknown, Record<string, string>?];
+
+/**
+ * A local server for a test file that answers from a script: each request takes the next
+ * answer of `script` (assign or push), else `fallback`. Started before the file's tests and
+ * closed after them; the script and the recorded requests are cleared before each test.
+ */
+export function useScriptedServer(fallback: ScriptedAnswer): { server: LocalServer; script: ScriptedAnswer[] } {
+  const state = { server: undefined as unknown as LocalServer, script: [] as ScriptedAnswer[] };
+  beforeAll(async () => {
+    state.server = await startLocalServer((_req, res) => {
+      const [status, body, headers] = state.script.shift() ?? fallback;
+      sendJson(res, status, body, headers);
+    });
+  });
+  afterAll(async () => state.server.close());
+  beforeEach(() => {
+    state.server.requests.length = 0;
+    state.script = [];
+  });
+  return state;
+}
