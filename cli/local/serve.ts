@@ -42,9 +42,24 @@ export interface ServeOptions {
 }
 
 export async function serve(options: ServeOptions): Promise<void> {
-  const out = (text: string) => process.stdout.write(`${text}\n`);
-  const writeLog = turnBufferedWriter();
-  const logger: Logger = options.logFormat === 'json' ? jsonLogger(writeLog) : textLogger(writeLog);
+  // The banner and hints: a stdout that cannot be written (a full disk) loses them, not the service.
+  const out = (text: string) => {
+    try {
+      process.stdout.write(`${text}\n`);
+    } catch {
+      // Lost with the rest of what cannot be written.
+    }
+  };
+  process.stdout.on('error', () => undefined);
+  const logFormat = (write: (line: string) => void): Logger => (options.logFormat === 'json' ? jsonLogger(write) : textLogger(write));
+  const writeLog = turnBufferedWriter(process.stderr, {
+    onLost: (count) => {
+      let line = '';
+      logFormat((text) => (line = text)).warn('log lines lost: they could not be written (a full disk, or the reader of the log was gone)', { lines: count });
+      return line;
+    },
+  });
+  const logger: Logger = logFormat(writeLog);
   if (ensureConfig(options.configDir)) {
     out(`Wrote a starter configuration to ${join(options.configDir, 'config.yaml')} (echo agent, log delivery).`);
     out(`Next: ${commandName()} webhook subscribe <name> --events <type>, then point a sender at the URLs below.`);

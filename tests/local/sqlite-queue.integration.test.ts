@@ -165,3 +165,25 @@ test('a wake callback is called once at the next send; a cancelled one is not', 
   await queue.sendBodies(['b']);
   expect(calls).toEqual(['kept']);
 });
+
+test('releaseAll (serve at start-up) leaves a paced retry and a delayed send waiting: only messages in flight come back at once', async () => {
+  const clock = new ManualClock();
+  const { queue } = newQueue(clock, 5);
+  await queue.sendBodies(['in-flight', 'paced']);
+  await queue.sendBodies(['debounced'], { delaySeconds: 600 });
+  const received = await queue.receive(10);
+  expect(received.map((m) => m.body)).toEqual(['in-flight', 'paced']);
+  // The worker gave 'paced' back with Retry-After: 120 (a 429), and is then stopped or killed holding 'in-flight'.
+  await queue.changeVisibility(received[1]!.receiptHandle, 120);
+  expect(await queue.releaseAll()).toBe(1);
+  const again = await queue.receive(10);
+  expect(again.map((m) => [m.body, m.receiveCount])).toEqual([['in-flight', 2]]);
+  await queue.delete(again[0]!.receiptHandle);
+  expect(await queue.nextVisibleIn()).toBe(120_000);
+  clock.advance(120_000);
+  const paced = await queue.receive(10);
+  expect(paced.map((m) => [m.body, m.receiveCount])).toEqual([['paced', 2]]);
+  await queue.delete(paced[0]!.receiptHandle);
+  clock.advance(480_000);
+  expect((await queue.receive(10)).map((m) => [m.body, m.receiveCount])).toEqual([['debounced', 1]]);
+});

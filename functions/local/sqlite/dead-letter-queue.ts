@@ -1,8 +1,8 @@
 /**
  * The operator's view of the local dead-letter table (`webhook dead-letters` / `redrive`),
  * as the `DeadLetterQueue` port has it on AWS over SQS: list, and move letters back to the
- * local queue (each one sent, then removed from the table, in that order, so a crash in
- * between leaves a copy rather than losing it).
+ * local queue (each one removed from the table and queued in one transaction: a crash
+ * leaves it in one place or the other, and two redrives at once move it once).
  */
 import { describeBody, type DeadLetter, type DeadLetterQueue } from '../../core/operations/dead-letters';
 import type { StoreDb } from './db';
@@ -18,7 +18,11 @@ interface Row {
 }
 
 export class SqliteDeadLetterQueue implements DeadLetterQueue {
-  constructor(private readonly store: StoreDb, private readonly queue: SqliteQueue) {}
+  private readonly remove;
+
+  constructor(private readonly store: StoreDb, private readonly queue: SqliteQueue) {
+    this.remove = store.db.prepare('DELETE FROM dead_letters WHERE id = ?');
+  }
 
   private rows(): Array<{ row: Row; letter: DeadLetter }> {
     return (this.store.db.prepare('SELECT id, message_id, body, receive_count, reason, dead_at FROM dead_letters ORDER BY id').all() as Row[]).map((row) => ({
@@ -43,8 +47,15 @@ export class SqliteDeadLetterQueue implements DeadLetterQueue {
       } catch {
         continue; // Left where it is; the caller reports what moved.
       }
-      await this.queue.sendBodies([row.body]);
-      await this.store.write(() => this.store.db.prepare('DELETE FROM dead_letters WHERE id = ?').run(row.id));
+      // Removed and queued in one transaction, and only by the redrive that removes it: two
+      // redrives at once (or one cut off between two writes) never queue a letter twice.
+      const queued = await this.store.write(() => {
+        if (this.remove.run(row.id).changes === 0) return false;
+        this.queue.sendNow([row.body]);
+        return true;
+      });
+      if (!queued) continue;
+      this.queue.sent();
       moved.push(letter);
     }
     return moved;

@@ -102,11 +102,11 @@ export class SqliteQueue implements EventQueue {
       visible: db.prepare('SELECT id, message_id, body, event_key, receive_count, receipt, sent_at FROM queue WHERE visible_at <= ? ORDER BY visible_at, id LIMIT ?'),
       eventMessage: db.prepare('SELECT message FROM event_messages WHERE event_id = ? AND subscription = ?').pluck(),
       eventExists: db.prepare('SELECT 1 FROM event_messages WHERE event_id = ? AND subscription = ?').pluck(),
-      take: db.prepare('UPDATE queue SET visible_at = ?, receive_count = receive_count + 1, receipt = receipt + 1 WHERE id = ?'),
+      take: db.prepare('UPDATE queue SET visible_at = ?, receive_count = receive_count + 1, receipt = receipt + 1, in_flight = 1 WHERE id = ?'),
       remove: db.prepare('DELETE FROM queue WHERE id = ? AND receipt = ?'),
       removeAny: db.prepare('DELETE FROM queue WHERE id = ?'),
-      retime: db.prepare('UPDATE queue SET visible_at = ? WHERE id = ? AND receipt = ?'),
-      releaseAll: db.prepare('UPDATE queue SET visible_at = ? WHERE visible_at > ?'),
+      retime: db.prepare('UPDATE queue SET visible_at = ?, in_flight = 0 WHERE id = ? AND receipt = ?'),
+      releaseAll: db.prepare('UPDATE queue SET visible_at = ?, in_flight = 0 WHERE in_flight = 1 AND visible_at > ?'),
       nextVisible: db.prepare('SELECT MIN(visible_at) FROM queue').pluck(),
       count: db.prepare('SELECT COUNT(*) FROM queue').pluck(),
       dead: db.prepare('INSERT INTO dead_letters (message_id, body, receive_count, reason, dead_at) VALUES (?, ?, ?, ?, ?)'),
@@ -249,7 +249,7 @@ export class SqliteQueue implements EventQueue {
     await this.store.write(() => this.stmts.remove.run(id, receipt), { durable: false });
   }
 
-  /** ChangeMessageVisibility: the message becomes visible again `seconds` from now (0 = at once). */
+  /** ChangeMessageVisibility: the message becomes visible again `seconds` from now (0 = at once); no longer in flight. */
   async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
     const [id, receipt] = parseReceipt(receiptHandle);
     const delay = Math.min(Math.max(0, seconds), 12 * 3600) * 1000;
@@ -258,8 +258,11 @@ export class SqliteQueue implements EventQueue {
   }
 
   /**
-   * Makes every message visible now. Only for serve at start-up, which holds the data
-   * dir's serve lock: messages still invisible were in flight in a process that is gone.
+   * Makes every message in flight visible now. Only for serve at start-up, which holds the
+   * data dir's serve lock: a message received and neither deleted nor re-timed belonged to
+   * a process that is gone. A message waiting out a delay keeps it: a paced retry (the
+   * retry schedule, or a `Retry-After` the other side asked for) and a delayed send (a
+   * debounce window) are not in flight, and a restart used to run them at once.
    */
   releaseAll(): Promise<number> {
     return this.store.write(() => {

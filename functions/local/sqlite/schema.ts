@@ -57,6 +57,14 @@ const MIGRATIONS: string[] = [
     UNIQUE (event_id, subscription, name)
   );
   `,
+  // Which queue rows are held by a receive (in flight), as against waiting out a delay: a
+  // paced retry (changeVisibility, a Retry-After) or a delayed send (debounce). serve makes
+  // only the former visible when it starts; it used to release every row not yet visible.
+  // Rows received before this migration keep the old behaviour (taken as in flight).
+  `
+  ALTER TABLE queue ADD COLUMN in_flight INTEGER NOT NULL DEFAULT 0;
+  UPDATE queue SET in_flight = 1 WHERE receive_count > 0;
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
