@@ -31,6 +31,7 @@ import { RecordWriter, eventRecord, noteMessageBytes } from './record';
 import { runOf } from '../agent/run-record';
 import { recordAgentRun } from './agent-record';
 import { budgetRefusal } from './budget';
+import { UnrecordedDeliveries } from './unrecorded';
 import { redactSecrets, secretValuesOf } from '../redact';
 
 export { STORED_TEXT_CAP } from './record';
@@ -117,6 +118,9 @@ async function releaseLease(leases: LeaseStore, message: QueueMessage, holder: s
     setTimeout(() => void releaseLease(leases, message, holder, logger, attempt + 1), 1000 * 2 ** attempt).unref();
   }
 }
+
+/** Targets delivered in this process whose outcome could not be written yet (unrecorded.ts). */
+const unrecorded = new UnrecordedDeliveries();
 
 /** The configuration's secret values, found once per configuration object. */
 const secretCache = new WeakMap<object, string[]>();
@@ -296,19 +300,25 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
   if (writer.unsaved) await writer.save();
   // Each target's delivery is recorded as it lands (one write at a time), not only when all are done.
   let recorded = Promise.resolve();
-  const onDelivered = (kind: string, outcome: TargetOutcome, options: { immediately: boolean }) => (recorded = recorded.then(async () => {
-    await writer.save({ targets: { ...writer.current.targets, [kind]: outcome } }, options);
-  }));
+  const onDelivered = (kind: string, outcome: TargetOutcome, options: { immediately: boolean }) => {
+    // Noted first: if the write fails, a retry in this process does not deliver it again.
+    unrecorded.note(message.event_id, message.subscription, kind, outcome);
+    return (recorded = recorded.then(async () => {
+      await writer.save({ targets: { ...writer.current.targets, [kind]: outcome } }, options);
+    }));
+  };
   const { targets, failures } = await fanOut({
-    subscription, message, payload, reply, previous: writer.current.targets, targets: deps.targets, settings: deps.config.delivery, logger, now, secrets: secretsOf(deps.config), onDelivered,
+    subscription, message, payload, reply, previous: unrecorded.withNoted(message.event_id, message.subscription, writer.current.targets), targets: deps.targets, settings: deps.config.delivery, logger, now, secrets: secretsOf(deps.config), onDelivered,
     ...(mayHaveDelivered(receiveCount, found) ? { earlierAttempt: { since: message.received_at } } : {}),
   });
   const delivered = { targets, timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } };
   if (failures.length === 0) {
     await writer.save({ ...delivered, status: 'delivered', error: undefined });
+    unrecorded.forget(message.event_id, message.subscription);
     return { kind: 'ack', status: 'delivered' };
   }
   await writer.save(delivered);
+  unrecorded.forget(message.event_id, message.subscription);
   const summary = failures.map((f) => `${f.kind}: ${f.message}`).join('; ');
   const code = failures[0]?.code ?? 'delivery_failed';
   const waits = failures.flatMap((f) => (f.retryable && f.retryAfterMs !== undefined ? [f.retryAfterMs] : []));
