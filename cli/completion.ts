@@ -26,3 +26,22 @@ export class UnsupportedShell extends Error {
     super(`completion supports bash and zsh, not '${shell}': ${name} completion bash >> ~/.bashrc, or ${name} completion zsh >> ~/.zshrc`);
   }
 }
+
+/**
+ * `completion --help`: yargs' own completion command prints the script for any arguments,
+ * `--help` included, so its help is written here (main.ts prints it before yargs runs).
+ */
+export function completionHelp(args: readonly string[], name: string = programName()): string | undefined {
+  const positional = args.filter((a) => !a.startsWith('-'));
+  if (positional[0] !== 'completion' || !args.some((a) => a === '--help' || a === '-h')) return undefined;
+  return [
+    `${name} completion [bash|zsh]`,
+    '',
+    'print a shell completion script: for the shell in $SHELL, or the one named',
+    '',
+    'Examples:',
+    `  ${name} completion bash >> ~/.bashrc`,
+    `  ${name} completion zsh >> ~/.zshrc`,
+    '',
+  ].join('\n');
+}

@@ -14,7 +14,7 @@ import { joinSignedValues } from './webhook/options';
 import { checkPort, explainUsageError } from './usage-errors';
 import { readSecretFile } from './secret-file';
 import { listSecrets, readSecretValue, setSecret } from './secrets';
-import { prepareCompletion } from './completion';
+import { completionHelp, prepareCompletion } from './completion';
 import { asInvoked } from './invocation';
 import { consoleCommand } from './console/cli';
 import { formatError } from './hints';
@@ -46,6 +46,11 @@ function secretsCommands(y: Argv): Argv {
 
 export async function main(args: string[]): Promise<void> {
   endQuietlyWhenReaderLeaves();
+  const help = completionHelp(args);
+  if (help !== undefined) {
+    process.stdout.write(help);
+    return;
+  }
   let prepared: string[];
   try {
     prepared = joinSignedValues(prepareCompletion(args));
@@ -70,13 +75,18 @@ export async function main(args: string[]): Promise<void> {
       .option('log-format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'logs for a person, or JSON lines' })
       .check((a) => checkPort(a.port))
       .option('shutdown-grace', { type: 'number', default: 10, describe: 'seconds SIGINT/SIGTERM waits for in-flight work before returning it to the queue' })
+      .check((a) => {
+        const grace = a.shutdownGrace as number;
+        if (!Number.isFinite(grace) || grace < 0 || grace > 3600) throw new Error(`--shutdown-grace must be a number of seconds from 0 to 3600 (got ${JSON.stringify(process.argv[process.argv.indexOf('--shutdown-grace') + 1] ?? grace)})`);
+        return true;
+      })
       .example('$0 serve --port 8644', ''),
     async (a) => {
       try {
         await serve({
           configDir: resolveConfigDir(a.configDir as string | undefined), port: Number(a.port), host: String(a.host),
           trustProxy: a.trustedProxies ?? Boolean(a.trustProxy), logFormat: a.logFormat === 'json' ? 'json' : 'text',
-          graceMs: (Number.isFinite(Number(a.shutdownGrace)) ? Math.max(0, Number(a.shutdownGrace)) : 10) * 1000,
+          graceMs: Number(a.shutdownGrace) * 1000,
         });
         process.exit(0);
       } catch (error) {

@@ -167,7 +167,7 @@ describe('webhook events --status and --follow', () => {
 });
 
 test('every command\'s --help has an example', async () => {
-  const commands = [[], ['webhook'], ['secrets'], ['serve'], ['console'], ...['subscribe', 'list', 'show', 'update', 'delete', 'pause', 'resume', 'test', 'events', 'replay'].map((c) => ['webhook', c]), ['secrets', 'set'], ['secrets', 'list']];
+  const commands = [[], ['webhook'], ['secrets'], ['serve'], ['console'], ['completion'], ...['subscribe', 'list', 'show', 'update', 'delete', 'pause', 'resume', 'test', 'events', 'replay'].map((c) => ['webhook', c]), ['secrets', 'set'], ['secrets', 'list']];
   const missing: string[] = [];
   // A few at a time: the machine is shared.
   for (let i = 0; i < commands.length; i += 4) {
@@ -177,7 +177,18 @@ test('every command\'s --help has an example', async () => {
     }));
   }
   expect(missing).toEqual([]);
+  // completion's help is help, not the script yargs prints for any arguments.
+  const completion = await runCli(['completion', '--help']);
+  expect(completion.stdout).toContain('completion [bash|zsh]');
+  expect(completion.stdout).not.toContain('_hookagent_yargs_completions');
 }, 120_000);
+
+test('serve --shutdown-grace that is not a number of seconds is a usage error (it became 10 s, or -1 became 0, silently)', async () => {
+  for (const value of ['abc', '-1', '1e9']) {
+    const result = await runCli(['serve', '--config-dir', configDir(), '--port', '0', '--shutdown-grace', value]);
+    expect({ value, code: result.code, stderr: result.stderr }).toEqual({ value, code: 2, stderr: expect.stringContaining(`--shutdown-grace must be a number of seconds from 0 to 3600 (got "${value}")`) });
+  }
+}, 60_000);
 
 test('every error says what to do next', async () => {
   const dir = configDir();
