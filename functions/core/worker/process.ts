@@ -119,8 +119,17 @@ async function releaseLease(leases: LeaseStore, message: QueueMessage, holder: s
   }
 }
 
-/** Targets delivered in this process whose outcome could not be written yet (unrecorded.ts). */
-const unrecorded = new UnrecordedDeliveries();
+/**
+ * Targets delivered whose outcome could not be written yet (unrecorded.ts), per event log:
+ * one per worker as composed (serve's, a Lambda container's); a worker composed again over
+ * a store opened again starts with none, as a process started again does.
+ */
+const unrecordedByLog = new WeakMap<EventLog, UnrecordedDeliveries>();
+function unrecordedOf(events: EventLog): UnrecordedDeliveries {
+  let found = unrecordedByLog.get(events);
+  if (!found) unrecordedByLog.set(events, (found = new UnrecordedDeliveries()));
+  return found;
+}
 
 /** The configuration's secret values, found once per configuration object. */
 const secretCache = new WeakMap<object, string[]>();
@@ -299,6 +308,7 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
   // A redelivery with its reply stored has written nothing yet: show it processing while it delivers.
   if (writer.unsaved) await writer.save();
   // Each target's delivery is recorded as it lands (one write at a time), not only when all are done.
+  const unrecorded = unrecordedOf(deps.events);
   let recorded = Promise.resolve();
   const onDelivered = (kind: string, outcome: TargetOutcome, options: { immediately: boolean }) => {
     // Noted first: if the write fails, a retry in this process does not deliver it again.
