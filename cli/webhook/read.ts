@@ -67,10 +67,17 @@ export async function printEvents(ctx: CliContext, stores: Stores, name: string,
   type Row = { at: string; record?: EventRecord; filtered?: FilteredEvent };
   const merged = [...records.map((r): Row => ({ at: r.received_at, record: r })), ...filtered.map((f): Row => ({ at: f.received_at, filtered: f }))]
     .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0)).slice(0, limit);
+  // Paging follows the event records: a first page full of newer filtered requests still
+  // shows the newest record (in place of the oldest filtered row: `--status filtered` lists
+  // them all), so the next page's --before has a record to start from.
+  if (records.length > 0 && !merged.some((m) => m.record)) merged[merged.length - 1] = { at: records[0]!.received_at, record: records[0] };
   if (options.json) return ctx.out(JSON.stringify(merged.map((m) => (m.record ? eventJson(m.record) : filteredJson(m.filtered as FilteredEvent))), null, 2));
   const which = options.status ? `${options.status} ` : '';
   if (merged.length === 0) return ctx.out(options.before ? `No earlier ${which}events for '${name}'.` : `No ${which}events recorded for '${name}' in the last 14 days.`);
   ctx.out(table(['RECEIVED', 'EVENT ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'DETAIL'], merged.map((m) => (m.record ? eventRow(m.record) : filteredRow(m.filtered as FilteredEvent)))));
-  const last = records[records.length - 1];
-  if (records.length === limit && last) ctx.warn(`Older events: ${commandName()} webhook events ${name} --limit ${limit}${status ? ` --status ${status}` : ''} --before ${last.event_id}`);
+  // The last record shown, not the last fetched: records cut from a page shared with
+  // filtered rows are older than it, so the next page (--before is exclusive) starts with them.
+  const shown = merged.flatMap((m) => (m.record ? [m.record] : []));
+  const last = shown[shown.length - 1];
+  if ((records.length === limit || shown.length < records.length) && last) ctx.warn(`Older events: ${commandName()} webhook events ${name} --limit ${limit}${status ? ` --status ${status}` : ''} --before ${last.event_id}`);
 }
