@@ -143,7 +143,7 @@ export function webhookCommands(y: Argv): Argv {
       return replay(ctx, String(a.eventId), a.subscription as string | undefined);
     }))
     .command('requests', 'the request log: every inbound request, its outcome and why each subscription took it or not (7 days)', (c) => c
-      .option('endpoint', { type: 'string', describe: 'github, gitlab, custom/<name>, or unknown (requests to other paths)' })
+      .option('endpoint', { type: 'string', describe: 'github, gitlab, custom/<name>, custom/? (custom names that are not valid subscription names), or unknown (requests to other paths)' })
       .option('outcome', { type: 'string', choices: REQUEST_OUTCOMES, describe: 'only this outcome' })
       .option('limit', { type: 'number', default: 20, describe: 'how many, newest first' })
       .option('json', { type: 'boolean', describe: 'print a JSON array' })
