@@ -17,6 +17,7 @@ import { staleConfigNote } from '../local/config-source';
 import { GITLAB_SAMPLES, githubSample, sampleFor } from '../samples';
 import { withStores, type CliContext, type Stores } from '../context';
 import { refuseStrangersRepository, serviceUrl } from './send-target';
+import { filterForPayload } from './preview-event';
 import { commandName } from '../invocation';
 import { progress } from '../progress';
 import { escapeControl, escapeTerminal } from '../../functions/core/log';
@@ -32,7 +33,9 @@ interface Sample {
 }
 
 async function buildSample(ctx: CliContext, subscription: Subscription, payloadOption: Record<string, unknown> | undefined, eventOption: string | undefined): Promise<Sample> {
-  const qualified = splitSource(eventOption ?? subscription.events.find((e) => splitSource(e).rest !== '*') ?? 'custom');
+  // Your own payload goes where its sender would send it (a GitLab merge request to /webhooks/gitlab), as `webhook test` judges it.
+  const fitting = payloadOption && eventOption === undefined ? filterForPayload(subscription.events, payloadOption) : undefined;
+  const qualified = splitSource(eventOption ?? (fitting !== undefined && splitSource(fitting).rest !== '*' ? fitting : undefined) ?? subscription.events.find((e) => splitSource(e).rest !== '*') ?? 'custom');
   const [event = 'custom', action] = qualified.rest.split('.');
   // A subscription without events is reached only through its custom endpoint; a qualified filter names its endpoint.
   const origin = subscription.events.length === 0 || qualified.source === 'custom' ? 'unknown' : qualified.source ?? eventOrigin(event);
@@ -50,7 +53,9 @@ async function buildSample(ctx: CliContext, subscription: Subscription, payloadO
     const sample = GITLAB_SAMPLES[event];
     if (!payloadOption && !sample) throw new HookError('sample_unavailable', `No sample payload for GitLab '${event}'; pass --payload`);
     const body = JSON.stringify(payloadOption ?? sample?.[1]);
-    return { path: '/webhooks/gitlab', body, deliveryId: id, headers: { 'x-gitlab-event': sample?.[0] ?? gitlabHeaderFor(event) ?? `${event} Hook`, 'idempotency-key': id, 'x-gitlab-token': resolved.value.webhooks.gitlab.secret[0] } };
+    // The header GitLab sends with the payload's own kind, when it names one.
+    const kind = typeof payloadOption?.object_kind === 'string' ? payloadOption.object_kind : event;
+    return { path: '/webhooks/gitlab', body, deliveryId: id, headers: { 'x-gitlab-event': (payloadOption ? undefined : sample?.[0]) ?? gitlabHeaderFor(kind) ?? `${event} Hook`, 'idempotency-key': id, 'x-gitlab-token': resolved.value.webhooks.gitlab.secret[0] } };
   }
   // The custom endpoint takes any JSON: a GitHub or GitLab sample too (its secret is not set yet), so the
   // prompt renders from the same realistic payload as `test --dry-run`.

@@ -37,9 +37,17 @@ function equals(actual: unknown, expected: Literal): boolean {
   return false;
 }
 
+/** A number written as JSON and filters write one (`42`, `-1.5`, `2e3`; spaces around it ignored). */
+const DECIMAL = /^\s*-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?\s*$/;
+
+/**
+ * A payload string counts as a number for the orderings only when it is written in decimal:
+ * JavaScript's Number() would also read "0x1F", "0b101" and "0o17" (an error code, a
+ * bitmask), which no filter means as 31, 5 or 15 (hunt 7).
+ */
 function asNumber(value: unknown): number | undefined {
   if (typeof value === 'number' && Number.isFinite(value)) return value;
-  if (typeof value === 'string' && value.trim() !== '' && Number.isFinite(Number(value))) return Number(value);
+  if (typeof value === 'string' && DECIMAL.test(value) && Number.isFinite(Number(value))) return Number(value);
   return undefined;
 }
 

@@ -30,7 +30,7 @@ import type { Claim, DelayedMessage } from '../ports';
 import { releaseIfResumed, sendRecorded } from '../subscriptions/lifecycle';
 import type { EventRecord, QueueMessage, Source, Subscription } from '../types';
 import { eventRecord } from '../worker/record';
-import { debouncePlan, sendDebounced } from './debounce';
+import { debouncePlan, recordHeldAsLatest, sendDebounced } from './debounce';
 import { fitsIn, inlineSafe } from './raw-payload';
 import { errors, reply, type Reply } from './responses';
 import type { RequestTrace } from './request-log';
@@ -187,6 +187,8 @@ function planFor(deps: IngestDeps, input: Accepted, matched: Subscription[], ids
 /** After the event is stored: held records released if their subscription was resumed meanwhile, the log lines, the 202. */
 async function finish(deps: IngestDeps, input: Accepted, plan: Plan, ids: Ids): Promise<Reply> {
   const { records, held, queued } = plan;
+  // Before a release: a held event released at once must already be its subject's latest.
+  if (held.length > 0 && deps.debounce) await recordHeldAsLatest(deps.debounce, records, deps.logger);
   if (held.length > 0 && (deps.leases || deps.release)) await releaseHeldIfResumed(deps, records, held, queued);
   for (const record of records) {
     deps.logger.info(record.status === 'held' ? 'held for a paused subscription' : 'queued', {

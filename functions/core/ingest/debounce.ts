@@ -16,7 +16,7 @@ import type { Payload } from '../events/classify';
 import { subjectOf } from '../events/subject';
 import type { Logger } from '../log';
 import type { DebounceStore, DelayedMessage, EventQueue } from '../ports';
-import type { Source, Subscription } from '../types';
+import type { EventRecord, Source, Subscription } from '../types';
 import { DEBOUNCE_TTL_SECONDS } from '../worker/gates';
 
 export interface DebouncePlan {
@@ -48,6 +48,28 @@ export async function sendDebounced(store: DebounceStore, queue: EventQueue, del
     } catch (error) {
       logger.warn('could not record the latest event of its subject; earlier ones of the burst may run too', {
         event_id: message.event_id, subscription: message.subscription, error: describeError(error),
+      });
+    }
+  }
+}
+
+/**
+ * A held event of a debounced subscription is recorded as its subject's latest too (hunt 7):
+ * an earlier event of the subject still waiting out its window in the queue (accepted before
+ * the pause) is then superseded by it, as it would have been without the pause, instead of
+ * running after it once `resume` has released it. Only held records of debounced
+ * subscriptions carry a subject key, so other requests write nothing more. A failed write
+ * is only logged: the event is stored, and at worst the earlier one runs too.
+ */
+export async function recordHeldAsLatest(store: DebounceStore, records: readonly EventRecord[], logger: Logger): Promise<void> {
+  for (const record of records) {
+    const subject = record.message.subject_key;
+    if (record.status !== 'held' || !subject) continue;
+    try {
+      await store.setLatest(record.subscription, subject, record.event_id, DEBOUNCE_TTL_SECONDS);
+    } catch (error) {
+      logger.warn('could not record a held event as the latest of its subject; an earlier queued one may run too', {
+        event_id: record.event_id, subscription: record.subscription, error: describeError(error),
       });
     }
   }
