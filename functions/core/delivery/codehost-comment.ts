@@ -18,7 +18,7 @@ import { postInlineFindings } from './codehost-review';
 import { installationIdOf } from './github-app';
 import { findingLine, splitFindings, unreadNote } from './findings';
 import { fitReply, postOnce, type HttpOptions } from './http';
-import { commentText } from './mentions';
+import { commentText, replyClosers } from './mentions';
 import { underSubjectLease } from './subject-lease';
 import type { DeliveryOutcome, DeliveryRequest } from './target';
 
@@ -114,7 +114,8 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   const marker = commentMarker(name, request.message.event_id);
   const limit = client.host === 'github' ? GITHUB_COMMENT_LIMIT : GITLAB_NOTE_LIMIT;
   const at = now();
-  const { text: rawReply, findings, unread } = splitFindings(request.reply);
+  // No agent ran for `--agent none`: the reply is the rendered template, payload text, and carries no findings.
+  const { text: rawReply, findings, unread } = request.subscription.agent === 'none' ? { text: request.reply, findings: [], unread: undefined } : splitFindings(request.reply);
   // A run that could not read the diff reviewed no commit: the footer names none (the last real review's stays, below).
   const reviewed: Subject = unread ? { ...subject, commit: undefined } : subject;
   let suffix = sticky ? stickyFooter(name, request.message.event_id, reviewed, at) : `\n\n${marker}`;
@@ -122,11 +123,11 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   const replyText = commentText(rawReply, request.settings);
   let notesText = '';
   const compose = () => {
-    const notes = notesText ? `\n\n${commentText(notesText, request.settings)}` : '';
+    const notes = notesText ? sealed(`\n\n${commentText(notesText, request.settings)}`) : '';
     // A reply too long for the host is cut before the findings notes, not through them (they
     // hold the findings that are nowhere else), unless the notes alone nearly fill the comment.
-    if (notes && notes.length + suffix.length <= limit / 2) return fitReply(replyText, limit, `${notes}${suffix}`);
-    return fitReply(`${replyText}${notes}`, limit, suffix);
+    if (notes && notes.length + suffix.length <= limit / 2) return fitSealed(replyText, limit, `${notes}${suffix}`);
+    return fitSealed(`${replyText}${notes}`, limit, suffix);
   };
   let inlineDone = findings.length === 0;
   if (inlineDone && unread) notesText = unreadNote(unread);
@@ -187,6 +188,27 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   const deliver = () => postOnce(find, post, http.sleep ? { sleep: http.sleep } : {});
   if (!sticky || !options.leases) return deliver();
   return underSubjectLease({ leases: options.leases, subscription: name, subjectKey: subject.key, waitMs: STICKY_WAIT_TIMEOUTS * http.timeoutMs, logger: request.logger }, deliver);
+}
+
+/** Text followed by what closes the blocks it left open (mentions.ts replyClosers). */
+const sealed = (text: string) => `${text}${replyClosers(text)}`;
+
+/**
+ * fitReply, with the reply's open blocks closed after the cut, so an unclosed `<!--`,
+ * `<details>` or fence in payload or model text can neither hide nor fold what hookagent
+ * writes after it (findings notes, the unread-diff warning, the footer), and a cut cannot
+ * leave one open either. Nothing changes for a reply that leaves nothing open.
+ */
+export function fitSealed(reply: string, limit: number, tail: string): string {
+  const whole = sealed(reply);
+  if (whole.length + tail.length <= limit) return `${whole}${tail}`;
+  let room = whole.length - reply.length + tail.length + 16;
+  for (let tries = 0; ; tries++) {
+    const cut = fitReply(reply, Math.max(0, limit - room), '');
+    const closers = replyClosers(cut);
+    if (cut.length + closers.length + tail.length <= limit || tries === 3) return `${cut}${closers}${tail}`;
+    room = closers.length + tail.length + 16;
+  }
 }
 
 function safeJson(text: string): Comment | undefined {

@@ -4,7 +4,7 @@
  * needs no new store), and the code-host delivery places each on a diff line. Other
  * targets get the findings as a plain list instead of the block.
  */
-import { inertText } from './mentions';
+import { inertText, replyClosers } from './mentions';
 
 export type Severity = 'critical' | 'major' | 'minor' | 'nit';
 export const SEVERITIES: readonly Severity[] = ['critical', 'major', 'minor', 'nit'];
@@ -25,11 +25,20 @@ const BLOCK = /^<!-- hookagent-findings:([A-Za-z0-9+/=]*) -->\n?/;
 /** Why the run could not read the change's diff (every get_change_diff call failed): the reply is no review of it. */
 const UNREAD = /^<!-- hookagent-unread:([A-Za-z0-9+/=]*) -->\n?/;
 
+/**
+ * The model's text when it starts like one of the blocks above: quoted, so it is not read as
+ * one. Payload text steers the reply (and the echo provider repeats it), so a reply opening
+ * with `<!-- hookagent-findings:…` would otherwise place findings the run never recorded, and
+ * `<!-- hookagent-unread:…` would claim the diff was not read.
+ */
+export const unforged = (reply: string) => reply.replace(/^(\s*)<!--(\s*)(?=hookagent)/i, '$1<!--$2(quoted) ');
+
 /** The reply with the findings block in front (unchanged when there are none), and the unread note when the diff could not be read. */
 export function withFindings(reply: string, findings: Finding[], unread?: string): string {
   const note = unread ? `<!-- hookagent-unread:${Buffer.from(unread.slice(0, 500)).toString('base64')} -->\n` : '';
-  if (findings.length === 0) return `${note}${reply}`;
-  return `<!-- hookagent-findings:${Buffer.from(JSON.stringify(findings.slice(0, MAX_FINDINGS))).toString('base64')} -->\n${note}${reply}`;
+  const text = unforged(reply);
+  if (findings.length === 0) return `${note}${text}`;
+  return `<!-- hookagent-findings:${Buffer.from(JSON.stringify(findings.slice(0, MAX_FINDINGS))).toString('base64')} -->\n${note}${text}`;
 }
 
 function valid(f: unknown): f is Finding {
@@ -121,6 +130,8 @@ export function findingMarker(subscription: string, f: Pick<Finding, 'path' | 'l
 }
 
 export function findingBody(subscription: string, f: Finding): string {
-  // Model text: @mentions and issue/MR references are always made inert in inline findings (mentions.ts).
-  return `**${f.severity}**: ${inertText(f.body)}\n\n${findingMarker(subscription, f)}`;
+  // Model text: @mentions and issue/MR references are always made inert in inline findings (mentions.ts);
+  // what it leaves open (a fence) is closed, so the hidden marker after it stays hidden.
+  const body = inertText(f.body);
+  return `**${f.severity}**: ${body}${replyClosers(body)}\n\n${findingMarker(subscription, f)}`;
 }

@@ -12,7 +12,9 @@
  *   space after the sigil; which forms, and why URLs stay links: references.ts.
  * - Quick actions: GitLab runs a line starting with `/approve`, `/merge`, `/label` … in a
  *   note as a command by the note's author, the bot (ChatOps bots on GitHub read such lines
- *   too). Such a line gets a zero-width space before its `/`, always.
+ *   too). Such a line gets a zero-width space before its `/`, always: outside code, and
+ *   wherever GitLab's own scan finds one, which is not CommonMark (a `~~~` or unclosed fence
+ *   shields nothing there, and it deletes `\r` first; references.ts gitlabCommandStarts).
  * - Remote images (`![](url)`, `<img src>`): fetched when the comment is shown, so a URL
  *   carrying data would leak it unclicked. Made links, always (neutraliseImages).
  * - hookagent's own hidden markers (`<!-- hookagent:…`, `<!-- hookagent-reviewed:…`): a
@@ -25,7 +27,7 @@
  * code span.
  */
 import type { Config } from '../config/types';
-import { BREAK, breakMentions, breakReferences, type Reading } from './references';
+import { BREAK, breakMentions, breakReferences, gitlabCommandStarts, type Reading } from './references';
 
 export const MENTION_BREAK = BREAK;
 /**
@@ -138,10 +140,23 @@ function mapOutsideCode(text: string, change: (line: string, inHtml: boolean) =>
   }).join('\n');
 }
 
-/** Lines that GitLab would run as quick actions, made plain text (outside code). */
+/**
+ * Lines that would run as quick actions, made plain text: outside CommonMark code (up to 3
+ * spaces in, for ChatOps bots), then wherever GitLab itself finds one (gitlabCommandStarts).
+ */
 export function neutraliseQuickActions(text: string): string {
-  return mapOutsideCode(text, (line) => line.replace(QUICK_ACTION, `$1${MENTION_BREAK}/`));
+  const outside = mapOutsideCode(text, (line) => line.replace(QUICK_ACTION, `$1${MENTION_BREAK}/`));
+  const starts = gitlabCommandStarts(outside);
+  if (starts.length === 0) return outside;
+  let out = '';
+  let done = 0;
+  for (const at of starts) {
+    out += `${outside.slice(done, at)}${MENTION_BREAK}`;
+    done = at;
+  }
+  return out + outside.slice(done);
 }
+
 
 /** hookagent's hidden markers quoted in a reply, made inert (everywhere: an HTML comment in code is still read by the next run). */
 export function neutraliseMarkers(text: string): string {
@@ -162,6 +177,52 @@ const LOADING_TAG = /<(?=(?:img|image|picture|source|video|audio|track|embed|obj
 export function neutraliseImages(text: string): string {
   // In text too: a tag split over lines is not one the line scanner recognises, and CommonMark still renders it.
   return mapOutsideCode(text, (line, inHtml) => mapLine(line, inHtml, (part) => part.replace(IMAGE, '[').replace(LOADING_TAG, '&lt;'), (tag) => tag.replace(LOADING_TAG, '&lt;')));
+}
+
+/** A type-1 HTML block (CommonMark): it runs until its closing tag, blank lines included. */
+const RAW_BLOCK = /^ {0,3}<(pre|script|style|textarea)(?:[\s>]|$)/i;
+
+/**
+ * What a reply must be followed by so that it cannot swallow what hookagent writes after it
+ * in the same comment (the findings notes, the "could not read the diff" warning, the
+ * footer): an open fence is closed; an unclosed `<!--` (it hides everything up to the
+ * footer's first `-->`), `<script>`/`<style>`/`<pre>`/`<textarea>` and `<details>` (which
+ * would fold it away) get their closing tag. Closers are invisible when nothing was open.
+ */
+export function replyClosers(text: string): string {
+  let fence: string | undefined;
+  let inHtml = false;
+  let comment = false;
+  let raw: string | undefined;
+  let details = 0;
+  for (const line of text.split('\n')) {
+    if (fence !== undefined) {
+      const closing = FENCE_CLOSE.exec(line)?.[1];
+      if (closing && closing[0] === fence[0] && closing.length >= fence.length) fence = undefined;
+      continue;
+    }
+    if (comment) {
+      if (line.includes('-->')) comment = false;
+      continue;
+    }
+    if (raw === undefined) {
+      if (line.trim() === '') inHtml = false;
+      else if (!inHtml && HTML_BLOCK.test(line)) inHtml = true;
+      const marker = inHtml ? undefined : FENCE_OPEN.exec(line)?.[1];
+      if (marker) {
+        fence = marker;
+        continue;
+      }
+    }
+    // Raw HTML reaches the page as written: a `<!--` there without its `-->` comments out the rest.
+    const opened = line.lastIndexOf('<!--');
+    if ((inHtml || raw) && opened >= 0 && !line.includes('-->', opened + 4)) comment = true;
+    if (inHtml) raw ??= RAW_BLOCK.exec(line)?.[1]?.toLowerCase();
+    if (raw && new RegExp(`</${raw}\\s*>`, 'i').test(line)) raw = undefined;
+    details += (line.match(/<details(?=[\s>])/gi) ?? []).length - (line.match(/<\/details\s*>/gi) ?? []).length;
+  }
+  const fenceCloser = fence === undefined ? '' : `\n${fence[0]!.repeat(fence.length)}`;
+  return `${fenceCloser}${comment ? '\n\n<!-- -->' : ''}${raw ? `\n</${raw}>` : ''}${'\n\n</details>'.repeat(Math.max(0, details))}`;
 }
 
 /** Model text posted where no setting allows mentions (inline findings): all of it made inert. */

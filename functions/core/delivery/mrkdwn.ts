@@ -22,6 +22,23 @@ export function slackLinkUrl(raw: string): string | undefined {
   return url.href.replace(/</g, '%3C').replace(/>/g, '%3E').replace(/\|/g, '%7C').replace(/&/g, '&amp;');
 }
 
+/**
+ * The host a link label names when it reads as an address (`https://bank.example/login`,
+ * `www.bank.example`, `bank.example/login`), as a URL parser spells it (lower case,
+ * punycode). Slack shows only the label of `<url|label>`, so `[https://github.com/o/r](https://evil.example)`
+ * in payload text quoted by a reply would show one site and open another.
+ */
+export function labelHost(label: string): string | undefined {
+  const m = /^\s*(?:(?:[a-z][a-z\d+.-]*:)?\/\/([^\s/?#\\]+)|(www\.[^\s/?#\\]+)|([^\s/?#\\:@]+\.[a-z][a-z\d-]+(?::\d+)?)\/)/i.exec(label);
+  const authority = m?.[1] ?? m?.[2] ?? m?.[3];
+  if (!authority) return undefined;
+  try {
+    return new URL(`http://${authority.replace(/^[^@]*@/, '')}`).hostname;
+  } catch {
+    return undefined;
+  }
+}
+
 // Placeholders for the links built and code spans kept, in characters no input keeps (stripped first).
 const LINK = '\u0000';
 const BOLD = '\u0001';
@@ -90,7 +107,9 @@ function convertInline(text: string, heading = false): string {
     // A code span inside the URL takes precedence (CommonMark): then it is no link.
     const url = raw.includes(CODE) ? undefined : slackLinkUrl(raw);
     if (url === undefined) return whole;
-    links.push(`<${url}|${escapeSlack(label)}>`);
+    const named = labelHost(label);
+    // A label that reads as another site's address shows it as text (Slack links it on its own) and the real link after it.
+    links.push(named !== undefined && named !== new URL(raw).hostname ? `${escapeSlack(label)} (<${url}>)` : `<${url}|${escapeSlack(label)}>`);
     return `${LINK}${links.length - 1}${LINK}`;
   });
   const strong = heading ? '$1$2' : `$1${BOLD}$2${BOLD}`;

@@ -24,6 +24,9 @@
  * cross-reference too: they are the links a reply is for, they have to be written out in
  * full (no list of short forms in quoted text turns into them), and breaking them would
  * hide where they lead.
+ *
+ * Also here: where GitLab itself finds quick actions in a note (gitlabCommandStarts), which
+ * a zero-width space before the `/` makes plain text.
  */
 export const BREAK = '\u200b';
 
@@ -110,3 +113,93 @@ export const breakReferences = (text: string, reading?: Reading) => insertBreaks
  * entities; their own link detection is not ours to predict, so URLs are not spared).
  */
 export const breakPlainMentions = (text: string) => text.replace(MENTION, `@${BREAK}`);
+
+/** The first of the ascending `sorted` that is at least `min`, or -1. */
+function firstAtLeast(sorted: number[], min: number): number {
+  let lo = 0;
+  let hi = sorted.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if ((sorted[mid] as number) < min) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo < sorted.length ? (sorted[lo] as number) : -1;
+}
+
+/**
+ * Where the `/` of each line GitLab would run as a quick action sits in `text`. GitLab's
+ * scan (lib/gitlab/quick_actions/extractor.rb) is not CommonMark: it deletes every `\r`,
+ * then takes at each line start, in turn, the first of: a code block (a line starting
+ * ``` up to the next line that is exactly ```), "inline code" (from there to the first
+ * line ending in a backtick after the last backtick that has such a line after it), an
+ * HTML block (a `<tag>` line up to a `</tag>` line), a `>>>` quote, or a command (`/`
+ * and a name at column 0). So a `~~~`, indented or unclosed fence shields nothing there,
+ * and `\r/approve` is a line start. The same scan, linear (every "next" is looked up),
+ * taking any `/` and letter for a command name.
+ */
+export function gitlabCommandStarts(text: string): number[] {
+  const at: number[] = [];
+  let t = '';
+  for (let i = 0; i < text.length; i++) {
+    if (text[i] === '\r') continue;
+    at.push(i);
+    t += text[i];
+  }
+  const len = t.length;
+  const eol = (i: number) => i === len || t[i] === '\n';
+  const nextGt = new Int32Array(len + 2).fill(-1);
+  for (let i = len - 1; i >= 0; i--) nextGt[i] = t[i] === '>' ? i : (nextGt[i + 1] as number);
+  const starts = [0];
+  const ticks: number[] = [];
+  const eolTicks: number[] = [];
+  const fences: number[] = [];
+  const quotes: number[] = [];
+  const htmlEnds = new Map<number, number>();
+  for (let i = 0; i < len; i++) {
+    if (t[i] === '`') {
+      ticks.push(i);
+      if (eol(i + 1)) eolTicks.push(i);
+    } else if (t[i] === '\n') {
+      starts.push(i + 1);
+      if (t.startsWith('```', i + 1) && eol(i + 4)) fences.push(i);
+      if (t.startsWith('>>>', i + 1) && eol(i + 4)) quotes.push(i);
+      const h = t.startsWith('</', i + 1) && i + 3 < len && t[i + 3] !== '>' ? (nextGt[i + 3] as number) : -1;
+      if (h >= 0 && eol(h + 1)) htmlEnds.set(i, h + 1);
+    }
+  }
+  const htmlCloses = [...htmlEnds.keys()];
+  const lastEol = eolTicks.at(-1) ?? -1;
+  // The backtick "inline code" ends its greedy `.*` at: the last one at least 2 before a line-ending one.
+  let inlineFrom = -1;
+  for (let lo = 0, hi = ticks.length - 1; lo <= hi;) {
+    const mid = (lo + hi) >> 1;
+    if ((ticks[mid] as number) <= lastEol - 2) {
+      inlineFrom = ticks[mid] as number;
+      lo = mid + 1;
+    } else hi = mid - 1;
+  }
+  const inlineEnd = inlineFrom >= 0 ? firstAtLeast(eolTicks, inlineFrom + 2) + 1 : -1;
+  const found: number[] = [];
+  let x = 0;
+  for (const p of starts) {
+    if (p < x) continue;
+    let end = -1;
+    if (t.startsWith('```', p)) {
+      const n = firstAtLeast(fences, p + 4);
+      if (n >= 0) end = n + 4;
+    }
+    if (end < 0 && inlineFrom >= p) end = inlineEnd;
+    if (end < 0 && t[p] === '<') {
+      const g = nextGt[p + 1] as number;
+      const n = g >= p + 2 && t[g + 1] === '\n' ? firstAtLeast(htmlCloses, g + 3) : -1;
+      if (n >= 0) end = htmlEnds.get(n) as number;
+    }
+    if (end < 0 && t.startsWith('>>>\n', p)) {
+      const n = firstAtLeast(quotes, p + 5);
+      if (n >= 0) end = n + 4;
+    }
+    if (end >= 0) x = end;
+    else if (t[p] === '/' && /[A-Za-z]/.test(t[p + 1] ?? '')) found.push(at[p] as number);
+  }
+  return found;
+}

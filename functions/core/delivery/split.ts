@@ -1,6 +1,6 @@
 import { cutText } from '../cut-text';
 
-/** Splits text into chunks of at most `limit` characters, at line boundaries when it can. */
+/** Splits text into chunks of at most `limit` characters, at line boundaries when it can; none only whitespace unless all are. */
 export function splitMessage(text: string, limit: number): string[] {
   const chunks: string[] = [];
   let current = '';
@@ -26,5 +26,9 @@ export function splitMessage(text: string, limit: number): string[] {
     current = rest;
   }
   push();
-  return chunks.length > 0 ? chunks : [''];
+  // Telegram trims a message and refuses one with nothing left ("Bad Request: message text is
+  // empty"): a part that is only whitespace (a long run of spaces, blank lines after a cut)
+  // would fail the delivery midway, so it is left out; it showed nothing.
+  const shown = chunks.filter((chunk) => chunk.trim() !== '');
+  return shown.length > 0 ? shown : [chunks[0] ?? ''];
 }

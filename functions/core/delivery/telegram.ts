@@ -1,7 +1,8 @@
 /**
  * `messenger` on Telegram: Bot API `sendMessage` in HTML mode with every character that
  * HTML gives meaning escaped, so no reply can break the formatting; replies over 4,096
- * characters go as several messages, split at line boundaries, in order.
+ * characters go as several messages, split at line boundaries, in order (at most
+ * TELEGRAM_MAX_PARTS, the rest cut with a note).
  *
  * Telegram makes every `@username` in a message a mention, and in a group a mention
  * notifies that member even when they muted the chat: a steered reply could page anyone
@@ -11,12 +12,20 @@
  * chat, and `delivery.codehost.allow_mentions` is about code-host comments only.
  */
 import type { MessengerSettings } from '../config/types';
-import { deliveryRequest, type HttpOptions } from './http';
+import { cutText } from '../cut-text';
+import { cutNote, deliveryRequest, type HttpOptions } from './http';
 import { breakPlainMentions } from './references';
 import { splitMessage } from './split';
 import type { DeliveryOutcome, DeliveryRequest } from './target';
 
 export const TELEGRAM_TEXT_LIMIT = 4_096;
+/**
+ * At most this many messages for one reply (about Slack's 40,000 characters), the last one
+ * ending with the cut note. A reply of a megabyte (payload text an `--agent none` template or
+ * a steered reply quotes) was some 250 messages, each notifying the group; past Telegram's
+ * 20 messages a minute in a group it failed midway, and each retry sent every part again.
+ */
+export const TELEGRAM_MAX_PARTS = 10;
 
 export const escapeHtml = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
@@ -59,6 +68,11 @@ export async function sendTelegram(request: DeliveryRequest, settings: Messenger
   };
   // The limit counts characters after entity parsing, so split before escaping (and after the breaks, which count).
   const chunks = splitMessage(breakPlainMentions(request.reply), TELEGRAM_TEXT_LIMIT);
+  if (chunks.length > TELEGRAM_MAX_PARTS) {
+    const note = cutNote(request.reply.length);
+    chunks.length = TELEGRAM_MAX_PARTS;
+    chunks[TELEGRAM_MAX_PARTS - 1] = `${cutText(chunks[TELEGRAM_MAX_PARTS - 1] as string, TELEGRAM_TEXT_LIMIT - note.length)}${note}`;
+  }
   const ids: string[] = [];
   for (const [index, chunk] of chunks.entries()) {
     const result = await deliveryRequest(`${settings.api_url}/bot${settings.bot_token}/sendMessage`, {

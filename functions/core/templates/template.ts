@@ -96,9 +96,17 @@ export function lookup(payload: unknown, path: string): { found: true; value: un
   return current === undefined ? { found: false } : { found: true, value: current };
 }
 
-/** Strings as they are; numbers, booleans and null as JSON; objects and arrays as JSON, cut. */
+/**
+ * A lone UTF-16 surrogate (`"\ud800"` is valid JSON, so a payload may hold one) is no
+ * character: JSON.stringify escapes it, UTF-8 cannot encode it, and SQS and DynamoDB refuse
+ * it (message-json.ts), so a prompt or `--agent none` reply carrying one could not be stored
+ * or posted. It is inserted as U+FFFD, what any UTF-8 encoder writes for it.
+ */
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/g;
+
+/** Strings as they are (lone surrogates as U+FFFD); numbers, booleans and null as JSON; objects and arrays as JSON, cut. */
 export function formatValue(value: unknown): string {
-  if (typeof value === 'string') return value;
+  if (typeof value === 'string') return value.replace(LONE_SURROGATE, '\ufffd');
   if (value === null || typeof value !== 'object') return JSON.stringify(value) ?? String(value);
   const { text, cut: longer } = jsonPrefix(value, VALUE_CAP);
   return longer ? text + TRUNCATED : text;
