@@ -283,7 +283,8 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
         allowedTools: [...new Set(skills.flatMap((s) => s.tools))], timeoutMs: subscription.timeout_ms ?? deps.config.agent.timeout_ms, maxSteps: subscription.max_steps ?? deps.config.agent.max_steps,
         message, payload, ...((subscription.max_tokens ?? deps.config.agent.max_tokens) ? { maxTokens: subscription.max_tokens ?? deps.config.agent.max_tokens } : {}),
       });
-      reply = result.text;
+      // A configured secret never leaves in a reply (a tool's error text, an echoed header the model repeated): masked before it is stored or posted.
+      reply = redactSecrets(result.text, secretsOf(deps.config));
       const warnings = [...rendered.warnings, ...result.refusedTools.map((t) => `tool '${t}' refused: no attached skill declares it`)];
       // The full reply is delivered; the record keeps what fits.
       await writer.save({ reply, warnings, ...(model ? { model } : {}), timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined, ...await recordAgentRun(deps, message, result.run, writer.current.usage) });
