@@ -6,52 +6,12 @@
  * - `pause` also holds what was already queued (a debounced event waits in the queue);
  * - of a debounced burst held while paused, resume releases only the latest.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { signHub } from '../../functions/core/auth/signatures';
-import { buildCli, runCli } from '../support/cli';
-import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
-import { eventually, startServe, stopServe, type Serve } from '../support/serve';
+import { eventually } from '../support/serve';
+import { useServeWithTelegram } from '../support/serve-telegram';
 
 const GH_SECRET = 'identity-github-secret';
-const env = { GH_SECRET, TELEGRAM_BOT_TOKEN: '42:identity', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
-
-let telegram: LocalServer;
-let dir: string;
-let serve: Serve;
-const cli = (...args: string[]) => runCli(['--config-dir', dir, ...args], env);
-const texts = () => telegram.requests.map((r) => (JSON.parse(r.body) as { text: string }).text);
-
-beforeAll(async () => {
-  buildCli();
-  telegram = await startLocalServer((_req, res) => sendJson(res, 200, { ok: true, result: { message_id: telegram.requests.length } }));
-  dir = mkdtempSync(join(tmpdir(), 'hookagent-identity-'));
-  writeFileSync(join(dir, 'config.yaml'), [
-    'webhooks: { github: { secret: ${GH_SECRET} } }',
-    `delivery: { timeout: 2s, messenger: { provider: telegram, bot_token: \${TELEGRAM_BOT_TOKEN}, chat_id: "-100", api_url: "${telegram.url}" } }`,
-  ].join('\n'));
-  serve = await startServe(dir, env);
-}, 60_000);
-
-afterAll(async () => {
-  expect(await stopServe(serve)).toBe(0);
-  await telegram.close();
-});
-
-beforeEach(() => {
-  telegram.requests.length = 0;
-});
-
-async function post(event: string, payload: unknown, delivery: string): Promise<string> {
-  const body = JSON.stringify(payload);
-  const response = await fetch(`${serve.url}/webhooks/github`, {
-    method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': event, 'x-github-delivery': delivery, 'x-hub-signature-256': signHub(body, GH_SECRET) },
-  });
-  const answer = (await response.json()) as { event_id?: string };
-  expect(response.status).toBe(202);
-  return answer.event_id as string;
-}
+const h = useServeWithTelegram({ prefix: 'hookagent-identity-', webhooks: '{ github: { secret: ${GH_SECRET} } }', env: { GH_SECRET } });
+const { cli, texts, postGithub: post } = h;
 
 const issue = (n: number) => ({ action: 'opened', issue: { number: n, title: `t${n}` }, repository: { full_name: 'o/r' } });
 const pr = (sha: string) => ({ action: 'synchronize', number: 7, pull_request: { number: 7, head: { sha } }, repository: { full_name: 'o/r' } });

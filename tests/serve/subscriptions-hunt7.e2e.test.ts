@@ -6,53 +6,15 @@
  * - `webhook test` and `test --send` with a GitLab payload for a subscription whose first
  *   event filter is a GitHub one say what serve does with that payload.
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { signHub } from '../../functions/core/auth/signatures';
-import { buildCli, runCli } from '../support/cli';
-import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
-import { eventually, startServe, stopServe, type Serve } from '../support/serve';
+import { eventually } from '../support/serve';
+import { useServeWithTelegram } from '../support/serve-telegram';
 
 const GH_SECRET = 'hunt7-github-secret';
 const GL_SECRET = 'hunt7-gitlab-secret';
-const env = { GH_SECRET, GL_SECRET, TELEGRAM_BOT_TOKEN: '42:hunt7', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
-
-let telegram: LocalServer;
-let dir: string;
-let serve: Serve;
-const cli = (...args: string[]) => runCli(['--config-dir', dir, ...args], env);
-const texts = () => telegram.requests.map((r) => (JSON.parse(r.body) as { text: string }).text);
-
-beforeAll(async () => {
-  buildCli();
-  telegram = await startLocalServer((_req, res) => sendJson(res, 200, { ok: true, result: { message_id: telegram.requests.length } }));
-  dir = mkdtempSync(join(tmpdir(), 'hookagent-hunt7-'));
-  writeFileSync(join(dir, 'config.yaml'), [
-    'webhooks: { github: { secret: ${GH_SECRET} }, gitlab: { secret: ${GL_SECRET} } }',
-    `delivery: { timeout: 2s, messenger: { provider: telegram, bot_token: \${TELEGRAM_BOT_TOKEN}, chat_id: "-100", api_url: "${telegram.url}" } }`,
-  ].join('\n'));
-  serve = await startServe(dir, env);
-}, 60_000);
-
-afterAll(async () => {
-  expect(await stopServe(serve)).toBe(0);
-  await telegram.close();
-});
-
-beforeEach(() => {
-  telegram.requests.length = 0;
-});
-
-async function post(event: string, payload: unknown, delivery: string): Promise<string> {
-  const body = JSON.stringify(payload);
-  const response = await fetch(`${serve.url}/webhooks/github`, {
-    method: 'POST', body, headers: { 'content-type': 'application/json', 'x-github-event': event, 'x-github-delivery': delivery, 'x-hub-signature-256': signHub(body, GH_SECRET) },
-  });
-  const answer = (await response.json()) as { event_id?: string };
-  expect(response.status).toBe(202);
-  return answer.event_id as string;
-}
+const h = useServeWithTelegram({ prefix: 'hookagent-hunt7-', webhooks: '{ github: { secret: ${GH_SECRET} }, gitlab: { secret: ${GL_SECRET} } }', env: { GH_SECRET, GL_SECRET } });
+const { cli, texts, postGithub: post } = h;
 
 const pr = (sha: string) => ({ action: 'synchronize', number: 9, pull_request: { number: 9, head: { sha } }, repository: { full_name: 'o/r' } });
 
@@ -90,7 +52,7 @@ const gitlabMr = {
 
 test('webhook test and test --send judge a GitLab payload as serve does when the first event filter is a GitHub one', async () => {
   expect((await cli('webhook', 'subscribe', 'both-hosts', '--events', 'issues.opened,merge_request', '--agent', 'none', '--deliver', 'messenger', '--prompt', 'MR !{object_attributes.iid} in {project.path_with_namespace}')).code).toBe(0);
-  const payload = join(dir, 'mr.json');
+  const payload = join(h.dir, 'mr.json');
   writeFileSync(payload, JSON.stringify(gitlabMr));
 
   const rendered = await cli('webhook', 'test', 'both-hosts', '--payload', payload);
@@ -99,7 +61,7 @@ test('webhook test and test --send judge a GitLab payload as serve does when the
   // Serve takes this payload (gitlab:merge_request.open matches merge_request): test must not say otherwise.
   expect(rendered.stdout).not.toContain('would NOT reach the subscription');
 
-  const sent = await cli('webhook', 'test', 'both-hosts', '--send', '--url', serve.url, '--payload', payload, '--wait', '20');
+  const sent = await cli('webhook', 'test', 'both-hosts', '--send', '--url', h.serve.url, '--payload', payload, '--wait', '20');
   expect(sent.stdout).toContain('POST /webhooks/gitlab → 202');
   expect(sent.stdout).toContain('Outcome: delivered');
   expect(texts()).toEqual(['MR !12 in group/app']);
