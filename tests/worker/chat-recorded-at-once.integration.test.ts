@@ -18,20 +18,16 @@ import { processMessage } from '../../functions/core/worker/process';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
 import { SqliteEventLog } from '../../functions/local/sqlite/event-log';
 import { SqliteSubscriptionStore } from '../../functions/local/sqlite/subscriptions';
-import { tempStore, type TestStore } from '../support/local-store';
-import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
+import type { TestStore } from '../support/local-store';
+import type { LocalServer } from '../support/local-http';
+import { useStoreAndTelegram } from '../support/store-telegram';
 
 let t: TestStore;
 let telegram: LocalServer;
-beforeAll(async () => {
-  telegram = await startLocalServer((_req, res) => sendJson(res, 200, { ok: true, result: { message_id: telegram.requests.length } }));
+useStoreAndTelegram((store, server) => {
+  t = store;
+  telegram = server;
 });
-afterAll(() => telegram.close());
-beforeEach(() => {
-  t = tempStore();
-  telegram.requests.length = 0;
-});
-afterEach(() => t.close());
 
 const queued = (eventId: string, subscription: string): EventRecord => {
   const message: QueueMessage = { v: 1, event_id: eventId, subscription, source: 'custom', event: 'alert', delivery_id: `d-${eventId}`, received_at: '2026-01-01T00:00:00Z', payload: { alert: 'disk full' } };

@@ -18,21 +18,17 @@ import { processMessage } from '../../functions/core/worker/process';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
 import { SqliteEventLog } from '../../functions/local/sqlite/event-log';
 import { SqliteSubscriptionStore } from '../../functions/local/sqlite/subscriptions';
-import { tempStore, type TestStore } from '../support/local-store';
-import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
+import type { TestStore } from '../support/local-store';
+import type { LocalServer } from '../support/local-http';
+import { useStoreAndTelegram } from '../support/store-telegram';
 
 const BOT_TOKEN = '4242:telegram-bot-token-secret';
 let t: TestStore;
 let telegram: LocalServer;
-beforeAll(async () => {
-  telegram = await startLocalServer((_req, res) => sendJson(res, 200, { ok: true, result: { message_id: 1 } }));
+useStoreAndTelegram((store, server) => {
+  t = store;
+  telegram = server;
 });
-afterAll(() => telegram.close());
-beforeEach(() => {
-  t = tempStore();
-  telegram.requests.length = 0;
-});
-afterEach(() => t.close());
 
 test('a reply that carries a configured secret is stored and posted with it masked', async () => {
   const subscriptions = new SqliteSubscriptionStore(t.store);

@@ -20,20 +20,16 @@ import { processMessage } from '../../functions/core/worker/process';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
 import { SqliteEventLog } from '../../functions/local/sqlite/event-log';
 import { SqliteSubscriptionStore } from '../../functions/local/sqlite/subscriptions';
-import { tempStore, type TestStore } from '../support/local-store';
-import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
+import type { TestStore } from '../support/local-store';
+import type { LocalServer } from '../support/local-http';
+import { useStoreAndTelegram } from '../support/store-telegram';
 
 let t: TestStore;
 let telegram: LocalServer;
-beforeAll(async () => {
-  telegram = await startLocalServer((_req, res) => sendJson(res, 200, { ok: true, result: { message_id: telegram.requests.length } }));
+useStoreAndTelegram((store, server) => {
+  t = store;
+  telegram = server;
 });
-afterAll(() => telegram.close());
-beforeEach(() => {
-  t = tempStore();
-  telegram.requests.length = 0;
-});
-afterEach(() => t.close());
 
 /** The real event log, except that the first write of a delivered target fails as a full disk makes it. */
 function fullOnce(inner: EventLog): { log: EventLog; refused: () => number } {
