@@ -270,3 +270,50 @@ describe('a delivery that may have been attempted before', () => {
     expect(await deliver(request('evt_meta', { earlier: true }))).toMatchObject({ status: 'delivered', detail: expect.stringContaining('earlier attempt') });
   });
 });
+
+describe('a first attempt answered with a 5xx: the in-place retry searches before posting again', () => {
+  const gateway503 = { kind: 'keep_then_answer' as const, status: 503, body: { ok: false, error: 'service_unavailable' } };
+
+  test('the post had arrived (a gateway 503 after Slack made it): found, not posted again', async () => {
+    slack.script['chat.postMessage'].push(gateway503);
+    const outcome = await deliver(request('evt_gw'));
+    expect(postsOf('evt_gw')).toHaveLength(1);
+    expect(slack.server.requests.filter((r) => r.url === '/api/chat.postMessage')).toHaveLength(1);
+    expect(slack.historyCalls).toHaveLength(1);
+    expect(outcome).toEqual({ status: 'delivered', detail: `channel C0OPS ts ${slack.posts[0]!.message.ts} (answered with a 5xx, then found by its metadata)` });
+    // Searched from shortly before this attempt (there was no earlier one).
+    expect(Number(slack.historyCalls[0]!.oldest)).toBeGreaterThan((Date.parse(RECEIVED) - CLOCK_MARGIN_MS) / 1000);
+    expect(waits).toHaveLength(1);
+    expect(warnings).toEqual([]);
+  });
+
+  test('it had not arrived (a 500 from Slack itself): the history holds nothing, posted again, once', async () => {
+    slack.script['chat.postMessage'].push({ kind: 'answer', status: 500, body: { ok: false, error: 'internal_error' } });
+    const outcome = await deliver(request('evt_500'));
+    expect(slack.historyCalls).toHaveLength(1);
+    expect(postsOf('evt_500')).toHaveLength(1);
+    expect(outcome).toEqual({ status: 'delivered', detail: `channel C0OPS ts ${slack.posts[0]!.message.ts}` });
+    expect(warnings).toEqual([]);
+  });
+
+  test('the search cannot be made (no channels:history): posted again, with a warning naming the scope', async () => {
+    slack.scopes.delete('channels:history');
+    slack.script['chat.postMessage'].push(gateway503);
+    const outcome = await deliver(request('evt_noscope'));
+    expect(outcome).toMatchObject({ status: 'delivered' });
+    // The duplicate this cannot prevent, said plainly.
+    expect(postsOf('evt_noscope')).toHaveLength(2);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.message).toBe('teamchat_earlier_post_unknown');
+    expect(warnings[0]!.fields).toMatchObject({ reason: expect.stringContaining('channels:history'), effect: expect.stringContaining('5xx') });
+  });
+
+  test('5xx on every attempt: a retryable failure for the queue, each resend searched first, nothing posted twice', async () => {
+    for (let i = 0; i < 3; i++) slack.script['chat.postMessage'].push({ kind: 'answer', status: 502, body: { ok: false, error: 'bad_gateway' } });
+    const outcome = await deliver(request('evt_down'));
+    expect(outcome).toMatchObject({ status: 'failed', retryable: true, code: 'http_502' });
+    expect(slack.server.requests.filter((r) => r.url === '/api/chat.postMessage')).toHaveLength(3);
+    expect(slack.historyCalls).toHaveLength(2);
+    expect(slack.posts).toHaveLength(0);
+  });
+});

@@ -32,6 +32,8 @@ export type SlackScripted =
   | { kind: 'rate_limited'; retryAfterSeconds: number }
   /** chat.postMessage only: the message is kept (it arrived), then the connection is reset: the answer is lost. */
   | { kind: 'keep_then_reset' }
+  /** chat.postMessage only: the message is kept (it arrived), then this answer is given (a gateway's 5xx after the post). */
+  | { kind: 'keep_then_answer'; status: number; body: unknown }
   /** chat.postMessage only: the request is read, nothing is kept, the connection is reset (it never arrived). */
   | { kind: 'drop' };
 
@@ -141,7 +143,7 @@ export async function startFakeSlack(options: { token?: string; scopes?: string[
     }
     if (!authorised(req, {}, res)) return;
     const step = fake.script['chat.postMessage'][0];
-    if (step && step.kind !== 'keep_then_reset' && step.kind !== 'drop') return void scripted('chat.postMessage', res);
+    if (step && step.kind !== 'keep_then_reset' && step.kind !== 'keep_then_answer' && step.kind !== 'drop') return void scripted('chat.postMessage', res);
     if (!fake.scopes.has('chat:write')) return error(res, 'missing_scope', { needed: 'chat:write', provided: [...fake.scopes].join(',') });
     const asked = typeof body.channel === 'string' ? body.channel : '';
     const channel = NAMES[asked] ?? asked;
@@ -159,6 +161,10 @@ export async function startFakeSlack(options: { token?: string; scopes?: string[
     if (step?.kind === 'keep_then_reset') {
       fake.script['chat.postMessage'].shift();
       return void res.socket?.destroy();
+    }
+    if (step?.kind === 'keep_then_answer') {
+      fake.script['chat.postMessage'].shift();
+      return sendJson(res, step.status, step.body);
     }
     sendJson(res, 200, { ok: true, channel, ts: message.ts, message: { type: 'message', text: message.text, bot_id: message.bot_id, ts: message.ts } });
   };

@@ -31,6 +31,12 @@ export interface HttpOptions {
    */
   postsOnce?: boolean;
   /**
+   * Asked before a request answered with a 5xx is sent again in place (a post such an answer
+   * may have followed: a gateway's 502/503 after the API made it). False stops: the caller
+   * found that it arrived, and the 5xx failure is returned for it to read as such.
+   */
+  beforeResend?: () => Promise<boolean>;
+  /**
    * The caller's own end (an agent run's `agent.timeout`): aborts the request in flight
    * (its socket is closed) and ends any wait; nothing is tried again after it.
    */
@@ -171,7 +177,10 @@ export async function deliveryRequest(url: string, init: RequestInit, options: H
     }
     if (response.status >= 500) {
       last = failed(`http_${response.status}`, `${options.api} answered ${response.status}: ${message}`, true);
-      if (attempt < attempts) await pause(backoff(attempt), sleep, caller);
+      if (attempt === attempts) break;
+      await pause(backoff(attempt), sleep, caller);
+      if (caller?.aborted) return abandoned(options.api);
+      if (options.beforeResend && !(await options.beforeResend())) return last;
       continue;
     }
     return failed(`http_${response.status}`, `${options.api} refused the delivery (${response.status}): ${message}`, false);

@@ -68,26 +68,39 @@ export async function postSlack(request: DeliveryRequest, settings: TeamchatSett
   const token = settings.bot_token ?? '';
   // The post names its delivery in its metadata, so a retry can find it (slack-lookup.ts).
   const metadata = deliveryMetadata(request);
-  if (request.earlierAttempt) {
-    const earlier = await findEarlierPost(settings.api_url, token, channel, metadata.event_payload, request.earlierAttempt.since, http);
+  /** The ts of this delivery's post when the search finds one; never lets the search lose the delivery (unknown: posted again, with a warning). */
+  const searchEarlier = async (since: string, what: string): Promise<string | undefined> => {
+    const earlier = await findEarlierPost(settings.api_url, token, channel, metadata.event_payload, since, http);
     if (earlier.kind === 'found') {
       request.logger.info('teamchat_found_earlier_post', { event_id: request.message.event_id, subscription: request.subscription.name, ts: earlier.ts });
-      return { status: 'delivered', detail: `channel ${channel} ts ${earlier.ts} (posted by an earlier attempt, found by its metadata)` };
+      return earlier.ts;
     }
-    // Never lose the delivery to the search: post as before, and say what would prevent a duplicate.
     if (earlier.kind === 'unknown') {
       request.logger.warn('teamchat_earlier_post_unknown', {
         event_id: request.message.event_id, subscription: request.subscription.name, reason: earlier.reason,
-        effect: 'an earlier attempt may have posted this reply already; it is posted again and may appear twice',
+        effect: `${what} may have posted this reply already; it is posted again and may appear twice`,
         prevent: LOOKUP_NEEDS,
       });
     }
+    return undefined;
+  };
+  if (request.earlierAttempt) {
+    const ts = await searchEarlier(request.earlierAttempt.since, 'an earlier attempt');
+    if (ts) return { status: 'delivered', detail: `channel ${channel} ts ${ts} (posted by an earlier attempt, found by its metadata)` };
   }
+  // A 5xx may come from a gateway after Slack made the post: the in-place retry searches first.
+  const firstSent = new Date().toISOString();
+  let foundAfter5xx: string | undefined;
+  const beforeResend = async () => {
+    foundAfter5xx = await searchEarlier(firstSent, 'the attempt answered with a 5xx');
+    return foundAfter5xx === undefined;
+  };
   const result = await deliveryRequest(`${settings.api_url}/chat.postMessage`, {
     method: 'POST',
     headers: { 'content-type': 'application/json; charset=utf-8', authorization: `Bearer ${token}` },
     body: JSON.stringify({ channel, text, mrkdwn: true, ...INERT_POST, metadata }),
-  }, { ...options, errorMessage: (body) => { try { return String((JSON.parse(body) as { error?: unknown }).error ?? ''); } catch { return undefined; } } });
+  }, { ...options, beforeResend, errorMessage: (body) => { try { return String((JSON.parse(body) as { error?: unknown }).error ?? ''); } catch { return undefined; } } });
+  if (foundAfter5xx) return { status: 'delivered', detail: `channel ${channel} ts ${foundAfter5xx} (answered with a 5xx, then found by its metadata)` };
   if (!result.ok) return result.failure;
   let answer: { ok?: boolean; error?: string; ts?: string; channel?: string };
   try {
