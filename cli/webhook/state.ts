@@ -13,6 +13,7 @@ const AWS_INDEX_LAG_MS = 2_000;
 const lifecycle = (stores: Stores): LifecycleDeps => ({
   subscriptions: stores.subscriptions, events: stores.events, queue: stores.queue, clock: systemClock,
   ...(stores.leases ? { leases: stores.leases } : {}), ...(stores.release ? { release: stores.release } : {}),
+  ...(stores.payloads ? { payloads: stores.payloads } : {}),
   ...(stores.where.startsWith('the AWS') ? { indexLagMs: AWS_INDEX_LAG_MS } : {}),
 });
 
@@ -33,7 +34,10 @@ export async function resume(ctx: CliContext, name: string, discardHeld: boolean
     const result = await resumeSubscription(lifecycle(stores), name, { discardHeld });
     if (result.kind === 'discarded') return ctx.out(`Resumed '${name}'; discarded ${result.discarded} held event(s).`);
     if (result.kind === 'unchanged') return ctx.out(asInvoked(`'${name}' is already active; nothing changed.${claimedNote(name, result.claimedElsewhere)}`));
-    ctx.out(asInvoked(`Resumed '${name}'; released ${result.released} held event(s) in arrival order.${claimedNote(name, result.claimedElsewhere)}`));
+    const notTaken = result.notTaken
+      ? `\n${result.notTaken} held event(s) were not run: the subscription, updated while they were held, no longer takes them ('hookagent webhook events ${name} --status suppressed' lists them).`
+      : '';
+    ctx.out(asInvoked(`Resumed '${name}'; released ${result.released} held event(s) in arrival order.${notTaken}${claimedNote(name, result.claimedElsewhere)}`));
   });
 }
 

@@ -3,6 +3,8 @@
  * the CLI and a Telegram-compatible server on 127.0.0.1:
  * - an event queued (debounced) before a pause is superseded by a later event of its
  *   subject that was held during the pause: the older commit never runs after the newer;
+ * - held events that `update` made the subscription no longer take (its events or filters)
+ *   are not run by `resume`: they end `suppressed` with the reason, and resume says so;
  * - `webhook test` and `test --send` with a GitLab payload for a subscription whose first
  *   event filter is a GitHub one say what serve does with that payload.
  */
@@ -75,4 +77,32 @@ test('webhook test and test --send judge a GitLab payload as serve does when the
   expect(pipeline.stdout).toContain('would NOT reach the subscription');
   expect(pipeline.stdout).toContain('do not match gitlab:pipeline');
   expect((await cli('webhook', 'delete', 'both-hosts')).code).toBe(0);
+}, 90_000);
+
+test('resume does not run held events the subscription, updated while they were held, no longer takes', async () => {
+  expect((await cli('webhook', 'subscribe', 'narrowed', '--events', 'issues', '--agent', 'none', '--deliver', 'messenger', '--prompt', 'issue {issue.number} {action}')).code).toBe(0);
+  expect((await cli('webhook', 'pause', 'narrowed')).code).toBe(0);
+  const issue = (action: string, number: number, label: string) => ({ action, issue: { number, title: 't', labels: [{ name: label }] }, repository: { full_name: 'o/r' } });
+  const kept = await post('issues', issue('opened', 1, 'bug'), 'narrow-1');
+  const closed = await post('issues', issue('closed', 2, 'bug'), 'narrow-2');
+  const unlabelled = await post('issues', issue('opened', 3, 'docs'), 'narrow-3');
+  for (const id of [kept, closed, unlabelled]) expect((await record(id)).status).toBe('held');
+  // Narrowed while paused: only opened issues, only bugs.
+  expect((await cli('webhook', 'update', 'narrowed', '--events', 'issues.opened', '--filter', 'any(issue.labels[*].name == bug)')).code).toBe(0);
+  const resumed = await cli('webhook', 'resume', 'narrowed');
+  expect(resumed.code).toBe(0);
+  expect(resumed.stdout).toContain('released 1 held event(s)');
+  expect(resumed.stdout).toMatch(/2 held event\(s\) were not run: the subscription, updated while they were held, no longer takes them \('.*hookagent .*webhook events narrowed --status suppressed' lists them\)/);
+  await eventually(async () => (await record(kept)).status === 'delivered', 'the matching held event to be delivered', 30_000);
+  const closedRecord = (await record(closed)) as { status: string; warnings?: string[] };
+  expect(closedRecord.status).toBe('suppressed');
+  expect(closedRecord.warnings?.join(' ')).toContain('event filters issues.opened do not match github:issues.closed');
+  const unlabelledRecord = (await record(unlabelled)) as { status: string; warnings?: string[] };
+  expect(unlabelledRecord.status).toBe('suppressed');
+  expect(unlabelledRecord.warnings?.join(' ')).toMatch(/filter "any\(issue\.labels\[\*\]\.name == bug\)" failed/);
+  // Before, all three ran on resume.
+  expect(texts()).toEqual(['issue 1 opened']);
+  const listed = JSON.parse((await cli('webhook', 'events', 'narrowed', '--status', 'suppressed', '--json')).stdout) as Array<{ event_id: string }>;
+  expect(listed.map((e) => e.event_id).sort()).toEqual([closed, unlabelled].sort());
+  expect((await cli('webhook', 'delete', 'narrowed')).code).toBe(0);
 }, 90_000);

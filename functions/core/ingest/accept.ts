@@ -217,7 +217,7 @@ async function commitClaim(deps: IngestDeps, key: string, ids: Ids): Promise<voi
 async function releaseHeldIfResumed(deps: IngestDeps, records: EventRecord[], held: string[], queued: string[]): Promise<void> {
   try {
     const lifecycle = {
-      subscriptions: deps.subscriptions.store, events: deps.events, queue: deps.queue, clock: deps.clock,
+      subscriptions: deps.subscriptions.store, events: deps.events, queue: deps.queue, clock: deps.clock, payloads: deps.payloads,
       ...(deps.leases ? { leases: deps.leases } : {}), ...(deps.release ? { release: deps.release } : {}),
     };
     for (const name of await releaseIfResumed(lifecycle, records.filter((r) => r.status === 'held'))) {

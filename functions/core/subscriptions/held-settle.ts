@@ -5,14 +5,18 @@
  *   again) is not the current subscription's: it ends `failed`, and the new subscription,
  *   with its own events, prompt and targets, never delivers it. Records carry the
  *   `created_at` of the subscription they were accepted for (`subscription_created_at`).
+ * - A record the subscription no longer takes (`update` changed its events or filters while
+ *   the event was held) ends `suppressed`, with a warning naming the event filter or payload
+ *   filter that now refuses it: a resume runs what the subscription means now.
  * - Of a debounced burst held while paused (records with the same subject key), only the
  *   latest is released; the others end `superseded` by it, as they would have without the
  *   pause.
  * Records stored before `subscription_created_at` existed carry none and are taken as the
  * current subscription's.
  */
-import type { EventLog, SubscriptionStore } from '../ports';
+import type { EventLog, PayloadStore, SubscriptionStore } from '../ports';
 import type { EventRecord, Subscription } from '../types';
+import { selectSubscriptions } from '../ingest/select';
 
 /** The reason a held or queued record of a deleted subscription ends failed with. */
 export function notThisSubscription(name: string, record: Pick<EventRecord, 'message'>, current: Subscription | undefined): string {
@@ -34,17 +38,45 @@ async function endHeld(events: EventLog, record: EventRecord, changes: Partial<E
   else await events.update(record.event_id, record.subscription, changes);
 }
 
+/**
+ * Why `subscription` as it is now would not take the held `record`, or undefined when it
+ * would. A payload kept apart (`payload_ref`) is read when `payloads` is given; otherwise
+ * only the event filter is checked for it.
+ */
+async function noLongerTaken(record: EventRecord, subscription: Subscription, payloads: PayloadStore | undefined): Promise<string | undefined> {
+  const { message } = record;
+  let payload: unknown = message.payload;
+  if (payload === undefined && message.payload_ref && payloads) {
+    try {
+      payload = JSON.parse(await payloads.get(message.payload_ref));
+    } catch {
+      payload = undefined;
+    }
+  }
+  const filtersOf = payload === undefined ? { ...subscription, filters: [] } : subscription;
+  const [verdict] = selectSubscriptions([filtersOf], message.source, message.event, message.action, payload ?? {}).verdicts;
+  if (!verdict || verdict.matched) return undefined;
+  return `Not run: the subscription '${subscription.name}' was updated while the event was held and no longer takes it (${verdict.reason})`;
+}
+
 const later = (a: EventRecord, b: EventRecord) => a.received_at > b.received_at || (a.received_at === b.received_at && a.event_id > b.event_id);
 
-/** The held records to release now; the others are ended here (failed, or superseded). */
-export async function settleHeld(deps: { subscriptions: SubscriptionStore; events: EventLog }, held: EventRecord[], at: string): Promise<EventRecord[]> {
+/** The held records to release now; the others are ended here (failed, suppressed, or superseded). `notTaken`: how many the subscription no longer takes. */
+export async function settleHeld(deps: { subscriptions: SubscriptionStore; events: EventLog; payloads?: PayloadStore }, held: EventRecord[], at: string): Promise<{ release: EventRecord[]; notTaken: number }> {
   const subscriptions = new Map<string, Subscription | undefined>();
   for (const name of new Set(held.map((r) => r.subscription))) subscriptions.set(name, await deps.subscriptions.get(name));
   const current: EventRecord[] = [];
+  let notTaken = 0;
   for (const record of held) {
     const subscription = subscriptions.get(record.subscription);
-    if (acceptedFor(record, subscription)) current.push(record);
-    else await endHeld(deps.events, record, { status: 'failed', updated_at: at, error: { code: 'subscription_not_found', message: notThisSubscription(record.subscription, record, subscription) } });
+    if (acceptedFor(record, subscription)) {
+      const refused = await noLongerTaken(record, subscription, deps.payloads);
+      if (!refused) current.push(record);
+      else {
+        await endHeld(deps.events, record, { status: 'suppressed', updated_at: at, warnings: [...(record.warnings ?? []), refused] });
+        notTaken += 1;
+      }
+    } else await endHeld(deps.events, record, { status: 'failed', updated_at: at, error: { code: 'subscription_not_found', message: notThisSubscription(record.subscription, record, subscription) } });
   }
   const latest = new Map<string, EventRecord>();
   const subjectOf = (r: EventRecord) => (r.message.subject_key ? `${r.subscription}\u0000${r.message.subject_key}` : undefined);
@@ -60,7 +92,7 @@ export async function settleHeld(deps: { subscriptions: SubscriptionStore; event
     if (last && last !== record) await endHeld(deps.events, record, { status: 'superseded', superseded_by: last.event_id, updated_at: at });
     else release.push(record);
   }
-  return release;
+  return { release, notTaken };
 }
 
 /**

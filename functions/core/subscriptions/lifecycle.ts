@@ -25,7 +25,7 @@
 import { randomUUID } from 'node:crypto';
 import { HookError } from '../errors';
 import { newEventId } from '../ids';
-import type { AtomicRelease, Clock, EventLog, EventQueue, LeaseStore, SubscriptionStore } from '../ports';
+import type { AtomicRelease, Clock, EventLog, EventQueue, LeaseStore, PayloadStore, SubscriptionStore } from '../ports';
 import type { EventRecord, QueueMessage, Subscription } from '../types';
 import { eventRecord } from '../worker/record';
 import { settleHeld } from './held-settle';
@@ -39,6 +39,8 @@ export interface LifecycleDeps {
   leases?: LeaseStore;
   /** Atomic release (the local store): no claims needed, nothing left half done by a crash. */
   release?: AtomicRelease;
+  /** Payloads kept apart (`payload_ref`), read to check a held event against the subscription's filters as they are now. */
+  payloads?: PayloadStore;
   /** Where the store's status index lags its writes (DynamoDB GSIs): one more release pass after this many ms. */
   indexLagMs?: number;
   sleep?: (ms: number) => Promise<void>;
@@ -79,6 +81,8 @@ interface Release {
   released: EventRecord[];
   /** Held records another releaser holds the claim for (it is running, or died less than a minute ago). */
   claimedElsewhere: number;
+  /** Held records ended `suppressed`: the subscription, updated while they were held, no longer takes them. */
+  notTaken: number;
 }
 
 /** Queues the given held records (those still held, and this caller wins the release claim for); returns them. */
@@ -89,10 +93,10 @@ export async function releaseRecords(deps: LifecycleDeps, held: EventRecord[]): 
 /** `holder`: one per resume, so its later passes do not count its own claims as another's. */
 async function release(deps: LifecycleDeps, held: EventRecord[], holder = `release-${randomUUID()}`): Promise<Release> {
   const at = iso(deps);
-  const candidates = await settleHeld(deps, held.filter((r) => r.status === 'held'), at);
-  if (candidates.length === 0) return { released: [], claimedElsewhere: 0 };
-  if (deps.release) return { released: await deps.release.releaseHeld(candidates, at), claimedElsewhere: 0 };
-  const result: Release = { released: [], claimedElsewhere: 0 };
+  const { release: candidates, notTaken } = await settleHeld(deps, held.filter((r) => r.status === 'held'), at);
+  if (candidates.length === 0) return { released: [], claimedElsewhere: 0, notTaken };
+  if (deps.release) return { released: await deps.release.releaseHeld(candidates, at), claimedElsewhere: 0, notTaken };
+  const result: Release = { released: [], claimedElsewhere: 0, notTaken };
   for (let i = 0; i < candidates.length; i += RELEASE_CHUNK) {
     const mine: EventRecord[] = [];
     for (const record of candidates.slice(i, i + RELEASE_CHUNK)) {
@@ -136,7 +140,7 @@ export async function releaseHeld(deps: LifecycleDeps, name: string): Promise<nu
 export type ResumeResult =
   | { kind: 'discarded'; discarded: number }
   | { kind: 'unchanged'; claimedElsewhere?: number }
-  | { kind: 'resumed'; released: number; claimedElsewhere?: number };
+  | { kind: 'resumed'; released: number; claimedElsewhere?: number; notTaken?: number };
 
 export async function resumeSubscription(deps: LifecycleDeps, name: string, options: { discardHeld?: boolean } = {}): Promise<ResumeResult> {
   const subscription = await requireSubscription(deps, name);
@@ -156,8 +160,10 @@ export async function resumeSubscription(deps: LifecycleDeps, name: string, opti
   if (!wasActive) await deps.subscriptions.put({ ...subscription, state: 'active', updated_at: iso(deps) });
   // Counted once each, over the passes.
   const releasedIds = new Set<string>();
+  let notTaken = 0;
   const count = (result: Release) => {
     for (const record of result.released) releasedIds.add(record.event_id);
+    notTaken += result.notTaken;
     return result;
   };
   let last = count(await pass());
@@ -169,7 +175,7 @@ export async function resumeSubscription(deps: LifecycleDeps, name: string, opti
     await (deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))))(deps.indexLagMs);
     last = count(await pass());
   }
-  return { kind: 'resumed', released: released(), ...claimed() };
+  return { kind: 'resumed', released: released(), ...claimed(), ...(notTaken > 0 ? { notTaken } : {}) };
 }
 
 /**
