@@ -36,6 +36,37 @@ describe('evaluation', () => {
     expect(holds(filter)).toBe(expected);
   });
 
+  test('text compares the same whether written composed (NFC) or decomposed (NFD), as Unicode says it is equal', () => {
+    const nfd = 'Cafe\u0301 ready';
+    const nfc = 'Caf\u00e9 ready';
+    expect(nfd).not.toBe(nfc);
+    for (const [payloadText, filterText] of [[nfd, nfc], [nfc, nfd]] as const) {
+      const payload = { title: payloadText, tags: [payloadText] };
+      expect(holds(`title == "${filterText}"`, payload)).toBe(true);
+      expect(holds(`title != "${filterText}"`, payload)).toBe(false);
+      expect(holds(`title in ["x", "${filterText}"]`, payload)).toBe(true);
+      expect(holds(`any(tags[*] == "${filterText}")`, payload)).toBe(true);
+      expect(holds(`title =~ /^${filterText.split(' ')[0]} r/`, payload)).toBe(true);
+    }
+    // Different text stays different.
+    expect(holds('title == "Cafe ready"', { title: nfd })).toBe(false);
+  });
+
+  test('a payload key named like a keyword can be filtered (exists, in)', () => {
+    const payload = { exists: true, in: 'x', nested: { exists: 'yes' } };
+    expect(holds('exists == true', payload)).toBe(true);
+    expect(holds('exists != true', payload)).toBe(false);
+    expect(holds('exists in [true]', payload)).toBe(true);
+    expect(holds('exists =~ /true/', payload)).toBe(true);
+    expect(holds('nested.exists == yes', payload)).toBe(true);
+    // The keyword still works, on those keys too.
+    expect(holds('exists exists', payload)).toBe(true);
+    expect(holds('!exists exists', payload)).toBe(false);
+    expect(holds('exists in', payload)).toBe(true);
+    expect(holds('exists in_progress', payload)).toBe(false);
+    expect(parseFilter('exists == true')).toMatchObject({ kind: 'simple', condition: { kind: 'compare', path: 'exists', op: '==' } });
+  });
+
   test('firstFailingFilter names the failing filter and what the payload held', () => {
     expect(firstFailingFilter(['action == opened', 'number > 100'], PAYLOAD)).toEqual({ filter: 'number > 100', passed: false, detail: 'number is 42' });
     expect(firstFailingFilter(['action == opened'], PAYLOAD)).toBeUndefined();

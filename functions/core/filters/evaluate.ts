@@ -32,6 +32,8 @@ function equals(actual: unknown, expected: Literal): boolean {
     return typeof actual === 'string' && actual === expected.text;
   }
   if (actual === expected) return true;
+  // Literals are NFC (parse.ts): "é" written composed or decomposed is the same text.
+  if (typeof actual === 'string' && typeof expected === 'string') return actual.normalize('NFC') === expected;
   if (typeof actual === 'string' && typeof expected === 'boolean') return actual === String(expected);
   if (typeof expected === 'string' && (typeof actual === 'number' || typeof actual === 'boolean')) return String(actual) === expected;
   return false;
@@ -66,7 +68,7 @@ function holds(condition: Condition, root: unknown): boolean {
       return found && condition.values.some((v) => equals(value, v));
     case 'match': {
       if (!found || value === null || typeof value === 'object') return false;
-      const subject = String(value);
+      const subject = String(value).normalize('NFC');
       return condition.regex.test(subject.length > MATCH_SUBJECT_CAP ? subject.slice(0, MATCH_SUBJECT_CAP) : subject);
     }
     case 'compare': {

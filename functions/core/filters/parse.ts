@@ -92,6 +92,11 @@ class Parser {
     }
     return false;
   }
+  /** True when `word` here is followed by an operator: then it is a path, not a keyword. */
+  operatorAfter(word: string): boolean {
+    this.skip();
+    return this.text.startsWith(word, this.pos) && /^\s*(?:==|!=|<|>|=~|in(?:\s|\[|$))/.test(this.text.slice(this.pos + word.length)) && !/^\s+in$/.test(this.text.slice(this.pos + word.length));
+  }
   path(what = 'a payload path such as pull_request.draft'): string {
     this.skip();
     const m = PATH.exec(this.rest());
@@ -126,7 +131,7 @@ class Parser {
       }
       if (i >= this.text.length) this.fail(`unclosed string: add the closing ${ch}`, start);
       this.pos = i + 1;
-      return out;
+      return out.normalize('NFC');
     }
     const number = NUMBER.exec(this.rest());
     const bare = BARE.exec(this.rest());
@@ -142,7 +147,7 @@ class Parser {
     if (bare[0] === 'true') return true;
     if (bare[0] === 'false') return false;
     if (bare[0] === 'null') return null;
-    return bare[0];
+    return bare[0].normalize('NFC');
   }
   list(): Literal[] {
     this.skip();
@@ -187,7 +192,7 @@ class Parser {
     }
     this.pos = flagsAt + flags.length;
     try {
-      return { regex: loadRe2().compile(pattern, bits), source: this.text.slice(start, this.pos) };
+      return { regex: loadRe2().compile(pattern.normalize('NFC'), bits), source: this.text.slice(start, this.pos) };
     } catch (error) {
       const message = error instanceof Error ? error.message.replace(/^error parsing regexp: /, '') : String(error);
       return this.fail(`invalid regular expression: ${message} (RE2 syntax: no backreferences or lookaround)`, start);
@@ -228,8 +233,9 @@ export function parseFilter(text: string): Filter {
   p.skip();
   if (p.pos >= text.length) p.fail('empty filter; write e.g. pull_request.draft == false');
   let filter: Filter;
+  // `exists == true` compares a payload key named exists; `exists <path>` is the keyword.
   if (p.keyword('!exists')) filter = { kind: 'simple', text, condition: { kind: 'exists', path: p.path(), negated: true } };
-  else if (p.keyword('exists')) filter = { kind: 'simple', text, condition: { kind: 'exists', path: p.path(), negated: false } };
+  else if (!p.operatorAfter('exists') && p.keyword('exists')) filter = { kind: 'simple', text, condition: { kind: 'exists', path: p.path(), negated: false } };
   else if (p.eat('any(')) {
     const array = p.path('an array path such as pull_request.labels');
     if (!p.eat('[*]')) p.fail("expected '[*]' after the array path, as in any(pull_request.labels[*].name == bug)");
