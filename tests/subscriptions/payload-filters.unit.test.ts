@@ -128,6 +128,10 @@ describe('routing (DESIGN §2.4)', () => {
     [['gitlab:merge_request.open'], 'gitlab', 'merge_request', 'open', true], [['gitlab:merge_request.open'], 'gitlab', 'merge_request', 'close', false],
     [['custom:alert'], 'custom', 'alert', undefined, true], [['custom:alert'], 'github', 'alert', undefined, false], [['github:*'], 'github', 'star', 'created', true],
     [['github:*'], 'gitlab', 'push', undefined, false], [['pull_request'], 'github', 'pull_request', 'closed', true],
+    // A custom event type with a dot keeps its action: `deploy.finished` + action `ok`.
+    [['deploy.finished.ok'], 'custom', 'deploy.finished', 'ok', true], [['custom:deploy.finished.ok'], 'custom', 'deploy.finished', 'ok', true],
+    [['deploy.finished.ok'], 'custom', 'deploy.finished', 'failed', false], [['deploy.finished'], 'custom', 'deploy.finished', 'failed', true],
+    [['deploy.finished.ok'], 'custom', 'deploy', 'finished', false], [['deploy.finished'], 'custom', 'deploy', 'finished', true],
   ] as const)('%j on %s %s.%s → %p', (events, source, event, action, matched) => {
     expect(routeMatches(events, source, event, action).matched).toBe(matched);
   });

@@ -28,9 +28,8 @@ export function filterMatches(filter: string, event: string, action: string | un
   if (split.source && source && split.source !== source) return false;
   const rest = split.rest;
   if (rest === '*' || rest === event) return true;
-  const dot = rest.indexOf('.');
-  if (dot < 0) return false;
-  return rest.slice(0, dot) === event && action !== undefined && rest.slice(dot + 1) === action;
+  // `<event>.<action>`, where the event may hold dots itself (a custom `deploy.finished`).
+  return action !== undefined && rest.length === event.length + 1 + action.length && rest.startsWith(event) && rest[event.length] === '.' && rest.endsWith(action);
 }
 
 /** An empty filter list matches every event (on the subscription's own custom endpoint). */
