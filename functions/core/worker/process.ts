@@ -5,8 +5,8 @@
  * reply and re-delivers only the targets that did not succeed. Copies of one message
  * never run side by side: each takes the worker lease of its (event, subscription) first,
  * and a copy that finds a live lease asks to be retried later. A failed record always
- * ends in the dead-letter queue. The record's transitions live in record.ts, the delivery
- * fan-out in fan-out.ts.
+ * ends in the dead-letter queue. The record's transitions live in record.ts, the agent run
+ * in agent-step.ts, the delivery fan-out in fan-out.ts.
  */
 import type { Config } from '../config/types';
 import { randomUUID } from 'node:crypto';
@@ -14,27 +14,25 @@ import type { DeliveryTarget } from '../delivery/target';
 import { describeError, isHookError } from '../errors';
 import { childLogger, type Logger } from '../log';
 import type { Clock, CounterStore, DeadLetterSink, DebounceStore, EventLog, LeaseStore, PayloadStore, SubscriptionStore } from '../ports';
-
 import type { SkillSource } from '../skills/source';
-import type { Skill } from '../skills/skill';
 import { renderPrompt } from '../templates/template';
-import type { EventRecord, QueueMessage, TargetKind, TargetOutcome } from '../types';
+import type { EventRecord, QueueMessage, TargetKind } from '../types';
 import type { Agent } from '../agent/agent';
 import { isSilent } from '../agent/silent';
 import { splitFindings } from '../delivery/findings';
-import { fencePrompt, systemPrompt } from '../agent/system-prompt';
-import { fanOut, mayHaveDelivered } from './fan-out';
+import { mayHaveDelivered } from './fan-out';
 import { debounceGate, runCapGate } from './gates';
 import { acceptedFor, notThisSubscription } from '../subscriptions/held-settle';
 import { parseQueueMessage } from './message';
 import { RecordWriter, eventRecord, noteMessageBytes } from './record';
-import { runOf } from '../agent/run-record';
-import { recordAgentRun } from './agent-record';
-import { budgetRefusal } from './budget';
-import { UnrecordedDeliveries } from './unrecorded';
-import { redactSecrets, secretValuesOf } from '../redact';
+import { redactSecrets } from '../redact';
 
 export { STORED_TEXT_CAP } from './record';
+export { secretsOf } from './secrets';
+import { secretsOf } from './secrets';
+import { releaseLease } from './lease-release';
+import { runAgentStep, type Step } from './agent-step';
+import { deliverStep } from './deliver-step';
 
 export interface WorkerDeps {
   events: EventLog;
@@ -98,47 +96,6 @@ export async function processMessage(body: string, receiveCount: number, deps: W
   }
 }
 
-/** Release attempts after a failed one (a store failing for a moment, e.g. a full disk), 1 s apart and doubling. */
-const RELEASE_RETRIES = 5;
-
-/**
- * Gives the lease up. A release that fails is tried again in the background: a lease left
- * behind would keep every later copy of the message waiting for its whole duration
- * (minutes) after the store has recovered.
- */
-async function releaseLease(leases: LeaseStore, message: QueueMessage, holder: string, logger: Logger, attempt = 0): Promise<void> {
-  try {
-    await leases.release(message.event_id, message.subscription, holder);
-  } catch (error) {
-    if (attempt >= RELEASE_RETRIES) {
-      logger.warn('the worker lease could not be released; it expires by itself', { error: describeError(error) });
-      return;
-    }
-    if (attempt === 0) logger.warn('the worker lease could not be released; trying again', { error: describeError(error) });
-    setTimeout(() => void releaseLease(leases, message, holder, logger, attempt + 1), 1000 * 2 ** attempt).unref();
-  }
-}
-
-/**
- * Targets delivered whose outcome could not be written yet (unrecorded.ts), per event log:
- * one per worker as composed (serve's, a Lambda container's); a worker composed again over
- * a store opened again starts with none, as a process started again does.
- */
-const unrecordedByLog = new WeakMap<EventLog, UnrecordedDeliveries>();
-function unrecordedOf(events: EventLog): UnrecordedDeliveries {
-  let found = unrecordedByLog.get(events);
-  if (!found) unrecordedByLog.set(events, (found = new UnrecordedDeliveries()));
-  return found;
-}
-
-/** The configuration's secret values, found once per configuration object. */
-const secretCache = new WeakMap<object, string[]>();
-export function secretsOf(config: object): string[] {
-  let found = secretCache.get(config);
-  if (!found) secretCache.set(config, (found = secretValuesOf(config)));
-  return found;
-}
-
 /** One message under its lease: the record's transitions, the agent run, the fan-out. */
 async function processLeased(sent: QueueMessage, body: string, receiveCount: number, deps: WorkerDeps, logger: Logger): Promise<MessageOutcome> {
   const now = () => new Date(deps.clock.now()).toISOString();
@@ -199,6 +156,7 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
     await writer.save({ status: 'queued', error: { code, message: text } });
     return { kind: 'retry', reason: text, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   };
+  const step: Step = { deps, message, writer, logger, started, finalFailure, retryLater };
 
   const attemptsBefore = found?.attempts ?? 0;
   const subscription = await deps.subscriptions.get(message.subscription);
@@ -250,51 +208,9 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
     await writer.save({ prompt: reply, reply, warnings: rendered.warnings });
   }
   if (reply === undefined) {
-    let rendered: ReturnType<typeof renderPrompt>;
-    let skills: Skill[];
-    try {
-      rendered = renderPrompt(subscription.prompt, payload, message.action ? `${message.event}.${message.action}` : message.event);
-    } catch (error) {
-      // e.g. a payload nested too deep to print as JSON: no retry can change that.
-      return finalFailure('prompt_invalid', `The prompt cannot be rendered from this payload: ${describeError(error)}`);
-    }
-    try {
-      skills = subscription.skills.map((name) => deps.skills.load(name));
-    } catch (error) {
-      return finalFailure(isHookError(error) ? error.code : 'skill_invalid', isHookError(error) ? error.message : describeError(error));
-    }
-    await writer.save({ prompt: rendered.text, warnings: rendered.warnings });
-    let refusal: string | undefined;
-    try {
-      refusal = await budgetRefusal(deps.counters, deps.config.agent, subscription, deps.clock.now());
-    } catch (error) {
-      return retryLater(isHookError(error) ? error.code : 'unavailable', `The budget counters cannot be read: ${describeError(error)}`);
-    }
-    if (refusal) {
-      logger.warn('over budget: the agent was not called', { reason: refusal });
-      await writer.save({ status: 'over_budget', error: { code: 'over_budget', message: refusal }, timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } });
-      return { kind: 'ack', status: 'over_budget' };
-    }
-    const agentStart = deps.clock.now();
-    const model = subscription.model ?? deps.config.agent.model;
-    try {
-      const result = await (subscription.model && deps.agentFor ? deps.agentFor(subscription.model) : deps.agent).run({
-        system: systemPrompt(skills), prompt: fencePrompt(rendered), rendered: rendered.text,
-        allowedTools: [...new Set(skills.flatMap((s) => s.tools))], timeoutMs: subscription.timeout_ms ?? deps.config.agent.timeout_ms, maxSteps: subscription.max_steps ?? deps.config.agent.max_steps,
-        message, payload, ...((subscription.max_tokens ?? deps.config.agent.max_tokens) ? { maxTokens: subscription.max_tokens ?? deps.config.agent.max_tokens } : {}),
-      });
-      // A configured secret never leaves in a reply (a tool's error text, an echoed header the model repeated): masked before it is stored or posted.
-      reply = redactSecrets(result.text, secretsOf(deps.config));
-      const warnings = [...rendered.warnings, ...result.refusedTools.map((t) => `tool '${t}' refused: no attached skill declares it`)];
-      // The full reply is delivered; the record keeps what fits.
-      await writer.save({ reply, warnings, ...(model ? { model } : {}), timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined, ...await recordAgentRun(deps, message, result.run, writer.current.usage) });
-    } catch (error) {
-      const run = runOf(error);
-      if (run) await writer.save({ timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, ...await recordAgentRun(deps, message, run, writer.current.usage) });
-      const code = isHookError(error) ? error.code : 'agent_failed';
-      const text = isHookError(error) ? error.message : describeError(error);
-      return isHookError(error) && error.retryable ? retryLater(code, text, error.retryAfterMs) : finalFailure(code, text);
-    }
+    const ran = await runAgentStep(step, subscription, payload);
+    if ('kind' in ran) return ran;
+    reply = ran.reply;
   }
 
   if (subscription.agent !== 'none' && isSilent(reply)) {
@@ -308,30 +224,5 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
 
   // A redelivery with its reply stored has written nothing yet: show it processing while it delivers.
   if (writer.unsaved) await writer.save();
-  // Each target's delivery is recorded as it lands (one write at a time), not only when all are done.
-  const unrecorded = unrecordedOf(deps.events);
-  let recorded = Promise.resolve();
-  const onDelivered = (kind: string, outcome: TargetOutcome, options: { immediately: boolean }) => {
-    // Noted first: if the write fails, a retry in this process does not deliver it again.
-    unrecorded.note(message.event_id, message.subscription, kind, outcome);
-    return (recorded = recorded.then(async () => {
-      await writer.save({ targets: { ...writer.current.targets, [kind]: outcome } }, options);
-    }));
-  };
-  const { targets, failures } = await fanOut({
-    subscription, message, payload, reply, previous: unrecorded.withNoted(message.event_id, message.subscription, writer.current.targets), targets: deps.targets, settings: deps.config.delivery, logger, now, secrets: secretsOf(deps.config), onDelivered,
-    ...(mayHaveDelivered(receiveCount, found) ? { earlierAttempt: { since: message.received_at } } : {}),
-  });
-  const delivered = { targets, timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } };
-  if (failures.length === 0) {
-    await writer.save({ ...delivered, status: 'delivered', error: undefined });
-    unrecorded.forget(message.event_id, message.subscription);
-    return { kind: 'ack', status: 'delivered' };
-  }
-  await writer.save(delivered);
-  unrecorded.forget(message.event_id, message.subscription);
-  const summary = failures.map((f) => `${f.kind}: ${f.message}`).join('; ');
-  const code = failures[0]?.code ?? 'delivery_failed';
-  const waits = failures.flatMap((f) => (f.retryable && f.retryAfterMs !== undefined ? [f.retryAfterMs] : []));
-  return failures.some((f) => f.retryable) ? retryLater(code, summary, waits.length > 0 ? Math.max(...waits) : undefined) : finalFailure(code, summary);
+  return deliverStep(step, subscription, payload, reply, mayHaveDelivered(receiveCount, found) ? { since: message.received_at } : undefined);
 }

@@ -1,0 +1,82 @@
+/**
+ * The agent's part of one message: render the prompt, load the skills, check the budget,
+ * run the agent and record its run. Either the reply (masked of configured secrets, and
+ * saved) or the message's outcome when the run cannot or must not happen.
+ */
+import type { Logger } from '../log';
+import { describeError, isHookError } from '../errors';
+import type { Skill } from '../skills/skill';
+import { renderPrompt } from '../templates/template';
+import type { QueueMessage, Subscription } from '../types';
+import { fencePrompt, systemPrompt } from '../agent/system-prompt';
+import { runOf } from '../agent/run-record';
+import { redactSecrets } from '../redact';
+import { recordAgentRun } from './agent-record';
+import { budgetRefusal } from './budget';
+import type { RecordWriter } from './record';
+import { secretsOf } from './secrets';
+import type { MessageOutcome, WorkerDeps } from './process';
+
+/** One message in progress, as the worker's steps share it. */
+export interface Step {
+  deps: WorkerDeps;
+  message: QueueMessage;
+  writer: RecordWriter;
+  logger: Logger;
+  /** When the work on this receive started (ms). */
+  started: number;
+  /** Ends the record failed and dead-letters the message. */
+  finalFailure(code: string, said: string): Promise<MessageOutcome>;
+  /** Gives the message back to the queue (failed for good after the last receive). */
+  retryLater(code: string, said: string, retryAfterMs?: number): Promise<MessageOutcome>;
+}
+
+export async function runAgentStep(step: Step, subscription: Subscription, payload: Record<string, unknown>): Promise<{ reply: string } | MessageOutcome> {
+  const { deps, message, writer, logger, started, finalFailure, retryLater } = step;
+  let rendered: ReturnType<typeof renderPrompt>;
+  let skills: Skill[];
+  try {
+    rendered = renderPrompt(subscription.prompt, payload, message.action ? `${message.event}.${message.action}` : message.event);
+  } catch (error) {
+    // e.g. a payload nested too deep to print as JSON: no retry can change that.
+    return finalFailure('prompt_invalid', `The prompt cannot be rendered from this payload: ${describeError(error)}`);
+  }
+  try {
+    skills = subscription.skills.map((name) => deps.skills.load(name));
+  } catch (error) {
+    return finalFailure(isHookError(error) ? error.code : 'skill_invalid', isHookError(error) ? error.message : describeError(error));
+  }
+  await writer.save({ prompt: rendered.text, warnings: rendered.warnings });
+  let refusal: string | undefined;
+  try {
+    refusal = await budgetRefusal(deps.counters, deps.config.agent, subscription, deps.clock.now());
+  } catch (error) {
+    return retryLater(isHookError(error) ? error.code : 'unavailable', `The budget counters cannot be read: ${describeError(error)}`);
+  }
+  if (refusal) {
+    logger.warn('over budget: the agent was not called', { reason: refusal });
+    await writer.save({ status: 'over_budget', error: { code: 'over_budget', message: refusal }, timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } });
+    return { kind: 'ack', status: 'over_budget' };
+  }
+  const agentStart = deps.clock.now();
+  const model = subscription.model ?? deps.config.agent.model;
+  try {
+    const result = await (subscription.model && deps.agentFor ? deps.agentFor(subscription.model) : deps.agent).run({
+      system: systemPrompt(skills), prompt: fencePrompt(rendered), rendered: rendered.text,
+      allowedTools: [...new Set(skills.flatMap((s) => s.tools))], timeoutMs: subscription.timeout_ms ?? deps.config.agent.timeout_ms, maxSteps: subscription.max_steps ?? deps.config.agent.max_steps,
+      message, payload, ...((subscription.max_tokens ?? deps.config.agent.max_tokens) ? { maxTokens: subscription.max_tokens ?? deps.config.agent.max_tokens } : {}),
+    });
+    // A configured secret never leaves in a reply (a tool's error text, an echoed header the model repeated): masked before it is stored or posted.
+    const reply = redactSecrets(result.text, secretsOf(deps.config));
+    const warnings = [...rendered.warnings, ...result.refusedTools.map((t) => `tool '${t}' refused: no attached skill declares it`)];
+    // The full reply is delivered; the record keeps what fits.
+    await writer.save({ reply, warnings, ...(model ? { model } : {}), timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined, ...await recordAgentRun(deps, message, result.run, writer.current.usage) });
+    return { reply };
+  } catch (error) {
+    const run = runOf(error);
+    if (run) await writer.save({ timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, ...await recordAgentRun(deps, message, run, writer.current.usage) });
+    const code = isHookError(error) ? error.code : 'agent_failed';
+    const text = isHookError(error) ? error.message : describeError(error);
+    return isHookError(error) && error.retryable ? retryLater(code, text, error.retryAfterMs) : finalFailure(code, text);
+  }
+}
