@@ -20,6 +20,10 @@ function short(value: unknown): string {
   return text.length > 80 ? `${text.slice(0, 80)}…` : text;
 }
 
+const NON_ASCII = /[^\u0000-\u007f]/;
+/** NFC form; ASCII text (most payload values) is its own and is not copied. */
+const nfc = (text: string) => (NON_ASCII.test(text) ? text.normalize('NFC') : text);
+
 /**
  * README "Payload filters": a payload number equals a number literal of the same value
  * (`42 == 42.0`); a payload string equals a number literal only as the text written
@@ -33,7 +37,7 @@ function equals(actual: unknown, expected: Literal): boolean {
   }
   if (actual === expected) return true;
   // Literals are NFC (parse.ts): "é" written composed or decomposed is the same text.
-  if (typeof actual === 'string' && typeof expected === 'string') return actual.normalize('NFC') === expected;
+  if (typeof actual === 'string' && typeof expected === 'string') return nfc(actual) === expected;
   if (typeof actual === 'string' && typeof expected === 'boolean') return actual === String(expected);
   if (typeof expected === 'string' && (typeof actual === 'number' || typeof actual === 'boolean')) return String(actual) === expected;
   return false;
@@ -68,8 +72,8 @@ function holds(condition: Condition, root: unknown): boolean {
       return found && condition.values.some((v) => equals(value, v));
     case 'match': {
       if (!found || value === null || typeof value === 'object') return false;
-      const subject = String(value).normalize('NFC');
-      return condition.regex.test(subject.length > MATCH_SUBJECT_CAP ? subject.slice(0, MATCH_SUBJECT_CAP) : subject);
+      const subject = String(value);
+      return condition.regex.test(nfc(subject.length > MATCH_SUBJECT_CAP ? subject.slice(0, MATCH_SUBJECT_CAP) : subject));
     }
     case 'compare': {
       if (condition.op === '==') return found && equals(value, condition.value);
