@@ -46,7 +46,8 @@ async function endHeld(events: EventLog, record: EventRecord, changes: Partial<E
 async function noLongerTaken(record: EventRecord, subscription: Subscription, payloads: PayloadStore | undefined): Promise<string | undefined> {
   const { message } = record;
   let payload: unknown = message.payload;
-  if (payload === undefined && message.payload_ref && payloads) {
+  // Read back only when a payload filter needs it.
+  if (payload === undefined && message.payload_ref && payloads && subscription.filters?.length) {
     try {
       payload = JSON.parse(await payloads.get(message.payload_ref));
     } catch {
