@@ -9,11 +9,13 @@ const RETRYABLE = new Set(['ThrottlingException', 'ServiceUnavailableException',
 
 function toMessages(conversation: Turn[]): Message[] {
   return conversation.map((turn): Message => {
-    if (turn.role === 'user') return { role: 'user', content: [{ text: turn.text }] };
+    // Converse refuses blank text blocks ("The text field in the ContentBlock object … is
+    // blank"), though Claude returns them itself (a "\n\n" beside a toolUse): as for Anthropic.
+    if (turn.role === 'user') return { role: 'user', content: [{ text: turn.text.trim() ? turn.text : '…' }] };
     if (turn.role === 'assistant') {
-      const content: ContentBlock[] = turn.text ? [{ text: turn.text }] : [];
+      const content: ContentBlock[] = turn.text.trim() ? [{ text: turn.text }] : [];
       for (const call of turn.toolCalls) content.push({ toolUse: { toolUseId: call.id, name: call.name, input: (call.input ?? {}) as never } });
-      return { role: 'assistant', content };
+      return { role: 'assistant', content: content.length > 0 ? content : [{ text: '…' }] };
     }
     return {
       role: 'user',
@@ -62,7 +64,9 @@ export function bedrockProvider(client: BedrockRuntimeClient, modelId: string): 
         const message = error instanceof Error ? error.message : String(error);
         if (RETRYABLE.has(name)) throw new HookError('provider_unavailable', `Bedrock: ${name}: ${message}`, { retryable: true });
         if (name === 'AccessDeniedException' || name === 'UnrecognizedClientException') throw new HookError('provider_auth', `Bedrock refused the credentials: ${message}`);
-        if (name === 'ResourceNotFoundException' || name === 'ValidationException') throw new HookError('provider_model', `Bedrock: ${name}: ${message}`);
+        if (name === 'ResourceNotFoundException') throw new HookError('provider_model', `Bedrock: ${name}: ${message}`);
+        // A refused request (a bad field, a context too long), not an unknown model.
+        if (name === 'ValidationException') throw new HookError(/model identifier|model id|on-demand throughput/i.test(message) ? 'provider_model' : 'provider_request', `Bedrock: ${name}: ${message}`);
         throw new HookError('provider_unavailable', `Bedrock: ${name}: ${message}`, { retryable: !(error instanceof Error && '$fault' in error && (error as { $fault?: string }).$fault === 'client') });
       }
     },

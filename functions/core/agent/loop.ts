@@ -60,7 +60,7 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
         // One more call, beyond max_steps: the cut reply (and any half-written tool call) is dropped.
         retriedShorter = true;
         recorder.transcript.retried_shorter = true;
-        conversation.push({ role: 'assistant', text: turn.text || '…', toolCalls: [] }, { role: 'user', text: SHORTER_PLEASE });
+        conversation.push({ role: 'assistant', text: turn.text.trim() ? turn.text : '…', toolCalls: [] }, { role: 'user', text: SHORTER_PLEASE });
         step -= 1;
         continue;
       }
