@@ -9,7 +9,7 @@ import { usageEstimated } from '../../functions/core/agent/run-record';
 import { acceptedFor } from '../../functions/core/subscriptions/held-settle';
 import { subscriptionJson } from '../output';
 import { scrub } from './redact';
-import { chart, durationMs, endpointOf, listEvents, SEARCH_BUDGET, type EventFilters } from './list-view';
+import { chart, durationMs, endpointOf, listEvents, SEARCH_BUDGET, tokensShown, type EventFilters } from './list-view';
 import { bounded, findRequestEntry } from './shape';
 import { codehostEndpoints, receivesCustom, type Endpoint } from '../setup-hints';
 
@@ -37,8 +37,7 @@ export function eventSummary(r: EventRecord) {
   return {
     event_id: r.event_id, delivery_id: r.delivery_id, subscription: r.subscription, received_at: r.received_at, updated_at: r.updated_at,
     endpoint: endpointOf(r), event: r.event, action: r.action ?? null, status: r.status, duration_ms: durationMs(r), attempts: r.attempts ?? 0,
-    model: r.usage?.model ?? null, tokens: r.usage ? r.usage.input_tokens + r.usage.output_tokens : null,
-    ...(usageEstimated(r.usage) ? { tokens_estimated: true } : {}),
+    model: r.usage?.model ?? null, ...tokensShown(r.usage),
     replay_of: r.message.replay_of ?? null, error: r.error ?? null,
   };
 }

@@ -5,7 +5,8 @@
  */
 import { usageEstimated } from '../../functions/core/agent/run-record';
 import type { EventLog, ListedEvent } from '../../functions/core/ports';
-import type { EventStatus, Source, Subscription } from '../../functions/core/types';
+import type { AgentUsage, EventStatus, Source, Subscription } from '../../functions/core/types';
+import { tokensOf } from '../../functions/core/worker/budget';
 import { encodeCursor, searchLog, type Position } from './event-list';
 
 export interface EventFilters {
@@ -46,12 +47,17 @@ function acceptedByCurrent(r: ListedEvent, current: Subscription | undefined): b
   return r.subscription_created_at !== undefined ? r.subscription_created_at === current.created_at : r.received_at >= current.created_at;
 }
 
+/** An event's tokens as `webhook usage` and the daily budgets count them (cache reads and writes included), and whether they are estimated. */
+export function tokensShown(usage: AgentUsage | undefined): { tokens: number | null; tokens_estimated?: true } {
+  if (!usage) return { tokens: null };
+  return { tokens: tokensOf(usage), ...(usageEstimated(usage) ? { tokens_estimated: true as const } : {}) };
+}
+
 export function listedSummary(r: ListedEvent, current: Subscription | undefined) {
   return {
     event_id: r.event_id, delivery_id: r.delivery_id, subscription: r.subscription, subscription_deleted: !acceptedByCurrent(r, current),
     received_at: r.received_at, updated_at: r.updated_at, endpoint: endpointOf(r), event: r.event, action: r.action ?? null, status: r.status,
-    duration_ms: durationMs(r), attempts: r.attempts ?? 0, model: r.usage?.model ?? null, tokens: r.usage ? r.usage.input_tokens + r.usage.output_tokens : null,
-    ...(usageEstimated(r.usage) ? { tokens_estimated: true } : {}),
+    duration_ms: durationMs(r), attempts: r.attempts ?? 0, model: r.usage?.model ?? null, ...tokensShown(r.usage),
     error: r.error ?? null,
   };
 }

@@ -52,7 +52,7 @@ test('events: newest first, with model, tokens and duration; filters and free-te
   const times = all.map((e) => e.received_at as string);
   expect([...times].sort().reverse()).toEqual(times);
   const rich = all.find((e) => e.event_id === fx.rich.event_id);
-  expect(rich).toMatchObject({ endpoint: 'github', event: 'pull_request', action: 'opened', subscription: 'pr-review', status: 'delivered', duration_ms: 5123, model: 'claude-sonnet-4-5', tokens: 2822 });
+  expect(rich).toMatchObject({ endpoint: 'github', event: 'pull_request', action: 'opened', subscription: 'pr-review', status: 'delivered', duration_ms: 5123, model: 'claude-sonnet-4-5', tokens: 8822 });
 
   const get = async (query: string) => ((await (await fetch(`${fx.url}/console/api/events?${query}`)).json()) as { events: Array<Record<string, unknown>> }).events;
   expect((await get('subscription=alerts')).every((e) => e.subscription === 'alerts' && e.endpoint === 'custom/alerts')).toBe(true);

@@ -42,7 +42,7 @@ test('events list: rows with status, model and tokens, the chart, and new events
   await page.goto(`${fx.url}/console`);
   const row = page.locator(`tr[data-event-id="${fx.rich.event_id}"]`);
   await row.waitFor();
-  await expect(row.innerText()).resolves.toMatch(/github\s+pull_request\.opened\s+pr-review\s+delivered\s+5\.1 s\s+claude-sonnet-4-5\s+2822/);
+  await expect(row.innerText()).resolves.toMatch(/github\s+pull_request\.opened\s+pr-review\s+delivered\s+5\.1 s\s+claude-sonnet-4-5\s+8822/);
   expect(await page.locator('#chart rect').count()).toBeGreaterThan(5);
   expect(await page.locator('#chart rect[data-outcome="failed"]').count()).toBeGreaterThan(0);
   await page.screenshot({ path: join(ARTIFACTS, 'events.png'), fullPage: true });
@@ -78,6 +78,8 @@ test('one event → Replay: the page shows the new attempt, and the event log ha
   expect(await steps.nth(0).innerText()).toMatch(/assistant · http_get[\s\S]*pull\/7\.diff/);
   expect(await steps.nth(1).innerText()).toMatch(/tool · http_get[\s\S]*result\s*\+ retry\(\)/);
   expect(await page.locator('.reply').innerText()).toContain('never backs off');
+  // Every token the run was charged for, as `webhook event` and `webhook usage` count them.
+  expect(await page.locator('.record').innerText()).toMatch(/tokens\s+2310 in, 512 out, 4800 cache read, 1200 cache write, 3 step\(s\)/);
   expect(await page.locator('.targets a').getAttribute('href')).toBe('https://github.test/octo/app/pull/7#issuecomment-101');
   // The JSON tree: two levels open, deeper ones folded until clicked.
   expect(await payload.innerText()).not.toContain('payload-hook');

@@ -79,7 +79,8 @@ export async function startConsoleFixture(options: ConsoleOptions = {}): Promise
     prompt: 'Review the pull request https://github.test/octo/app/pull/7 titled "Add retry to uploads".',
     reply: 'Looks good overall. One finding: the retry loop never backs off.',
     targets: { codehost_comment: { status: 'delivered', detail: 'https://github.test/octo/app/pull/7#issuecomment-101', at: new Date(richAt + 5000).toISOString() } },
-    usage: { provider: 'anthropic', model: 'claude-sonnet-4-5', input_tokens: 2310, output_tokens: 512, steps: 3 },
+    // Prompt caching on: the cache reads and writes count as the run's tokens too.
+    usage: { provider: 'anthropic', model: 'claude-sonnet-4-5', input_tokens: 2310, output_tokens: 512, cache_read_tokens: 4800, cache_write_tokens: 1200, steps: 3 },
     timings: { total_ms: 5123 },
     transcript_ref: JSON.stringify([{ role: 'assistant', tool_call: { name: 'http_get', input: { url: 'https://github.test/octo/app/pull/7.diff' } } }, { role: 'tool', name: 'http_get', result: '+ retry()' }]),
   });
