@@ -4,7 +4,7 @@ import { maxTokensField, openAiStop } from '../../functions/core/agent/openai';
 import { bedrockStop } from '../../functions/aws/bedrock-provider';
 
 test.each([
-  ['stop', 'end'], ['tool_calls', 'tool_use'], ['function_call', 'tool_use'], ['length', 'max_tokens'], ['content_filter', 'content_filter'], [null, undefined], ['weird', 'other'],
+  ['stop', 'end'], ['tool_calls', 'tool_use'], ['function_call', 'tool_use'], ['length', 'max_tokens'], ['model_length', 'max_tokens'], ['content_filter', 'content_filter'], [null, undefined], ['weird', 'other'],
 ])('OpenAI finish_reason %p → %p', (reason, stop) => expect(openAiStop(reason)).toBe(stop));
 
 test.each([

@@ -72,7 +72,8 @@ export function openAiStop(reason: unknown): StopReason | undefined {
   switch (reason) {
     case 'stop': return 'end';
     case 'tool_calls': case 'function_call': return 'tool_use';
-    case 'length': return 'max_tokens';
+    // Mistral's Chat Completions says `model_length` when the context window filled up (Anthropic's model_context_window_exceeded).
+    case 'length': case 'model_length': return 'max_tokens';
     case 'content_filter': return 'content_filter';
     case undefined: case null: return undefined;
     default: return 'other';
