@@ -1,13 +1,15 @@
 /**
  * `webhook usage [<name>] [--since 7d] [--json]`: the tokens the agent used, summed per
  * subscription and model from the event log (kept 14 days), with the events, steps and
- * tool calls behind them.
+ * tool calls behind them. Deleted subscriptions count too: their tokens were spent, and
+ * the daily budgets counted them.
  */
 import { HookError } from '../../functions/core/errors';
 import { usageEstimated } from '../../functions/core/agent/run-record';
 import type { EventRecord } from '../../functions/core/types';
 import { table } from '../output';
 import { withStores, type CliContext } from '../context';
+import { recordedNames } from '../recorded-names';
 
 /** Records read per subscription; the event log keeps 14 days. */
 export const USAGE_SCAN_LIMIT = 10_000;
@@ -44,6 +46,8 @@ export interface UsageRow {
   tool_calls: number;
   /** Events whose tokens are (partly) hookagent's estimate: the provider reported none. Absent when 0. */
   estimated_events?: number;
+  /** The subscription was deleted since (its records stay 14 days). Absent otherwise. */
+  deleted?: true;
 }
 
 export function sumUsage(records: EventRecord[]): UsageRow[] {
@@ -72,26 +76,31 @@ export function sumUsage(records: EventRecord[]): UsageRow[] {
 
 export async function usage(ctx: CliContext, name: string | undefined, since: string, json: boolean, nowMs = Date.now()): Promise<void> {
   const from = parseSince(since, nowMs);
-  const records = await withStores(ctx, async (stores) => {
+  const { records, defined, note } = await withStores(ctx, async (stores) => {
+    const defined = new Set((await stores.subscriptions.list()).map((s) => s.name));
     let names: string[];
+    let note: string | undefined;
     if (name) {
-      if (!(await stores.subscriptions.get(name))) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
+      // A deleted subscription's usage is still asked for by its name, while the log holds its records.
+      if (!defined.has(name) && (await stores.events.listBySubscription(name, 1)).length === 0) {
+        throw new HookError('subscription_not_found', `No subscription named '${name}', and the event log holds no events under that name`);
+      }
       names = [name];
     } else {
-      names = (await stores.subscriptions.list()).map((s) => s.name);
+      ({ names, note } = await recordedNames(stores.events, [...defined]));
     }
     const all: EventRecord[] = [];
     for (const n of names) all.push(...(await stores.events.listBySubscription(n, USAGE_SCAN_LIMIT)).filter((r) => Date.parse(r.received_at) >= from));
-    return all;
+    return { records: all, defined, note };
   });
-  const rows = sumUsage(records);
+  const rows = sumUsage(records).map((r) => (defined.has(r.subscription) ? r : { ...r, deleted: true as const }));
   const total = rows.reduce((t, r) => ({
     events: t.events + r.events, input_tokens: t.input_tokens + r.input_tokens, output_tokens: t.output_tokens + r.output_tokens,
     cache_read_tokens: t.cache_read_tokens + r.cache_read_tokens, cache_write_tokens: t.cache_write_tokens + r.cache_write_tokens, total_tokens: t.total_tokens + r.total_tokens,
   }), { events: 0, input_tokens: 0, output_tokens: 0, cache_read_tokens: 0, cache_write_tokens: 0, total_tokens: 0 });
   const sinceIso = new Date(from).toISOString();
-  if (json) return ctx.out(JSON.stringify({ since: sinceIso, rows, total }, null, 2));
-  if (rows.length === 0) return ctx.out(`No agent usage recorded since ${sinceIso}${name ? ` for '${name}'` : ''}.`);
+  if (json) return ctx.out(JSON.stringify({ since: sinceIso, rows, total, ...(note ? { note } : {}) }, null, 2));
+  if (rows.length === 0) return ctx.out(`No agent usage recorded since ${sinceIso}${name ? ` for '${name}'` : ''}.${note ? `\n${note}.` : ''}`);
   const n = (v: number) => String(v);
   // Token counts that include estimates carry "~".
   const t = (v: number, estimated: boolean) => (estimated ? `~${v}` : String(v));
@@ -99,10 +108,12 @@ export async function usage(ctx: CliContext, name: string | undefined, since: st
   ctx.out(table(
     ['SUBSCRIPTION', 'PROVIDER', 'MODEL', 'EVENTS', 'INPUT', 'OUTPUT', 'CACHE READ', 'CACHE WRITE', 'TOTAL', 'STEPS', 'TOOL CALLS'],
     [
-      ...rows.map((r) => [r.subscription, r.provider, r.model, n(r.events), t(r.input_tokens, !!r.estimated_events), t(r.output_tokens, !!r.estimated_events), n(r.cache_read_tokens), n(r.cache_write_tokens), t(r.total_tokens, !!r.estimated_events), n(r.steps), n(r.tool_calls)]),
+      ...rows.map((r) => [r.deleted ? `${r.subscription} (deleted)` : r.subscription, r.provider, r.model, n(r.events), t(r.input_tokens, !!r.estimated_events), t(r.output_tokens, !!r.estimated_events), n(r.cache_read_tokens), n(r.cache_write_tokens), t(r.total_tokens, !!r.estimated_events), n(r.steps), n(r.tool_calls)]),
       ['(all)', '', '', n(total.events), t(total.input_tokens, anyEstimated), t(total.output_tokens, anyEstimated), n(total.cache_read_tokens), n(total.cache_write_tokens), t(total.total_tokens, anyEstimated), '', ''],
     ],
   ));
   ctx.out(`\nSince ${sinceIso}. Tokens as the providers report them; TOTAL (input + output + cache reads and writes) is what daily budgets count.`);
+  if (rows.some((r) => r.deleted)) ctx.out('(deleted): a subscription deleted since; its events stay in the event log for 14 days, and its tokens were spent.');
+  if (note) ctx.out(`${note}.`);
   if (anyEstimated) ctx.out('~: estimated, in part: a provider reported no token counts for some runs, so hookagent counted ~4 characters a token of the text sent and received.');
 }
