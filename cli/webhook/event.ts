@@ -35,9 +35,15 @@ export function storyJson(s: EventStory): Record<string, unknown> {
 /** Stored text (prompts, replies, tool results: payload text) indented, its control characters visible. */
 const indent = (text: string, by = '    ') => escapeTerminal(text).split('\n').map((l) => `${by}${l}`).join('\n');
 
-/** A transcript as indented text lines (also printed by `webhook test --dry-run`). */
+/** A transcript as indented text lines (also printed by `webhook test --dry-run`); the event's earlier runs first, each under its own heading. */
 export function transcriptLines(t: Transcript): string[] {
-  const lines = ['  transcript:', `    ${t.provider}${t.model ? ` ${t.model}` : ''}, system prompt sha256: ${t.system_sha256}`, '    user:', indent(t.user, '      ')];
+  const runs = [...(t.earlier ?? []), t];
+  if (runs.length === 1) return runLines(t, 'transcript:');
+  return runs.flatMap((run, i) => runLines(run, `transcript of run ${i + 1} of ${runs.length}${i < runs.length - 1 ? ' (an earlier attempt)' : ''}:`));
+}
+
+function runLines(t: Transcript, heading: string): string[] {
+  const lines = [`  ${heading}`, `    ${t.provider}${t.model ? ` ${t.model}` : ''}, system prompt sha256: ${t.system_sha256}`, '    user:', indent(t.user, '      ')];
   for (const step of t.steps) {
     lines.push(`    step ${step.step}${step.stop ? ` (stop: ${step.stop})` : ''}:${step.text ? '' : ' (no text)'}`);
     if (step.text) lines.push(indent(step.text, '      '));

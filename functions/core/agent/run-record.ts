@@ -42,6 +42,12 @@ export interface Transcript {
   /** Set when a reply cut at the token limit was asked again, shorter. */
   retried_shorter?: boolean;
   reply?: string;
+  /**
+   * The transcripts of the event's earlier runs (a run that spent tokens and failed, then
+   * the queue's retry), oldest first: the record's usage sums every run, and so the story
+   * keeps every run.
+   */
+  earlier?: Transcript[];
 }
 
 /** A run's usage as recorded (`estimated`: some of its tokens are hookagent's estimate). */

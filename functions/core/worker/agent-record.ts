@@ -4,7 +4,8 @@
  * event: a store that is down costs the transcript or the charge, logged, not the reply.
  */
 import { usageEstimated, type AgentRun, type RecordedUsage } from '../agent/run-record';
-import { storeTranscript } from '../agent/transcript-store';
+import { loadTranscript, storeTranscript } from '../agent/transcript-store';
+import type { Transcript } from '../agent/run-record';
 import { describeError } from '../errors';
 import type { Logger } from '../log';
 import type { Clock, CounterStore, PayloadStore } from '../ports';
@@ -22,17 +23,20 @@ export interface RunRecordDeps {
  * `earlier`: what the event's earlier attempts used (a run that failed after spending
  * tokens, then retried). The record keeps the sum, as the daily budget counts every
  * attempt: `webhook usage` and the budget then agree. Provider and model are the latest run's.
+ * `earlierTranscript`: the record's transcript from those attempts; the new one keeps it
+ * (`Transcript.earlier`), so the story shows every run the usage counts.
  */
-export async function recordAgentRun(deps: RunRecordDeps, message: QueueMessage, run: AgentRun | undefined, earlier?: AgentUsage): Promise<Partial<EventRecord>> {
+export async function recordAgentRun(deps: RunRecordDeps, message: QueueMessage, run: AgentRun | undefined, earlier?: AgentUsage, earlierTranscript?: string): Promise<Partial<EventRecord>> {
   if (!run) return {};
   const log = { event_id: message.event_id, subscription: message.subscription };
   const changes: Partial<EventRecord> = { usage: earlier ? addUsage(earlier, run.usage) : run.usage };
+  const transcript = await withEarlier(deps, run.transcript, earlierTranscript, log);
   // Side by side: two independent writes (in the local store, one transaction).
   await Promise.all([
     chargeBudget(deps.counters, message.subscription, run.usage, deps.clock.now()).catch((error: unknown) => {
       deps.logger.warn('token usage not counted against the budget', { ...log, reason: describeError(error) });
     }),
-    storeTranscript(deps.payloads, message.event_id, message.subscription, run.transcript).then((ref) => {
+    storeTranscript(deps.payloads, message.event_id, message.subscription, transcript).then((ref) => {
       changes.transcript_ref = ref;
     }, (error: unknown) => {
       deps.logger.warn('transcript not stored', { ...log, reason: describeError(error) });
@@ -58,4 +62,18 @@ function addUsage(a: AgentUsage, b: RecordedUsage): RecordedUsage {
     ...(cacheRead ? { cache_read_tokens: cacheRead } : {}), ...(cacheWrite ? { cache_write_tokens: cacheWrite } : {}), ...(tools.length > 0 ? { tool_calls: tools } : {}),
     ...(estimated ? { estimated: true as const } : {}),
   };
+}
+
+/** `current` with the earlier runs' transcripts before it; an earlier one that cannot be read is left out, logged. */
+async function withEarlier(deps: RunRecordDeps, current: Transcript, earlierRef: string | undefined, log: Record<string, string>): Promise<Transcript> {
+  if (!earlierRef) return current;
+  try {
+    const earlier = await loadTranscript(deps.payloads, earlierRef);
+    if (!earlier) return current;
+    const { earlier: before = [], ...last } = earlier;
+    return { ...current, earlier: [...before, last] };
+  } catch (error) {
+    deps.logger.warn("the earlier runs' transcript could not be read; this run's is kept alone", { ...log, reason: describeError(error) });
+    return current;
+  }
 }

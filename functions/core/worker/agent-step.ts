@@ -70,11 +70,11 @@ export async function runAgentStep(step: Step, subscription: Subscription, paylo
     const reply = redactSecrets(result.text, secretsOf(deps.config));
     const warnings = [...rendered.warnings, ...result.refusedTools.map((t) => `tool '${t}' refused: no attached skill declares it`)];
     // The full reply is delivered; the record keeps what fits.
-    await writer.save({ reply, warnings, ...(model ? { model } : {}), timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined, ...await recordAgentRun(deps, message, result.run, writer.current.usage) });
+    await writer.save({ reply, warnings, ...(model ? { model } : {}), timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined, ...await recordAgentRun(deps, message, result.run, writer.current.usage, writer.current.transcript_ref) });
     return { reply };
   } catch (error) {
     const run = runOf(error);
-    if (run) await writer.save({ timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, ...await recordAgentRun(deps, message, run, writer.current.usage) });
+    if (run) await writer.save({ timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, ...await recordAgentRun(deps, message, run, writer.current.usage, writer.current.transcript_ref) });
     const code = isHookError(error) ? error.code : 'agent_failed';
     const text = isHookError(error) ? error.message : describeError(error);
     return isHookError(error) && error.retryable ? retryLater(code, text, error.retryAfterMs) : finalFailure(code, text);
