@@ -2,8 +2,11 @@
 import {
   BedrockRuntimeClient, ConverseCommand, type ContentBlock, type Message, type Tool as BedrockTool,
 } from '@aws-sdk/client-bedrock-runtime';
-import type { ChatProvider, ProviderTurn, StopReason, Turn } from '../core/agent/conversation';
+import { withTurnUsage, type ChatProvider, type ProviderTurn, type StopReason, type Turn } from '../core/agent/conversation';
 import { HookError } from '../core/errors';
+
+/** Converse stop reasons for an answer the model did not finish well-formed (a broken toolUse, unparsable output). */
+const MALFORMED = new Set(['malformed_model_output', 'malformed_tool_use']);
 
 const RETRYABLE = new Set(['ThrottlingException', 'ServiceUnavailableException', 'InternalServerException', 'ModelTimeoutException', 'ModelNotReadyException', 'TimeoutError']);
 
@@ -52,14 +55,20 @@ export function bedrockProvider(client: BedrockRuntimeClient, modelId: string): 
         const content = result.output?.message?.content ?? [];
         const stop = bedrockStop(result.stopReason);
         const u = result.usage;
+        const usage = u ? { input: u.inputTokens ?? 0, output: u.outputTokens ?? 0, ...(u.cacheReadInputTokens ? { cacheRead: u.cacheReadInputTokens } : {}), ...(u.cacheWriteInputTokens ? { cacheWrite: u.cacheWriteInputTokens } : {}) } : undefined;
+        if (MALFORMED.has(result.stopReason ?? '')) {
+          // Half an answer ("Let me read the diff." before a broken toolUse) is no reply: never posted. Billed, so counted.
+          const error = new HookError('provider_response', `Bedrock: the model's output was malformed (${result.stopReason}); nothing was posted`, { retryable: true });
+          throw usage ? withTurnUsage(error, usage) : error;
+        }
         return {
           ...(stop ? { stop } : {}),
-          ...(u ? { usage: { input: u.inputTokens ?? 0, output: u.outputTokens ?? 0, ...(u.cacheReadInputTokens ? { cacheRead: u.cacheReadInputTokens } : {}), ...(u.cacheWriteInputTokens ? { cacheWrite: u.cacheWriteInputTokens } : {}) } } : {}),
+          ...(usage ? { usage } : {}),
           text: content.flatMap((block) => (block.text ? [block.text] : [])).join(''),
           toolCalls: content.flatMap((block) => (block.toolUse ? [{ id: block.toolUse.toolUseId ?? '', name: block.toolUse.name ?? '', input: block.toolUse.input }] : [])),
         };
       } catch (error) {
-        if (signal.aborted) throw error;
+        if (signal.aborted || error instanceof HookError) throw error;
         const name = error instanceof Error ? error.name : 'Error';
         const message = error instanceof Error ? error.message : String(error);
         if (RETRYABLE.has(name)) throw new HookError('provider_unavailable', `Bedrock: ${name}: ${message}`, { retryable: true });

@@ -16,6 +16,7 @@ import type { AgentRequest } from '../../functions/core/agent/agent';
 import type { Turn } from '../../functions/core/agent/conversation';
 import { bedrockProvider } from '../../functions/aws/bedrock-provider';
 import { runToolLoop } from '../../functions/core/agent/loop';
+import { runOf } from '../../functions/core/agent/run-record';
 import type { Tool } from '../../functions/core/agent/tools';
 import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
 
@@ -80,4 +81,13 @@ test('a ValidationException about the request is a refused request (provider_req
   // A blank user turn is sent as a placeholder, never refused.
   script = [{ output: { message: { role: 'assistant', content: [{ text: 'ok' }] } }, stopReason: 'end_turn', usage: { inputTokens: 1, outputTokens: 1, totalTokens: 2 } }];
   expect(await turn([{ role: 'user', text: ' \n ' }])).toBeUndefined();
+});
+
+test.each(['malformed_tool_use', 'malformed_model_output'])('stopReason %s: half an answer is never the reply; a retryable provider_response carrying the billed tokens', async (reason) => {
+  script = [{ output: { message: { role: 'assistant', content: [{ text: 'Let me read the diff.' }] } }, stopReason: reason, usage: { inputTokens: 40, outputTokens: 7, totalTokens: 47 } }];
+  const client = new BedrockRuntimeClient({ endpoint: bedrock.url, region: 'eu-west-1', credentials: { accessKeyId: 'AKID', secretAccessKey: 's' }, maxAttempts: 1, requestHandler: new NodeHttpHandler() });
+  const error = await runToolLoop(request, { provider: bedrockProvider(client, 'anthropic.claude-test'), tools: { lookup }, delivery: { timeout_ms: 1000, codehost: {} } }).then(() => undefined, (e: unknown) => e);
+  expect(error).toMatchObject({ code: 'provider_response', retryable: true, message: expect.stringContaining(`malformed (${reason}); nothing was posted`) });
+  // The failed call was billed: the run's usage counts it.
+  expect(runOf(error)?.usage).toMatchObject({ input_tokens: 40, output_tokens: 7, steps: 1 });
 });
