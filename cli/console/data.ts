@@ -3,35 +3,38 @@
  * payload store and (when an adapter is wired) the request log. Everything returned has
  * been through `scrub`: no secret value reaches the page.
  */
-import type { AtomicRelease, EventLog, LeaseStore, EventQueue, PayloadStore, RequestLog, SubscriptionStore } from '../../functions/core/ports';
+import type { EventLog } from '../../functions/core/ports';
 import type { EventRecord, EventStatus, EventSummary, RequestOutcome, RequestRecord } from '../../functions/core/types';
 import { usageEstimated } from '../../functions/core/agent/run-record';
 import { acceptedFor } from '../../functions/core/subscriptions/held-settle';
+import type { Stores } from '../context';
 import { subscriptionJson } from '../output';
 import { scrub } from './redact';
 import { chart, durationMs, endpointOf, listEvents, SEARCH_BUDGET, tokensShown, type EventFilters } from './list-view';
 import { bounded, findRequestEntry } from './shape';
 import { codehostEndpoints, receivesCustom, type Endpoint } from '../setup-hints';
 
-export interface ConsoleSources {
-  subscriptions: SubscriptionStore;
-  events: EventLog;
-  queue: EventQueue;
-  payloads?: PayloadStore;
-  /** Optional: the request log, when this build has an adapter for it. */
-  requests?: RequestLog;
-  /** Release claims and atomic release of held events, as the CLI's resume uses them. */
-  leases?: LeaseStore;
-  release?: AtomicRelease;
+/**
+ * The stores the console reads, the same members as the CLI's (`Stores`): pause, resume and
+ * replay hand them on whole (lifecycle.ts). `requests`: when this build has an adapter for it.
+ */
+export type SharedStores = Pick<Stores, 'subscriptions' | 'events' | 'queue' | 'payloads' | 'requests' | 'leases' | 'release' | 'where'>;
+
+export interface ConsoleSources extends SharedStores {
   /** Where the webhook endpoints are reached from outside (`webhooks.public_url`). */
   publicUrl: string;
-  /** A line saying which store this is, for the page header. */
-  where: string;
   /** Secret values to cut out of anything shown (configuration tokens and webhook secrets). */
   secretValues?: () => string[];
 }
 
 export type { EventFilters } from './list-view';
+
+/** Request-log outcomes of a request that stored an event. */
+const STORING_OUTCOMES: RequestOutcome[] = ['accepted', 'held'];
+/** Entries read per outcome when looking for an event's request (as `webhook event req_…` reads). */
+const REQUEST_SCAN = 10_000;
+/** Ingest writes the entry after it stamps the event; a margin for a clock set back in between. */
+const REQUEST_CLOCK_SLACK_MS = 60_000;
 
 export function eventSummary(r: EventRecord) {
   return {
@@ -106,10 +109,19 @@ export class ConsoleData {
     }
   }
 
-  private async requestOf(eventId: string): Promise<RequestRecord | null> {
-    if (!this.sources.requests) return null;
-    const recent = await this.sources.requests.list({ limit: 1000 });
-    return recent.find((entry) => entry.event_id === eventId) ?? null;
+  /**
+   * The request that stored the event: searched from the event's own time, at its endpoint,
+   * among the outcomes that store events (a later duplicate delivery carries the id too).
+   * The newest 1,000 entries of every kind lost it after a burst of pushes (hunt 8 D6). The
+   * request log lists newest first with no upper time bound, so it is found while fewer than
+   * REQUEST_SCAN such requests came after it. A replay came from no request.
+   */
+  private async requestOf(first: EventRecord): Promise<RequestRecord | null> {
+    const requests = this.sources.requests;
+    if (!requests || first.message.replay_of) return null;
+    const since = Date.parse(first.received_at) - REQUEST_CLOCK_SLACK_MS;
+    const found = await Promise.all(STORING_OUTCOMES.map((outcome) => requests.list({ endpoint: endpointOf(first), outcome, since, limit: REQUEST_SCAN })));
+    return found.flat().find((entry) => entry.event_id === first.event_id) ?? null;
   }
 
   /** Every record of one event (one per subscription) with its payload, prompt, transcript and targets. */
@@ -118,7 +130,7 @@ export class ConsoleData {
     if (records.length === 0) return undefined;
     const first = records[0]!;
     const { payload, payload_error } = await this.payloadOf(first);
-    const request = await this.requestOf(eventId);
+    const request = await this.requestOf(first);
     const current = new Map((await this.sources.subscriptions.list()).map((s) => [s.name, s]));
     const subscriptions = await Promise.all(records.map(async (r) => {
       // A record accepted for an earlier subscription of the same name (deleted, then created

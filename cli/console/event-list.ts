@@ -9,8 +9,8 @@
  * page starts strictly below it, so paging never repeats or skips a record.
  *
  * A search reads at most `budget` records per answer. When it stops there it answers what
- * it found above the point every subscription's walk has passed, with that point as the
- * cursor and a note saying how far it searched: the next page goes on from there.
+ * it found at or above the point every unfinished walk has read down to, with that point as
+ * the cursor and a note saying how far it searched: the next page goes on from there.
  */
 import { HookError } from '../../functions/core/errors';
 import type { EventLog, EventSearch, EventSearchPage, ListedEvent } from '../../functions/core/ports';
@@ -129,11 +129,12 @@ export async function searchLog(events: EventLog, names: string[], query: LogQue
     walk.pageSize = Math.min(query.limit, walk.pageSize * 2);
   };
   const records: ListedEvent[] = [];
+  /** The walk with the newest buffered record, at or above `above` when given. */
   const newestHead = (above?: Position): Walk | undefined => {
     let best: Walk | undefined;
     for (const walk of walks) {
       const head = walk.buffer[0];
-      if (head && (!above || compare(positionOf(head), above) > 0) && (!best || compare(positionOf(head), positionOf(best.buffer[0]!)) > 0)) best = walk;
+      if (head && (!above || compare(positionOf(head), above) >= 0) && (!best || compare(positionOf(head), positionOf(best.buffer[0]!)) > 0)) best = walk;
     }
     return best;
   };
@@ -143,8 +144,10 @@ export async function searchLog(events: EventLog, names: string[], query: LogQue
       const left = budget - examined;
       // Every walk has read at least once before the budget counts (its frontier is known).
       if (left <= 0 && needy.every((w) => w.frontier)) {
-        // Out of budget: what lies above every unfinished walk's frontier is complete.
-        const stop = needy.map((w) => w.frontier!).reduce((a, b) => (compare(a, b) > 0 ? a : b));
+        // Out of budget: what lies at or above every unfinished walk's frontier is complete. Every
+        // one counts, not only the needy: one that still holds records can run empty while they
+        // go out, and what it has not read lies below its frontier (hunt 8 D1).
+        const stop = walks.filter((w) => !w.done && w.frontier).map((w) => w.frontier!).reduce((a, b) => (compare(a, b) > 0 ? a : b));
         for (let walk = newestHead(stop); walk && records.length < query.limit; walk = newestHead(stop)) records.push(walk.buffer.shift()!);
         if (records.length >= query.limit) break;
         return { records, next: stop, examined, stoppedAt: stop };

@@ -9,6 +9,7 @@ import { SUBSCRIPTION_NAME_PATTERN } from '../../functions/core/types';
 import type { Logger } from '../../functions/core/log';
 import { ConsoleData, type ConsoleSources } from './data';
 import { decodeCursor } from './event-list';
+import { actionFor, bodyOptions } from './action-input';
 import { runUseCase } from './lifecycle';
 import { isRequestId } from './shape';
 import page from './page.html';
@@ -106,32 +107,19 @@ export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, 
     const q = url.searchParams;
     if (method === 'POST') {
       if (!guard.csrfValid(req)) return problem(res, 403, 'csrf', 'Missing or wrong CSRF token: reload the console page and try again');
-      const body = await readSmallBody(req);
-      let options: Record<string, unknown> = {};
-      if (body.trim()) {
-        try {
-          options = JSON.parse(body) as Record<string, unknown>;
-        } catch {
-          return problem(res, 400, 'invalid_json', 'The request body is not JSON');
-        }
-      }
-      let match = /^\/subscriptions\/([^/]+)\/(pause|resume)$/.exec(path);
-      if (match) {
-        const name = decodeURIComponent(match[1]!);
-        const lines = await runUseCase(sources, match[2] === 'pause' ? { kind: 'pause', name } : { kind: 'resume', name, discardHeld: options.discard_held === true });
-        consoleOptions.logger?.info(`console ${match[2]}`, { subscription: name });
+      const options = bodyOptions(await readSmallBody(req));
+      if (!options) return problem(res, 400, 'invalid_json', 'The request body is not a JSON object');
+      const action = actionFor(path, options);
+      if (!action) return problem(res, 404, 'not_found', 'No such console action');
+      const lines = await runUseCase(sources, action);
+      if (action.kind !== 'replay') {
+        consoleOptions.logger?.info(`console ${action.kind}`, { subscription: action.name });
         return json(res, 200, { status: 'ok', messages: lines });
       }
-      match = /^\/events\/([^/]+)\/replay$/.exec(path);
-      if (match) {
-        const subscription = typeof options.subscription === 'string' ? options.subscription : undefined;
-        const lines = await runUseCase(sources, { kind: 'replay', eventId: decodeURIComponent(match[1]!), ...(subscription ? { subscription } : {}) });
-        // One entry per message line (null where the line names no new event): the page links each line to its own event.
-        const eventIds = lines.map((line) => /^(?:Queued|Held) (\S+)/.exec(line)?.[1] ?? null);
-        consoleOptions.logger?.info('console replay', { event_id: decodeURIComponent(match[1]!), replays: eventIds.filter((id) => id !== null), ...(subscription ? { subscription } : {}) });
-        return json(res, 200, { status: 'ok', messages: lines, event_ids: eventIds });
-      }
-      return problem(res, 404, 'not_found', 'No such console action');
+      // One entry per message line (null where the line names no new event): the page links each line to its own event.
+      const eventIds = lines.map((line) => /^(?:Queued|Held) (\S+)/.exec(line)?.[1] ?? null);
+      consoleOptions.logger?.info('console replay', { event_id: action.eventId, replays: eventIds.filter((id) => id !== null), ...(action.subscription ? { subscription: action.subscription } : {}) });
+      return json(res, 200, { status: 'ok', messages: lines, event_ids: eventIds });
     }
     if (method !== 'GET') return problem(res, 405, 'method_not_allowed', 'Use GET or POST');
     if (path === '/info') return json(res, 200, await data.info());

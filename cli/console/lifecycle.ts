@@ -12,13 +12,20 @@ export type LifecycleAction =
   | { kind: 'resume'; name: string; discardHeld?: boolean }
   | { kind: 'replay'; eventId: string; subscription?: string };
 
+/**
+ * The CLI's stores from the console's: every member they share, so none the CLI use cases
+ * read is left out (the payload store was, and a resume ran held events its filters no
+ * longer take: hunt 8 D2). Closing stays with whoever opened them.
+ */
+export function useCaseStores(sources: ConsoleSources): Stores {
+  const { publicUrl: _publicUrl, secretValues: _secretValues, ...shared } = sources;
+  return { ...shared, close: async () => {} };
+}
+
 /** Runs one action against the console's stores; returns the lines the CLI would print. */
 export async function runUseCase(sources: ConsoleSources, action: LifecycleAction): Promise<string[]> {
   const lines: string[] = [];
-  const stores: Stores = {
-    subscriptions: sources.subscriptions, events: sources.events, queue: sources.queue, where: sources.where, close: async () => {},
-    ...(sources.leases ? { leases: sources.leases } : {}), ...(sources.release ? { release: sources.release } : {}),
-  };
+  const stores = useCaseStores(sources);
   // The CLI use cases need only these two members of the context.
   const ctx = { out: (text: string) => lines.push(text), warn: (text: string) => lines.push(text), openStores: async () => stores } as unknown as CliContext;
   if (action.kind === 'pause') await pause(ctx, action.name);

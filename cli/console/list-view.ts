@@ -8,6 +8,7 @@ import type { EventLog, ListedEvent } from '../../functions/core/ports';
 import type { AgentUsage, EventStatus, Source, Subscription } from '../../functions/core/types';
 import { tokensOf } from '../../functions/core/worker/budget';
 import { encodeCursor, searchLog, type Position } from './event-list';
+import { recordedNames } from '../recorded-names';
 
 export interface EventFilters {
   subscription?: string;
@@ -64,23 +65,9 @@ export function listedSummary(r: ListedEvent, current: Subscription | undefined)
 
 const utc = (iso: string) => `${iso.slice(0, 19).replace('T', ' ')} UTC`;
 
-/** The names to walk and what the list cannot promise about them. */
-async function namesOf(events: EventLog, current: Map<string, Subscription>): Promise<{ names: string[]; note?: string }> {
-  if (!events.recordedSubscriptions) {
-    return { names: [...current.keys()], note: "This store cannot list the names of deleted subscriptions: their events are not listed (they still open by id)" };
-  }
-  try {
-    const recorded = await events.recordedSubscriptions([...current.keys()]);
-    return { names: recorded.names, ...(recorded.incomplete ? { note: recorded.incomplete } : {}) };
-  } catch (error) {
-    // E.g. credentials that may Query but not Scan: the defined subscriptions' events still list.
-    return { names: [...current.keys()], note: `Could not look up the names of deleted subscriptions (${error instanceof Error ? error.message : String(error)}): their events are not listed` };
-  }
-}
-
 export async function listEvents(events: EventLog, subscriptions: Subscription[], filters: EventFilters, budget = SEARCH_BUDGET) {
   const current = new Map(subscriptions.map((s) => [s.name, s]));
-  const recorded = await namesOf(events, current);
+  const recorded = await recordedNames(events, [...current.keys()]);
   let names = filters.subscription ? [filters.subscription] : recorded.names;
   let source: Source | undefined;
   if (filters.endpoint) {
@@ -114,7 +101,7 @@ export async function chart(events: EventLog, subscriptions: Subscription[], now
   const end = Math.floor(nowMs / hour) * hour + hour;
   const start = end - 24 * hour;
   const buckets = Array.from({ length: 24 }, (_, i) => ({ hour: new Date(start + i * hour).toISOString(), delivered: 0, suppressed: 0, failed: 0, other: 0, partial: false }));
-  const { names } = await namesOf(events, new Map(subscriptions.map((s) => [s.name, s])));
+  const { names } = await recordedNames(events, subscriptions.map((s) => s.name));
   const page = await searchLog(events, names, { limit: CHART_RECORDS, since: new Date(start).toISOString() }, 2 * CHART_RECORDS);
   for (const r of page.records) {
     const at = Date.parse(r.received_at);

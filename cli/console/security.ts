@@ -19,11 +19,25 @@ export function isLoopbackPeer(address: string | undefined): boolean {
   return !!address && (address === '::1' || address.startsWith('127.') || address.startsWith('::ffff:127.'));
 }
 
+/** A cookie value %-decoded; as sent when it is not valid %-encoding. */
+function cookieValue(raw: string): string {
+  try {
+    return decodeURIComponent(raw);
+  } catch {
+    return raw;
+  }
+}
+
+/**
+ * The request's cookies. Cookies are not kept apart by port: another app on localhost
+ * (`progress=100%`) sends its own here too, and one it did not encode must not make every
+ * request fail (it answered 400 to every page load: hunt 8 D5).
+ */
 export function cookies(req: IncomingMessage): Record<string, string> {
   const out: Record<string, string> = {};
   for (const part of (req.headers.cookie ?? '').split(';')) {
     const at = part.indexOf('=');
-    if (at > 0) out[part.slice(0, at).trim()] = decodeURIComponent(part.slice(at + 1).trim());
+    if (at > 0) out[part.slice(0, at).trim()] = cookieValue(part.slice(at + 1).trim());
   }
   return out;
 }
