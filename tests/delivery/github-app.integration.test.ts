@@ -6,7 +6,7 @@
 import { createVerify, generateKeyPairSync } from 'node:crypto';
 import type { Config } from '../../functions/core/config/types';
 import { clearInstallationTokens } from '../../functions/core/delivery/github-app';
-import { findingMarker } from '../../functions/core/delivery/findings';
+import { findingBody } from '../../functions/core/delivery/findings';
 import type { DeliveryRequest } from '../../functions/core/delivery/target';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { causedByHookagent } from '../../functions/core/events/loop-guard';
@@ -100,7 +100,9 @@ test('config: delivery.codehost.github.app with a ${VAR} private key; a literal 
 });
 
 test('the loop guard recognises the bot\'s inline review comments and review bodies', () => {
-  expect(causedByHookagent({ comment: { body: `**nit**: x\n\n${findingMarker('review', { path: 'a.ts', line: 1, side: 'RIGHT' })}` } })).toBe(true);
+  expect(causedByHookagent({ comment: { body: findingBody('review', { path: 'a.ts', line: 1, side: 'RIGHT', severity: 'nit', body: 'x' }) } })).toBe(true);
+  // A comment posted before finding markers carried a hash.
+  expect(causedByHookagent({ comment: { body: `**nit**: x\n\n<!-- hookagent-finding:review:RIGHT:1:${Buffer.from('a.ts').toString('base64')} -->` } })).toBe(true);
   expect(causedByHookagent({ review: { body: 'hookagent: 2 finding(s)\n\n<!-- hookagent:review:evt_1 -->' } })).toBe(true);
   expect(causedByHookagent({ comment: { body: 'a human comment' } })).toBe(false);
 });

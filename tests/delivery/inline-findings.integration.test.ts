@@ -37,6 +37,8 @@ afterAll(async () => {
 beforeEach(() => {
   host.reset();
   host.files = [{ filename: 'src/f.ts', status: 'modified', additions: 2, deletions: 1, patch: PATCH }];
+  // The review is posted against the pull request's head as GitHub shows it now.
+  host.pullHead = HEAD;
   logs.length = 0;
 });
 

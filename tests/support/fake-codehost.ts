@@ -3,7 +3,8 @@
  * format: paths, `Link` pagination (`page`/`per_page`), comment/note bodies and ids,
  * PATCH/PUT edits, 404 for deleted comments, pull request files, contents (base64),
  * commits, check runs/statuses, compare, issues and search; merge request diffs,
- * pipelines and job traces. Tests script failures with `failNext`.
+ * pipelines and job traces; a pull request's head when `pullHead` is set. Tests script
+ * failures with `failNext`.
  */
 import type { ServerResponse } from 'node:http';
 import { sendJson, startLocalServer, type LocalServer, type Recorded } from './local-http';
@@ -39,6 +40,8 @@ export interface FakeCodehost {
   discussions: Array<{ id: string; notes: Array<{ body: string; position: Record<string, unknown> }> }>;
   /** GitLab merge request diffs (GET …/merge_requests/{iid}/diffs) and its diff_refs. */
   mrDiffs: Array<Record<string, unknown>>;
+  /** When set, GitHub `GET …/pulls/{n}` answers an open pull request with this head commit as JSON (else 404). */
+  pullHead?: string;
   /** Extra handler tried first; return true when it answered. */
   extra?: (req: Recorded, res: ServerResponse, url: URL) => boolean;
   /** Forgets what earlier tests posted and queued (comments, reviews, discussions, failures, requests, `extra`). */
@@ -70,6 +73,7 @@ export async function startFakeCodehost(): Promise<FakeCodehost> {
     state.failNext.length = 0;
     state.server.requests.length = 0;
     delete state.extra;
+    delete state.pullHead;
   };
   state.server = await startLocalServer((req, res) => {
     const url = new URL(req.url, state.server.url);
@@ -101,6 +105,8 @@ export async function startFakeCodehost(): Promise<FakeCodehost> {
       }
       return sendJson(res, 404, { message: 'Not Found' });
     }
+    // JSON only: the whole diff (accept: application/vnd.github.diff) stays unanswered (404), so readers take the files.
+    if ((m = /^\/repos\/[^/]+\/[^/]+\/pulls\/(\d+)$/.exec(path)) && req.method === 'GET' && state.pullHead && !String(req.headers.accept).includes('diff')) return sendJson(res, 200, { number: Number(m[1]), state: 'open', head: { sha: state.pullHead } });
     if (/^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/files$/.test(path)) return page(res, url, state.files);
     if (/^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/comments$/.test(path)) return page(res, url, state.reviewComments);
     if (/^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/reviews$/.test(path) && req.method === 'POST') {

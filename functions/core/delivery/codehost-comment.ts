@@ -4,7 +4,9 @@
  * a subscription keeps ONE comment per pull/merge request or issue, edited in place
  * (GitHub `PATCH …/issues/comments/{id}`, GitLab `PUT …/notes/{id}`), found again by its
  * hidden sticky marker, recreated when deleted; its footer names the commit reviewed and
- * when. In `new` mode every event gets its own comment. Either way the event's own
+ * when (for an event that names no commit, a comment asking for a review, the head the host
+ * shows now). The review of an older push delivered after a newer one's does not replace
+ * it (live-change.ts superseded). In `new` mode every event gets its own comment. Either way the event's own
  * marker makes a redelivery or a retry find what was already posted instead of posting
  * twice. A sticky comment's find-then-create/edit holds the subject's lease
  * (subject-lease.ts), so concurrent events on one pull request do not each create one.
@@ -15,6 +17,7 @@ import { commentMarker, MARKER_PREFIX, reviewedCommitOf, reviewedMarker, stickyM
 import { subjectOf, type Subject } from '../events/subject';
 import { codehostClient, isFailure, type CodehostClient } from './codehost-api';
 import { postInlineFindings } from './codehost-review';
+import { liveChange, superseded } from './live-change';
 import { installationIdOf } from './github-app';
 import { findingLine, splitFindings, unreadNote } from './findings';
 import { fitReply, postOnce, type HttpOptions } from './http';
@@ -116,9 +119,16 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   const at = now();
   // No agent ran for `--agent none`: the reply is the rendered template, payload text, and carries no findings.
   const { text: rawReply, findings, unread } = request.subscription.agent === 'none' ? { text: request.reply, findings: [], unread: undefined } : splitFindings(request.reply);
-  // A run that could not read the diff reviewed no commit: the footer names none (the last real review's stays, below).
-  const reviewed: Subject = unread ? { ...subject, commit: undefined } : subject;
-  let suffix = sticky ? stickyFooter(name, request.message.event_id, reviewed, at) : `\n\n${marker}`;
+  const live = liveChange(client, subject);
+  /**
+   * The commit a sticky footer names: the event's; for an event that names none (a comment
+   * asking for a review) the head now, which the run's tools read. A run that could not read
+   * the diff reviewed none. Without one, the last real review's (`earlier`) stays.
+   */
+  const reviewedCommit = async (earlier: string | undefined): Promise<string | undefined> =>
+    (unread ? undefined : subject.commit ?? (await live()).head) ?? earlier;
+  // Sticky: the footer is set by find(), which postOnce runs before any post.
+  let suffix = `\n\n${marker}`;
   // @mentions and issue/MR references from payload or model text are made inert unless delivery.codehost.allow_mentions (mentions.ts).
   const replyText = commentText(rawReply, request.settings);
   let notesText = '';
@@ -135,7 +145,7 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   const placeFindings = async () => {
     if (inlineDone) return;
     inlineDone = true;
-    const inline = await postInlineFindings(client, subject, name, marker, findings);
+    const inline = await postInlineFindings(client, subject, name, marker, findings, { live, sleep: http.sleep, maxWaitMs: http.maxWaitMs });
     request.logger.info('codehost_findings', { event_id: request.message.event_id, subscription: name, posted: inline.posted, repeated: inline.skipped, folded: inline.folded.length });
     const notes: string[] = [];
     if (inline.posted > 0) notes.push(`${inline.posted} finding(s) are posted as inline comments on the diff.`);
@@ -165,10 +175,15 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
     const mine = stickyMarker(name);
     const found = sticky ? items.find((c) => typeof c.id === 'number' && textOf(c).includes(mine)) : undefined;
     stickyId = found?.id;
-    if (found) {
-      const earlierReview = unread ? reviewedCommitOf(textOf(found)) : undefined;
-      suffix = stickyFooter(name, request.message.event_id, earlierReview ? { ...subject, commit: earlierReview } : reviewed, at, eventMarkersIn(textOf(found), name));
+    if (!sticky) return undefined;
+    const earlier = found ? reviewedCommitOf(textOf(found)) : undefined;
+    if (found && earlier && (await superseded(client, subject, earlier, live))) {
+      // Runs of two pushes overlap and the older one finished last: its review (and its inline findings) would replace the newer one.
+      request.logger.info('codehost_superseded', { event_id: request.message.event_id, subscription: name, event_commit: subject.commit, reviewed: earlier });
+      return { status: 'delivered', detail: `${detail(found)} (not replaced: it already reviews ${earlier.slice(0, 12)}, newer than this event's ${subject.commit?.slice(0, 12)})` };
     }
+    const commit = await reviewedCommit(earlier);
+    suffix = stickyFooter(name, request.message.event_id, { ...subject, commit }, at, found ? eventMarkersIn(textOf(found), name) : []);
     return undefined;
   };
   const create = async (): Promise<DeliveryOutcome> => {

@@ -2,13 +2,18 @@
  * Inline findings on the diff: GitHub gets ONE pull request review (`event: COMMENT`)
  * with a comment per finding on a diff line; GitLab gets a discussion per finding with a
  * position (`base_sha`, `start_sha`, `head_sha`, paths, `new_line`/`old_line`). Lines are
- * checked against the diff first; findings outside it, positions the host rejects, and
- * any failure here are folded into the summary comment instead, so this step never fails
- * the delivery. A finding already posted on the same place (hidden marker) is not repeated.
+ * checked against the live diff first, and posted against the head that diff is of
+ * (live-change.ts). Findings outside it, positions the host rejects, and any failure here
+ * are folded into the summary comment instead, so this step never fails the delivery.
+ * Failed writes are tried again after a look for their markers, rate limits waited out
+ * (inline-send.ts). A finding already posted on the same place (hidden marker: place and
+ * a hash of the finding) is not repeated; a different one on that place is posted.
  */
 import type { Subject } from '../events/subject';
 import { isFailure, type CodehostClient } from './codehost-api';
-import { commentableLines, findingBody, findingMarker, type DiffLines, type Finding } from './findings';
+import { commentableLines, findingBody, findingMarker, postedFindingKeys, FINDING_MARKER_HEAD, type DiffLines, type Finding } from './findings';
+import { inlinePacing, sendInline } from './inline-send';
+import { changePathOf, type LiveChange, type LiveChangeReader } from './live-change';
 
 export interface InlineResult {
   posted: number;
@@ -17,40 +22,61 @@ export interface InlineResult {
   folded: Array<{ finding: Finding; why: string }>;
 }
 
+export interface InlineOptions {
+  /** The change as the host shows it now, read once per delivery (live-change.ts). */
+  live: LiveChangeReader;
+  /** The delivery's sleep and in-place rate-limit maximum (HttpOptions). */
+  sleep?: (ms: number) => Promise<void>;
+  maxWaitMs?: number;
+}
+
 type Obj = Record<string, unknown>;
+/** A listed comment and its text. */
+type Listed = [unknown, string];
 
-/** Tries of the one review request; between them, a look for what an earlier try posted. */
-const REVIEW_ATTEMPTS = 3;
-
-/** Whether a review comment carrying one of these findings' markers is on the pull request (the review is all or nothing). */
-async function postedAlready(client: CodehostClient, change: string, subscription: string, findings: Finding[]): Promise<boolean> {
-  const comments = await client.paginate<Obj>(`${change}/comments`, 3000);
-  if (!comments.ok) return false;
-  const markers = new Set(findings.map((f) => findingMarker(subscription, f)));
-  return (await findingMarkersIn(client, comments.items.map((c) => [c, str(c.body)]))).some((m) => markers.has(m));
+/** The listed review comments (GitHub) or discussion notes (GitLab), each with its text; none when the list cannot be read. */
+async function listInline(client: CodehostClient, change: string): Promise<Listed[]> {
+  const listed = await client.paginate<Obj>(client.host === 'github' ? `${change}/comments` : `${change}/discussions`, 3000);
+  if (!listed.ok) return [];
+  // GitHub review comments carry the body; GitLab discussions their notes, each with its author.
+  return listed.items.flatMap((item): Listed[] => client.host === 'github'
+    ? [[item, str(item.body)]]
+    : (Array.isArray(item.notes) ? item.notes : []).map((n): Listed => [n, str((n as Obj).body)]));
 }
 
-const FINDING_MARKER = /<!-- hookagent-finding:[^>]* -->/g;
-
-/** The finding markers in comments hookagent wrote itself (own-comments.ts); none when that cannot be told. */
-async function findingMarkersIn(client: CodehostClient, comments: Array<[unknown, string]>): Promise<string[]> {
-  const marked = comments.filter(([, body]) => body.includes('<!-- hookagent-finding:'));
-  if (marked.length === 0) return [];
+/** The finding keys (findings.ts postedFindingKeys) in comments hookagent wrote itself (own-comments.ts); none when that cannot be told. */
+async function findingKeysIn(client: CodehostClient, comments: Listed[]): Promise<Set<string>> {
+  const marked = comments.filter(([, body]) => body.includes(FINDING_MARKER_HEAD));
+  if (marked.length === 0) return new Set();
   const own = await client.ownComments();
-  if (isFailure(own)) return [];
-  return marked.filter(([comment]) => own(comment)).flatMap(([, body]) => body.match(FINDING_MARKER) ?? []);
+  if (isFailure(own)) return new Set();
+  return new Set(marked.filter(([comment]) => own(comment)).flatMap(([, body]) => postedFindingKeys(body)));
 }
+
+/** GitHub marks a review comment whose line changed since as outdated (`line: null`): it no longer holds its place. */
+const outdated = (comment: unknown) => (comment as Obj | null)?.line === null;
+
+/** After a failed try: whether a comment carrying one of these findings' markers is there now (made before the answer was lost). */
+function landedAny(client: CodehostClient, change: string, subscription: string, findings: Finding[]): () => Promise<boolean> {
+  return async () => {
+    const keys = await findingKeysIn(client, await listInline(client, change));
+    return findings.some((f) => keys.has(findingMarker(subscription, f)));
+  };
+}
+
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
-export async function postInlineFindings(client: CodehostClient, subject: Subject, subscription: string, marker: string, findings: Finding[]): Promise<InlineResult> {
+export async function postInlineFindings(client: CodehostClient, subject: Subject, subscription: string, marker: string, findings: Finding[], options: InlineOptions): Promise<InlineResult> {
   const result: InlineResult = { posted: 0, skipped: 0, folded: [] };
   const foldAll = (list: Finding[], why: string) => result.folded.push(...list.map((finding) => ({ finding, why })));
   if (findings.length === 0) return result;
-  if (subject.number === undefined || (subject.kind !== 'pull_request' && subject.kind !== 'merge_request')) {
+  const change = changePathOf(client, subject);
+  if (!change) {
     foldAll(findings, 'not a pull/merge request');
     return result;
   }
-  const change = client.host === 'github' ? `/pulls/${subject.number}` : `/merge_requests/${subject.number}`;
+  // The head first: the diff read next is (nearly always) that head's, the one the review is posted against.
+  const live = await options.live();
   const files = await client.paginate<Obj>(client.host === 'github' ? `${change}/files` : `${change}/diffs`, 3000);
   if (!files.ok) {
     foldAll(findings, `the diff could not be read (${files.failure.code})`);
@@ -67,15 +93,7 @@ export async function postInlineFindings(client: CodehostClient, subject: Subjec
     oldPaths.set(path, old);
     if (old !== path) renamedFrom.set(old, path);
   }
-  const already = await client.paginate<Obj>(client.host === 'github' ? `${change}/comments` : `${change}/discussions`, 3000);
-  const existing = new Set<string>();
-  if (already.ok) {
-    // GitHub review comments carry the body; GitLab discussions their notes, each with its author.
-    const comments = already.items.flatMap((item): Array<[unknown, string]> => client.host === 'github'
-      ? [[item, str(item.body)]]
-      : (Array.isArray(item.notes) ? item.notes : []).map((n): [unknown, string] => [n, str((n as Obj).body)]));
-    for (const m of await findingMarkersIn(client, comments)) existing.add(m);
-  }
+  const existing = await findingKeysIn(client, (await listInline(client, change)).filter(([comment]) => !outdated(comment)));
   const inline: Finding[] = [];
   for (const found of findings) {
     // A finding on a renamed file may name it by its old path (natural for a removed line):
@@ -89,66 +107,52 @@ export async function postInlineFindings(client: CodehostClient, subject: Subjec
     else inline.push(f);
   }
   if (inline.length === 0) return result;
+  const pacing = inlinePacing(options.sleep, options.maxWaitMs);
 
   if (client.host === 'github') {
-    let commit = subject.commit;
-    if (!commit) {
-      const pr = await client.request(change);
-      commit = pr.ok ? str((JSON.parse(pr.body) as { head?: Obj }).head?.sha) : undefined;
-    }
+    // Without a head read now, no commit_id: GitHub then takes the pull request's latest commit, whose diff was just read.
     const body = {
-      ...(commit ? { commit_id: commit } : {}), event: 'COMMENT',
+      ...(live.head ? { commit_id: live.head } : {}), event: 'COMMENT',
       body: `hookagent: ${inline.length} finding(s) on changed lines.\n\n${marker}`,
       comments: inline.map((f) => ({ path: f.path, line: f.line, side: f.side, body: findingBody(subscription, f) })),
     };
-    // Never blindly again: after a 5xx or a lost answer, the review may exist (its comments carry the markers).
-    let failure: { code: string } | undefined;
-    for (let attempt = 0; attempt < REVIEW_ATTEMPTS; attempt++) {
-      if (attempt > 0 && (await postedAlready(client, change, subscription, inline))) {
-        result.posted = inline.length;
-        return result;
-      }
-      const review = await client.request(`${change}/reviews`, { method: 'POST', attempts: 1, body });
-      if (review.ok) {
-        result.posted = inline.length;
-        return result;
-      }
-      failure = review.failure;
-      if (!review.failure.retryable) break;
-    }
-    foldAll(inline, `GitHub did not take the inline review (${failure?.code ?? 'failed'})`);
+    // The review is all or nothing: any of its markers found means it was made.
+    const sent = await sendInline(pacing, () => client.request(`${change}/reviews`, { method: 'POST', attempts: 1, body }), landedAny(client, change, subscription, inline));
+    if (sent.ok) result.posted = inline.length;
+    else foldAll(inline, `GitHub did not take the inline review (${sent.why})`);
     return result;
   }
 
-  const mr = await client.request(change);
-  const refs = mr.ok ? ((JSON.parse(mr.body) as { diff_refs?: Obj }).diff_refs ?? {}) : {};
-  if (!str(refs.base_sha) || !str(refs.head_sha) || !str(refs.start_sha)) {
+  if (!live.refs) {
     foldAll(inline, 'the merge request\'s diff_refs could not be read');
     return result;
   }
   for (const f of inline) {
-    const lines = diff.get(f.path)!;
-    const position: Obj = {
-      position_type: 'text', base_sha: refs.base_sha, start_sha: refs.start_sha, head_sha: refs.head_sha,
-      old_path: oldPaths.get(f.path) ?? f.path, new_path: f.path,
-    };
-    if (f.side === 'LEFT') {
-      position.old_line = f.line;
-      // A context line has both numbers, and GitLab needs both: with old_line alone it is a removed line.
-      for (const [newLine, oldLine] of lines.context) {
-        if (oldLine === f.line) {
-          position.new_line = newLine;
-          break;
-        }
-      }
-    } else {
-      position.new_line = f.line;
-      const old = lines.context.get(f.line);
-      if (old !== undefined) position.old_line = old;
-    }
-    const posted = await client.request(`${change}/discussions`, { method: 'POST', attempts: 1, body: { body: findingBody(subscription, f), position } });
-    if (posted.ok) result.posted++;
-    else result.folded.push({ finding: f, why: `GitLab did not take the position (${posted.failure.code})` });
+    const position = gitlabPosition(live.refs, oldPaths.get(f.path) ?? f.path, f, diff.get(f.path)!);
+    const post = () => client.request(`${change}/discussions`, { method: 'POST', attempts: 1, body: { body: findingBody(subscription, f), position } });
+    const sent = await sendInline(pacing, post, landedAny(client, change, subscription, [f]));
+    if (sent.ok) result.posted++;
+    else result.folded.push({ finding: f, why: `GitLab did not take the position (${sent.why})` });
   }
   return result;
+}
+
+/** A GitLab text position; a context line carries both numbers, whichever side the finding names. */
+function gitlabPosition(refs: NonNullable<LiveChange['refs']>, oldPath: string, f: Finding, lines: DiffLines): Obj {
+  const position: Obj = { position_type: 'text', base_sha: refs.base_sha, start_sha: refs.start_sha, head_sha: refs.head_sha, old_path: oldPath, new_path: f.path };
+  if (f.side === 'LEFT') {
+    position.old_line = f.line;
+    // GitLab needs both on a context line: with old_line alone it is a removed line.
+    for (const [newLine, oldLine] of lines.context) {
+      if (oldLine === f.line) {
+        position.new_line = newLine;
+        break;
+      }
+    }
+  } else {
+    position.new_line = f.line;
+    const old = lines.context.get(f.line);
+    if (old !== undefined) position.old_line = old;
+  }
+  return position;
 }

@@ -4,6 +4,7 @@
  * needs no new store), and the code-host delivery places each on a diff line. Other
  * targets get the findings as a plain list instead of the block.
  */
+import { createHash } from 'node:crypto';
 import { inertText, replyClosers } from './mentions';
 
 export type Severity = 'critical' | 'major' | 'minor' | 'nit';
@@ -124,14 +125,52 @@ export function commentableLines(patch: string | undefined): DiffLines {
   return lines;
 }
 
-/** The hidden marker of an inline finding: subscription, place; re-reviews skip a place already commented. */
-export function findingMarker(subscription: string, f: Pick<Finding, 'path' | 'line' | 'side'>): string {
-  return `<!-- hookagent-finding:${subscription}:${f.side}:${f.line}:${Buffer.from(f.path).toString('base64')} -->`;
+/**
+ * The hidden marker of an inline finding: subscription, place (side, line, path) and a short
+ * hash of what it says, so a re-review skips a finding only when the same one already
+ * stands on the same place; a different finding on that line is posted.
+ */
+export function findingMarker(subscription: string, f: Finding): string {
+  return hashed(placeMarker(subscription, f), shownText(f));
+}
+
+/** The marker earlier versions wrote: the place only (still read, see postedFindingKeys). */
+function placeMarker(subscription: string, f: Pick<Finding, 'path' | 'line' | 'side'>): string {
+  return `${FINDING_MARKER_HEAD}${subscription}:${f.side}:${f.line}:${Buffer.from(f.path).toString('base64')} -->`;
+}
+
+/** A place marker with the hash of the finding's shown text added. */
+const hashed = (place: string, shown: string) => `${place.slice(0, -' -->'.length)}:${findingHash(shown)} -->`;
+
+export const FINDING_MARKER_HEAD = '<!-- hookagent-finding:';
+/** Subscription, side, line, base64 path, and the hash (absent in markers of earlier versions): subscription names hold no `:`. */
+const FINDING_MARKER = /<!-- hookagent-finding:([^:\s>]+):(RIGHT|LEFT):(\d+):([A-Za-z0-9+/=]*)(?::([0-9a-f]{12}))? -->/g;
+
+/** What hashes a finding: its text as posted, whitespace and case folded (a host may turn \n into \r\n). */
+const findingHash = (shown: string) => createHash('sha256').update(shown.replace(/\s+/g, ' ').trim().toLowerCase()).digest('hex').slice(0, 12);
+
+/** The visible part of an inline comment: severity and body, made inert and closed (mentions.ts). */
+function shownText(f: Finding): string {
+  // Model text: @mentions and issue/MR references are always made inert in inline findings;
+  // what it leaves open (a fence) is closed, so the hidden marker after it stays hidden.
+  const body = inertText(f.body);
+  return `**${f.severity}**: ${body}${replyClosers(body)}`;
 }
 
 export function findingBody(subscription: string, f: Finding): string {
-  // Model text: @mentions and issue/MR references are always made inert in inline findings (mentions.ts);
-  // what it leaves open (a fence) is closed, so the hidden marker after it stays hidden.
-  const body = inertText(f.body);
-  return `**${f.severity}**: ${body}${replyClosers(body)}\n\n${findingMarker(subscription, f)}`;
+  const shown = shownText(f);
+  return `${shown}\n\n${hashed(placeMarker(subscription, f), shown)}`;
+}
+
+/**
+ * The findings an inline comment hookagent posted stands for, as findingMarker writes them.
+ * A comment from before the hash carries the place only: its hash is taken from its own
+ * text, which is what findingBody put before the marker, so nothing it holds is posted
+ * again after an upgrade, and a different finding on its place is not mistaken for it.
+ */
+export function postedFindingKeys(body: string): string[] {
+  return [...body.matchAll(FINDING_MARKER)].map((m) => {
+    if (m[5] !== undefined) return m[0];
+    return hashed(m[0], body.slice(0, m.index));
+  });
 }

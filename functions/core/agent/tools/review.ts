@@ -7,7 +7,7 @@
 import { HookError } from '../../errors';
 import type { Tool } from '../tools';
 import { changePath, changedFiles, getJson, inputOf, listAll, obj, openSubject, positiveLine, s, safeFilePath, safeRef, capText, answerText, MAX_FILES, type FileChange, type Opened } from './codehost';
-import { lastReviewedCommit } from './since';
+import { headOf, lastReviewedCommit } from './since';
 
 export { MAX_FILES } from './codehost';
 export const MAX_COMMITS = 250;
@@ -155,12 +155,6 @@ export const REVIEW_TOOLS: Record<string, Tool> = {
     },
   },
 };
-
-async function headOf(opened: Opened): Promise<string> {
-  const c = await getJson<Record<string, unknown>>(opened, changePath(opened));
-  const head = opened.client.host === 'github' ? s(obj(c.head)?.sha) : s(obj(c.diff_refs)?.head_sha ?? c.sha);
-  return safeRef(head);
-}
 
 async function githubCi(opened: Opened): Promise<string> {
   const sha = encodeURIComponent(opened.subject.commit ?? (await headOf(opened)));

@@ -1,14 +1,16 @@
 /**
  * Incremental reviews: the commit the last review looked at is named in the footer of the
  * subscription's sticky comment (no other store). The diff since then comes from the
- * compare API; when that commit is no longer an ancestor of the head (a force-push) or is
- * gone, the caller falls back to the full diff and says so. When a merge is among the new
- * commits, the comparison would hold the merged branch's code: see `since-merge.ts`.
+ * compare API, up to the event's head (for an event that names none, such as a comment
+ * asking for a review, the head the host shows now); when that commit is no longer an
+ * ancestor of the head (a force-push) or is gone, the caller falls back to the full diff
+ * and says so. When a merge is among the new commits, the comparison would hold the
+ * merged branch's code: see `since-merge.ts`.
  */
 import { reviewedCommitOf, stickyMarker } from '../../events/loop-guard';
 import { commitSha } from '../../events/subject';
 import { isFailure } from '../../delivery/codehost-api';
-import { changePath, getJson, githubFile, gitlabFile, listAll, obj, s, type FileChange, type Opened } from './codehost';
+import { changePath, getJson, githubFile, gitlabFile, listAll, obj, s, safeRef, type FileChange, type Opened } from './codehost';
 import { mergeAmong, ownDiffSince } from './since-merge';
 
 
@@ -36,10 +38,18 @@ async function reviewedBefore(opened: Opened, subscription: string): Promise<str
   return sticky?.body ? commitSha(reviewedCommitOf(sticky.body)) : undefined;
 }
 
+/** The change's head as the host shows it now (what get_file and get_ci_status read when the event names no commit). */
+export async function headOf(opened: Opened): Promise<string> {
+  const c = await getJson<Record<string, unknown>>(opened, changePath(opened));
+  const head = opened.client.host === 'github' ? s(obj(c.head)?.sha) : s(obj(c.diff_refs)?.head_sha ?? c.sha);
+  return safeRef(head);
+}
+
 export async function lastReviewedCommit(opened: Opened, subscription: string): Promise<Since> {
   const last = await reviewedBefore(opened, subscription);
-  const head = opened.subject.commit;
   if (!last) return { header: '(no earlier hookagent review of this change: the full diff)' };
+  // An event that names no head (a comment asking for a review): the head now, as the other tools read it.
+  const head = opened.subject.commit ?? commitSha(await headOf(opened).catch(() => undefined));
   if (!head) return { header: `(the head commit is unknown: the full diff; last review was at ${last.slice(0, 12)})` };
   if (last === head) return { header: `(already reviewed at ${head.slice(0, 12)}: nothing new; the full diff follows)` };
   if (opened.client.host === 'github') {

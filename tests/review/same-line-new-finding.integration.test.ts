@@ -1,0 +1,106 @@
+/**
+ * A re-review's finding on a place that already carries an inline finding (hunt 8 D1):
+ * - a different finding there (the author fixed the line, the re-review finds another
+ *   problem on the same line number) is posted, not dropped nor counted as "already posted";
+ * - the same finding is not posted again, also when an earlier version posted it with the
+ *   old marker (place only, no hash), so an upgrade posts nothing twice;
+ * - a GitHub comment that went outdated (`line: null`) holds no place.
+ */
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Config } from '../../functions/core/config/types';
+import { withFindings, type Finding } from '../../functions/core/delivery/findings';
+import { inertText, replyClosers } from '../../functions/core/delivery/mentions';
+import type { DeliveryRequest } from '../../functions/core/delivery/target';
+import { createDeliveryTargets } from '../../functions/core/delivery/targets';
+import { jsonLogger } from '../../functions/core/log';
+import type { QueueMessage, Source } from '../../functions/core/types';
+import { FAKE_BOT, SAMPLE_PATCH as PATCH, codehostDelivery, type FakeCodehost, useFakeCodehost } from '../support/fake-codehost';
+
+const HEAD_A = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
+const HEAD_B = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
+let host: FakeCodehost;
+useFakeCodehost((started) => {
+  host = started;
+});
+beforeEach(() => {
+  host.files = [{ filename: 'src/f.ts', status: 'modified', additions: 2, deletions: 1, patch: PATCH }];
+  host.mrDiffs = [{ old_path: 'src/f.ts', new_path: 'src/f.ts', diff: `${PATCH}\n`, new_file: false, renamed_file: false, deleted_file: false }];
+});
+
+const settings = (): Config['delivery'] => codehostDelivery(host, 1000);
+const pr = (head: string) => ({ action: 'synchronize', repository: { full_name: 'octo/widgets' }, pull_request: { number: 7, head: { sha: head } } });
+const mr = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'gitlab', 'merge_request.json'), 'utf8')) as Record<string, unknown>;
+const message = (eventId: string, source: Source, event: string): QueueMessage => ({ v: 1, event_id: eventId, subscription: 'review', source, event, delivery_id: 'd', received_at: '' });
+const request = (reply: string, eventId: string, source: Source, payload: Record<string, unknown>, event: string): DeliveryRequest => ({
+  subscription: { name: 'review', events: [], skills: [], deliver: [], state: 'active', created_at: '', updated_at: '', secret: 'x' },
+  message: message(eventId, source, event), payload, reply, settings: settings(), logger: jsonLogger(() => {}),
+});
+const deliver = (r: DeliveryRequest) => createDeliveryTargets(settings(), async () => {}).codehost_comment.deliver(r);
+const githubSummary = () => host.comments.get('/repos/octo/widgets/issues/7')![0]!.body;
+const gitlabNote = () => [...host.comments.entries()].find(([k]) => k.startsWith('/api/v4/'))![1][0]!.body;
+const gitlabInline = () => host.discussions.flatMap((d) => d.notes.map((n) => n.body));
+
+const FIRST: Finding = { path: 'src/f.ts', line: 12, side: 'RIGHT', severity: 'critical', body: 'Division by zero.' };
+// After a push the author fixed the division; the re-review finds a different problem on the same line number.
+const SECOND: Finding = { path: 'src/f.ts', line: 12, side: 'RIGHT', severity: 'major', body: 'SQL built by string concatenation: injection.' };
+
+/** An inline comment as versions before hunt 8 wrote it: the marker names the place only. */
+const legacyBody = (f: Finding) => {
+  const body = inertText(f.body);
+  return `**${f.severity}**: ${body}${replyClosers(body)}\n\n<!-- hookagent-finding:review:${f.side}:${f.line}:${Buffer.from(f.path).toString('base64')} -->`;
+};
+
+describe('GitHub', () => {
+  test('a different finding on a line commented before is posted inline, and not counted as already posted', async () => {
+    expect(await deliver(request(withFindings('Review 1.', [FIRST]), 'evt_1', 'github', pr(HEAD_A), 'pull_request'))).toMatchObject({ status: 'delivered' });
+    expect(await deliver(request(withFindings('Review 2.', [SECOND]), 'evt_2', 'github', pr(HEAD_B), 'pull_request'))).toMatchObject({ status: 'delivered' });
+    expect(host.reviews).toHaveLength(2);
+    expect(host.reviews[1]!.comments.map((c: { body: string }) => c.body.split('\n')[0])).toEqual(['**major**: SQL built by string concatenation: injection.']);
+    expect(githubSummary()).toContain('1 finding(s) are posted as inline comments');
+    expect(githubSummary()).not.toContain('already posted');
+  });
+
+  test('a finding posted by an earlier version (marker without hash) is not posted again; a different one on its line is', async () => {
+    host.reviewComments.push({ ...FIRST, body: legacyBody(FIRST), user: { ...FAKE_BOT, type: 'User' } } as never);
+    expect(await deliver(request(withFindings('Review 2.', [FIRST]), 'evt_up1', 'github', pr(HEAD_A), 'pull_request'))).toMatchObject({ status: 'delivered' });
+    expect(host.reviews).toHaveLength(0);
+    expect(githubSummary()).toContain('1 finding(s) were already posted as inline comments on the same lines by an earlier review.');
+    expect(await deliver(request(withFindings('Review 3.', [FIRST, SECOND]), 'evt_up2', 'github', pr(HEAD_B), 'pull_request'))).toMatchObject({ status: 'delivered' });
+    expect(host.reviews).toHaveLength(1);
+    expect(host.reviews[0]!.comments.map((c: { body: string }) => c.body.split('\n')[0])).toEqual(['**major**: SQL built by string concatenation: injection.']);
+  });
+
+  test('the same finding is matched whatever the whitespace the host gives back (CRLF)', async () => {
+    await deliver(request(withFindings('Review 1.', [FIRST]), 'evt_ws1', 'github', pr(HEAD_A), 'pull_request'));
+    const posted = host.reviewComments[0]!;
+    posted.body = posted.body.replace(/\n/g, '\r\n');
+    await deliver(request(withFindings('Review 2.', [FIRST]), 'evt_ws2', 'github', pr(HEAD_B), 'pull_request'));
+    expect(host.reviews).toHaveLength(1);
+  });
+
+  test('an outdated review comment (line: null, its code changed since) does not keep the finding from being posted on the new code', async () => {
+    await deliver(request(withFindings('Review 1.', [FIRST]), 'evt_od1', 'github', pr(HEAD_A), 'pull_request'));
+    Object.assign(host.reviewComments[0]!, { line: null, position: null, original_line: 12 });
+    expect(await deliver(request(withFindings('Review 2.', [FIRST]), 'evt_od2', 'github', pr(HEAD_B), 'pull_request'))).toMatchObject({ status: 'delivered' });
+    expect(host.reviews).toHaveLength(2);
+    expect(githubSummary()).not.toContain('already posted');
+  });
+});
+
+describe('GitLab', () => {
+  test('a different finding on a line commented before gets its own discussion', async () => {
+    expect(await deliver(request(withFindings('Review 1.', [FIRST]), 'evt_g1', 'gitlab', mr, 'merge_request'))).toMatchObject({ status: 'delivered' });
+    expect(await deliver(request(withFindings('Review 2.', [FIRST, SECOND]), 'evt_g2', 'gitlab', mr, 'merge_request'))).toMatchObject({ status: 'delivered' });
+    expect(gitlabInline().map((b) => b.split('\n')[0])).toEqual(['**critical**: Division by zero.', '**major**: SQL built by string concatenation: injection.']);
+    expect(gitlabNote()).toContain('1 finding(s) are posted as inline comments');
+    expect(gitlabNote()).toContain('1 finding(s) were already posted as inline comments on the same lines by an earlier review.');
+  });
+
+  test('a discussion posted by an earlier version (marker without hash) is recognised', async () => {
+    host.discussions.push({ id: 'd0', notes: [{ body: legacyBody(FIRST), position: { new_line: 12 }, author: { id: FAKE_BOT.id, username: FAKE_BOT.login } } as never] });
+    expect(await deliver(request(withFindings('Review 2.', [FIRST, SECOND]), 'evt_gu', 'gitlab', mr, 'merge_request'))).toMatchObject({ status: 'delivered' });
+    expect(host.discussions).toHaveLength(2);
+    expect(host.discussions[1]!.notes[0]!.body).toContain('SQL built by string concatenation');
+  });
+});
