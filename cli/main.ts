@@ -105,6 +105,8 @@ export async function main(args: string[]): Promise<void> {
       const arrays = new Set((cli as unknown as { getOptions(): { array: string[] } }).getOptions().array);
       const repeated = Object.keys(argv).find((key) => key !== '_' && !key.includes('-') && Array.isArray(argv[key]) && !arrays.has(key) && !arrays.has(kebab(key)));
       if (repeated) throw new Error(`--${kebab(repeated)} was given ${(argv[repeated] as unknown[]).length} times; it takes one value: give it once`);
+      // `--config-dir "$DIR"` with DIR unset must not fall back to ~/.hookagent: a script's `delete` would hit the real store.
+      if (typeof argv.configDir === 'string' && argv.configDir.trim() === '') throw new Error('--config-dir needs a directory (it was given empty); leave it out to use $HOOKAGENT_CONFIG_DIR, else ~/.hookagent');
       return true;
     })
     .recommendCommands()

@@ -36,7 +36,8 @@ delivery:
 export function ensureConfig(configDir: string): boolean {
   const path = join(configDir, 'config.yaml');
   if (existsSync(path)) return false;
-  mkdirSync(configDir, { recursive: true });
+  // Its .env holds the secrets: the directory is the owner's alone.
+  mkdirSync(configDir, { recursive: true, mode: 0o700 });
   writeFileSync(path, CONFIG_TEMPLATE, { mode: 0o600 });
   return true;
 }
@@ -47,11 +48,15 @@ function readDotEnv(configDir: string): Map<string, string> {
   return existsSync(path) ? parseDotEnv(readFileSync(path, 'utf8')) : new Map();
 }
 
-/** `KEY=value` lines of `{config_dir}/.env`; the environment wins over the file. */
+/**
+ * `KEY=value` lines of `{config_dir}/.env`; the environment wins over the file, unless it
+ * holds the variable empty: an empty value is unset, as serve reads it (config-source.ts),
+ * so `status` and `test --send` see the secret serve uses.
+ */
 export function loadDotEnv(configDir: string, env: NodeJS.ProcessEnv = process.env): string[] {
   const loaded: string[] = [];
   for (const [key, value] of readDotEnv(configDir)) {
-    if (env[key] === undefined) {
+    if (!env[key]) {
       env[key] = value;
       loaded.push(key);
     }

@@ -9,7 +9,8 @@ import type { Config } from './types';
 
 /** `--config-dir`, else `$HOOKAGENT_CONFIG_DIR`, else `~/.hookagent`. */
 export function configDir(option?: string, env: NodeJS.ProcessEnv = process.env): string {
-  if (option) return option;
+  // Only an option left out falls back: an empty one is refused by the CLI (main.ts).
+  if (option !== undefined && option !== '') return option;
   if (env.HOOKAGENT_CONFIG_DIR) return env.HOOKAGENT_CONFIG_DIR;
   return join(homedir(), '.hookagent');
 }

@@ -17,7 +17,7 @@
  * a busy timeout make that safe; reads never block (WAL).
  */
 import Database from 'better-sqlite3';
-import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from 'node:fs';
 import { join } from 'node:path';
 import { HookError } from '../../core/errors';
 import { startCheckpointer, type Checkpointer } from './checkpointer';
@@ -103,8 +103,8 @@ export class StoreDb {
    * instead of inside a commit on the event loop.
    */
   static open(dataDir: string, options: { maxPageCount?: number; syncInline?: boolean; checkpointInBackground?: boolean } = {}): StoreDb {
-    mkdirSync(dataDir, { recursive: true });
     const file = join(dataDir, DB_FILE);
+    ownerOnly(dataDir, file);
     let db: Database.Database | undefined;
     try {
       db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
@@ -323,4 +323,25 @@ export class StoreDb {
     this.closing = stopped;
     return stopped;
   }
+}
+
+/**
+ * The store holds every subscription's secret and every payload in clear: its directory is
+ * the owner's alone (0700) and so is the database (0600; SQLite gives the WAL and shared-
+ * memory files the database's mode). Created so, and tightened when an earlier version left
+ * them readable by every local user (0755 / 0644 under the usual umask).
+ */
+export function ownerOnly(dataDir: string, file: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  if (!existsSync(file)) closeSync(openSync(file, 'a', 0o600));
+  // Best effort on what exists: a store another user owns (opened read-only by a second account) is left as it is.
+  const tighten = (path: string, mode: number) => {
+    try {
+      if (existsSync(path)) chmodSync(path, mode);
+    } catch {
+      /* not ours to change */
+    }
+  };
+  tighten(dataDir, 0o700);
+  for (const path of [file, `${file}-wal`, `${file}-shm`]) tighten(path, 0o600);
 }

@@ -20,7 +20,7 @@ export function acquireServeLock(dataDir: string): ServeLock {
   const infoFile = join(dataDir, 'serve.json');
   let db: Database.Database | undefined;
   try {
-    mkdirSync(dataDir, { recursive: true });
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     db = new Database(lockFile, { timeout: 0 });
     db.pragma('locking_mode = EXCLUSIVE');
     db.exec('BEGIN EXCLUSIVE; CREATE TABLE IF NOT EXISTS holder (pid INTEGER, started_at TEXT); DELETE FROM holder; COMMIT');
