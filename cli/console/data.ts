@@ -31,9 +31,9 @@ export type { EventFilters } from './list-view';
 
 /** Request-log outcomes of a request that stored an event. */
 const STORING_OUTCOMES: RequestOutcome[] = ['accepted', 'held'];
-/** Entries read per outcome when looking for an event's request (as `webhook event req_…` reads). */
+/** Entries read per outcome in the window around an event's time (as `webhook event req_…` reads). */
 const REQUEST_SCAN = 10_000;
-/** Ingest writes the entry after it stamps the event; a margin for a clock set back in between. */
+/** Ingest writes the entry when it stamps the event; a margin either side for a clock stepped in between. */
 const REQUEST_CLOCK_SLACK_MS = 60_000;
 
 export function eventSummary(r: EventRecord) {
@@ -110,17 +110,19 @@ export class ConsoleData {
   }
 
   /**
-   * The request that stored the event: searched from the event's own time, at its endpoint,
-   * among the outcomes that store events (a later duplicate delivery carries the id too).
-   * The newest 1,000 entries of every kind lost it after a burst of pushes (hunt 8 D6). The
-   * request log lists newest first with no upper time bound, so it is found while fewer than
-   * REQUEST_SCAN such requests came after it. A replay came from no request.
+   * The request that stored the event: searched in a window around the event's own time,
+   * at its endpoint, among the outcomes that store events (a later duplicate delivery
+   * carries the id too). The newest 1,000 entries of every kind lost it after a burst of
+   * pushes (hunt 8 D6); what came after the window is not read at all. A replay came from
+   * no request.
    */
   private async requestOf(first: EventRecord): Promise<RequestRecord | null> {
     const requests = this.sources.requests;
     if (!requests || first.message.replay_of) return null;
-    const since = Date.parse(first.received_at) - REQUEST_CLOCK_SLACK_MS;
-    const found = await Promise.all(STORING_OUTCOMES.map((outcome) => requests.list({ endpoint: endpointOf(first), outcome, since, limit: REQUEST_SCAN })));
+    const at = Date.parse(first.received_at);
+    // The window around the event's own time: what came after it is not read.
+    const window = { since: at - REQUEST_CLOCK_SLACK_MS, until: at + REQUEST_CLOCK_SLACK_MS };
+    const found = await Promise.all(STORING_OUTCOMES.map((outcome) => requests.list({ endpoint: endpointOf(first), outcome, ...window, limit: REQUEST_SCAN })));
     return found.flat().find((entry) => entry.event_id === first.event_id) ?? null;
   }
 

@@ -22,8 +22,9 @@ export const isRequestId = (id: string): boolean => id.startsWith('req_');
 export async function findRequestEntry(requests: RequestLog | undefined, id: string): Promise<RequestRecord | undefined> {
   const time = REQUEST_ID.exec(id)?.[1];
   if (!requests || time === undefined) return undefined;
-  // From the id's own millisecond on: the entry is among the first ones read.
-  const entries = await requests.list({ since: parseInt(time, 36), limit: SCAN_LIMIT });
+  // The id's own millisecond: the entry is there, whatever came after it.
+  const at = parseInt(time, 36);
+  const entries = await requests.list({ since: at, until: at, limit: SCAN_LIMIT });
   return entries.find((entry) => entry.request_id === id);
 }
 

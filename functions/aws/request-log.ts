@@ -68,7 +68,9 @@ export class DynamoRequestLog implements RequestLog {
     const oldest = Math.max(query.since ?? 0, now - REQUEST_RETENTION_SECONDS * 1000);
     const out: RequestRecord[] = [];
     const filters: string[] = [];
-    const values: Record<string, AttributeValue> = { ':oldest': { S: new Date(oldest).toISOString() } };
+    const newest = Math.min(query.until ?? now, now);
+    // `at` is the ISO time, `#`, then the request id: every entry of the newest millisecond sorts below `#\uffff`.
+    const values: Record<string, AttributeValue> = { ':oldest': { S: new Date(oldest).toISOString() }, ':newest': { S: `${new Date(newest).toISOString()}#\uffff` } };
     if (query.endpoint) {
       filters.push('endpoint = :endpoint');
       values[':endpoint'] = { S: query.endpoint };
@@ -78,12 +80,13 @@ export class DynamoRequestLog implements RequestLog {
       values[':outcome'] = { S: query.outcome };
     }
     try {
-      for (let day = now; day >= oldest - DAY_MS && out.length < query.limit; day -= DAY_MS) {
+      if (newest < oldest) return out;
+      for (let day = newest; day >= oldest - DAY_MS && out.length < query.limit; day -= DAY_MS) {
         let start: Record<string, AttributeValue> | undefined;
         do {
           const page = await this.client.send(new QueryCommand({
             TableName: this.table,
-            KeyConditionExpression: '#day = :day AND #at >= :oldest',
+            KeyConditionExpression: '#day = :day AND #at BETWEEN :oldest AND :newest',
             ExpressionAttributeNames: { '#day': 'day', '#at': 'at' },
             ExpressionAttributeValues: { ...values, ':day': { S: new Date(day).toISOString().slice(0, 10) } },
             ...(filters.length ? { FilterExpression: filters.join(' AND ') } : {}),

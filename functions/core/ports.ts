@@ -73,6 +73,8 @@ export interface RequestQuery {
   outcome?: RequestOutcome;
   /** Epoch ms: only requests received at or after it. */
   since?: number;
+  /** Epoch ms: only requests received at or before it (a lookup around a known time reads that window only). */
+  until?: number;
   limit: number;
 }
 

@@ -1,8 +1,9 @@
 /**
  * The event page's request (HTTP answer, header names, candidate verdicts) comes from the
- * request log, which keeps 7 days. It is found from the event's own time, endpoint and the
- * outcomes that store events, not among the newest 1,000 entries of every kind (hunt 8 D6):
- * on the local store's SQLite request log and on DynamoDB's (dynalite).
+ * request log, which keeps 7 days. It is found in a window around the event's own time, at
+ * its endpoint, among the outcomes that store events, not among the newest 1,000 entries of
+ * every kind (hunt 8 D6): on the local store's SQLite request log and on DynamoDB's
+ * (dynalite). What came after the window is not read (`RequestQuery.until`).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -69,4 +70,25 @@ test('an event that came from no request (a replay) shows none', async () => {
   const replay = await fx.addEvent({ subscription: 'pr-review', status: 'queued' });
   await fx.events.putAll([{ ...replay, message: { ...replay.message, replay_of: fx.rich.event_id } }]);
   expect(await requestShown(fx.store.requests, replay.event_id)).toBeNull();
+});
+
+test('SQLite: found after more than 10,000 newer requests that stored events at the same endpoint (only the window around it is read)', async () => {
+  const requests = fx.store.requests;
+  const event = await fx.addEvent({ subscription: 'pr-review', status: 'delivered' });
+  const at = Date.parse(event.received_at);
+  await requests.record({ request_id: 'req_window', received_at: new Date(at).toISOString(), endpoint: 'github', method: 'POST', status: 202, outcome: 'accepted', event: 'pull_request', event_id: event.event_id, header_names: [] });
+  for (let i = 1; i <= 10_050; i++) {
+    await requests.record({ request_id: `req_w${String(i).padStart(6, '0')}`, received_at: new Date(at + 61_000 + i).toISOString(), endpoint: 'github', method: 'POST', status: 202, outcome: 'accepted', event: 'pull_request', event_id: `evt_w${i}`, header_names: [] });
+  }
+  expect(await requestShown(requests, event.event_id)).toMatchObject({ request_id: 'req_window' });
+}, 120_000);
+
+test.each(logs)('%s: list({ since, until }) reads only that window, newest first', async (_name, open) => {
+  const requests = open();
+  const base = Date.now() - 3_600_000;
+  const times = [0, 1_000, 2_000, 3_000].map((d) => base + d);
+  for (const [i, t] of times.entries()) await requests.record({ request_id: `req_u${i}`, received_at: new Date(t).toISOString(), endpoint: 'custom/until', method: 'POST', status: 202, outcome: 'accepted', header_names: [] });
+  const listed = await requests.list({ endpoint: 'custom/until', since: base + 1_000, until: base + 2_000, limit: 10 });
+  expect(listed.map((r) => r.request_id)).toEqual(['req_u2', 'req_u1']);
+  expect(await requests.list({ endpoint: 'custom/until', since: base + 2_500, until: base + 1_500, limit: 10 })).toEqual([]);
 });

@@ -18,7 +18,7 @@ export class MemoryRequestLog implements RequestLog {
 
   async list(query: RequestQuery): Promise<RequestRecord[]> {
     return this.entries
-      .filter((e) => (!query.endpoint || e.endpoint === query.endpoint) && (!query.outcome || e.outcome === query.outcome) && (!query.since || Date.parse(e.received_at) >= query.since))
+      .filter((e) => (!query.endpoint || e.endpoint === query.endpoint) && (!query.outcome || e.outcome === query.outcome) && (!query.since || Date.parse(e.received_at) >= query.since) && (query.until === undefined || Date.parse(e.received_at) <= query.until))
       .sort((a, b) => (`${a.received_at}#${a.request_id}` < `${b.received_at}#${b.request_id}` ? 1 : -1))
       .slice(0, query.limit);
   }

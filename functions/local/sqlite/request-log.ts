@@ -40,6 +40,10 @@ export class SqliteRequestLog implements RequestLog {
       where.push('received_at >= ?');
       params.push(query.since);
     }
+    if (query.until !== undefined) {
+      where.push('received_at <= ?');
+      params.push(query.until);
+    }
     const sql = `SELECT body FROM requests ${where.length ? `WHERE ${where.join(' AND ')}` : ''} ORDER BY received_at DESC, id DESC LIMIT ?`;
     return this.store.read('The request log', () => (this.store.db.prepare(sql).pluck().all(...params, Math.max(0, query.limit)) as string[])
       .map((body) => JSON.parse(body) as RequestRecord));
