@@ -19,6 +19,7 @@ import { transcriptLines } from './event';
 import { sampleFor } from '../samples';
 import { readPayload } from './test';
 import { previewEvent } from './preview-event';
+import { sampleChoice } from './sample-event';
 import { eventFilterReport } from './filter-report';
 import { escapeTerminal } from '../../functions/core/log';
 
@@ -34,7 +35,8 @@ function usageLine(run: AgentRun | undefined): string | undefined {
 export async function dryRun(ctx: CliContext, name: string, payloadOption: string | undefined, eventOption: string | undefined, json: boolean): Promise<void> {
   const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
   if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
-  const filter = eventOption ?? subscription.events[0] ?? 'custom';
+  // The sample `--send` takes: a `github:*` subscription's is a pull request, not a stub named `*` (hunt 8 D1).
+  const filter = sampleChoice(subscription.events, { eventOption }).filter;
   const [sampleEvent = 'custom', sampleAction] = splitSource(filter).rest.split('.');
   const payload = payloadOption === undefined ? samplePayload(filter, sampleEvent, sampleAction) : readPayload(payloadOption);
   const { event, action, source } = previewEvent(subscription, payload, eventOption);

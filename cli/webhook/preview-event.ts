@@ -8,31 +8,13 @@ import { classifyEvent, type Payload } from '../../functions/core/events/classif
 import { splitSource } from '../../functions/core/events/filters';
 import { eventOrigin } from '../../functions/core/events/known';
 import type { Source, Subscription } from '../../functions/core/types';
+import { githubEventKeys, githubEventOf, holdsKeys } from './github-event-keys';
 
 export interface PreviewEvent {
   source: Source;
   event: string;
   action?: string;
 }
-
-/**
- * The payload keys that show a GitHub payload is of an event (GitHub names the event only
- * in a header); an event not listed shows by a key of its own name (`pull_request`,
- * `check_run`, `release`, …).
- */
-const GITHUB_EVENT_KEYS: Record<string, readonly string[]> = {
-  issues: ['issue'],
-  issue_comment: ['issue', 'comment'],
-  pull_request_review: ['pull_request', 'review'],
-  pull_request_review_comment: ['pull_request', 'comment'],
-  pull_request_review_thread: ['pull_request', 'thread'],
-  commit_comment: ['comment'],
-  discussion_comment: ['discussion', 'comment'],
-  push: ['ref', 'commits'],
-  status: ['sha', 'state'],
-  create: ['ref', 'ref_type'],
-  delete: ['ref', 'ref_type'],
-};
 
 /** Whether a filter can match on `host`'s endpoint (`github:x`, `*`, or an unqualified name that host sends). */
 function reaches(filter: string, host: 'github' | 'gitlab'): boolean {
@@ -49,7 +31,8 @@ function reaches(filter: string, host: 'github' | 'gitlab'): boolean {
  * the subscription's events are `issues.opened,merge_request`. A GitLab payload (it names
  * its `object_kind`) goes by the first filter GitLab's endpoint can match; a GitHub one by
  * the filter whose event the payload's keys show (the most specific: a review payload
- * holds `pull_request` too); otherwise the first filter, as before.
+ * holds `pull_request` too), else by a `*` or `github:*` filter when its keys show a GitHub
+ * event (hunt 8 D1: `concreteFilter` names it); otherwise the first filter, as before.
  */
 export function filterForPayload(events: readonly string[], payload: Payload): string | undefined {
   if (typeof payload.object_kind === 'string') {
@@ -61,20 +44,43 @@ export function filterForPayload(events: readonly string[], payload: Payload): s
     const { rest } = splitSource(filter);
     if (rest === '*' || !reaches(filter, 'github')) continue;
     const name = rest.split('.')[0] ?? rest;
-    const keys = GITHUB_EVENT_KEYS[name] ?? [name];
-    if (keys.every((key) => Object.hasOwn(payload, key)) && (!best || keys.length > best.keys)) best = { filter, keys: keys.length };
+    const keys = githubEventKeys(name);
+    if (holdsKeys(payload, keys) && (!best || keys.length > best.keys)) best = { filter, keys: keys.length };
   }
+  const wildcard = best ? undefined : events.find((filter) => splitSource(filter).rest === '*' && reaches(filter, 'github'));
+  if (wildcard !== undefined && concreteFilter(wildcard, payload) !== wildcard) return wildcard;
   return best?.filter ?? events[0];
+}
+
+/**
+ * A `*`, `github:*` or `gitlab:*` filter made concrete by the payload it judges, as the
+ * endpoint the payload's sender posts to would classify it: a GitLab payload as
+ * `gitlab:<object_kind>`; a GitHub one as `github:<event>` its keys show (GitHub names the
+ * event only in a header). Any other filter, or a payload that shows neither, as it is: a
+ * payload naming its own type (`event_type`, …) is a custom sender's.
+ */
+export function concreteFilter(filter: string, payload: Payload): string {
+  if (splitSource(filter).rest !== '*') return filter;
+  if (typeof payload.object_kind === 'string' && reaches(filter, 'gitlab')) {
+    const identity = classifyEvent('gitlab', {}, payload);
+    if (identity) return `gitlab:${identity.event}`;
+  }
+  if (!reaches(filter, 'github') || classifyEvent('custom', {}, payload)?.event !== 'custom') return filter;
+  const event = githubEventOf(payload);
+  return event === undefined ? filter : `github:${event}`;
 }
 
 /** `--event` as given (`name` or `name.action`, optionally `github:`/`gitlab:`), else the payload classified. */
 export function previewEvent(subscription: Pick<Subscription, 'events'>, payload: Payload, eventOption?: string): PreviewEvent {
-  const filter = eventOption ?? filterForPayload(subscription.events, payload);
+  const fitting = eventOption ?? filterForPayload(subscription.events, payload);
+  // A wildcard shows no event: the one the payload is, on the endpoint its sender posts to.
+  const filter = fitting === undefined ? undefined : concreteFilter(fitting, payload);
   const { source, rest } = filter === undefined ? { source: 'custom' as const, rest: '*' } : splitSource(filter);
   const [name = '*', filterAction] = rest.split('.');
   const origin = eventOrigin(name);
   const endpoint: Source = source ?? (typeof payload.object_kind === 'string' && origin !== 'github' ? 'gitlab' : origin === 'github' || origin === 'both' ? 'github' : origin === 'gitlab' ? 'gitlab' : 'custom');
-  if (eventOption !== undefined && name !== '*') return { source: endpoint, event: name, ...(filterAction ? { action: filterAction } : {}) };
+  // `--event` naming its event decides; a wildcard made concrete is classified below, with its action.
+  if (eventOption !== undefined && filter === eventOption && name !== '*') return { source: endpoint, event: name, ...(filterAction ? { action: filterAction } : {}) };
   // GitHub names the event in a header only: the filter's name stands in for it.
   const identity = classifyEvent(endpoint, endpoint === 'github' && name !== '*' ? { 'x-github-event': name } : {}, payload);
   // On a custom endpoint a payload naming no event is `custom`, as the service classifies it (hunt 5 D2):

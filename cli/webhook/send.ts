@@ -17,7 +17,8 @@ import { staleConfigNote } from '../local/config-source';
 import { GITLAB_SAMPLES, githubSample, sampleFor } from '../samples';
 import { withStores, type CliContext, type Stores } from '../context';
 import { refuseStrangersRepository, serviceUrl } from './send-target';
-import { filterForPayload } from './preview-event';
+import { customTakes, sampleChoice, secretNeeded } from './sample-event';
+import { hasSecret } from '../setup-hints';
 import { commandName } from '../invocation';
 import { progress } from '../progress';
 import { escapeControl, escapeTerminal } from '../../functions/core/log';
@@ -33,15 +34,15 @@ interface Sample {
 }
 
 async function buildSample(ctx: CliContext, subscription: Subscription, payloadOption: Record<string, unknown> | undefined, eventOption: string | undefined): Promise<Sample> {
-  // Your own payload goes where its sender would send it (a GitLab merge request to /webhooks/gitlab), as `webhook test` judges it.
-  const fitting = payloadOption && eventOption === undefined ? filterForPayload(subscription.events, payloadOption) : undefined;
-  const qualified = splitSource(eventOption ?? (fitting !== undefined && splitSource(fitting).rest !== '*' ? fitting : undefined) ?? subscription.events.find((e) => splitSource(e).rest !== '*') ?? 'custom');
-  const [event = 'custom', action] = qualified.rest.split('.');
-  // A subscription without events is reached only through its custom endpoint; a qualified filter names its endpoint.
-  const origin = subscription.events.length === 0 || qualified.source === 'custom' ? 'unknown' : qualified.source ?? eventOrigin(event);
   loadDotEnv(ctx.configDir);
   const resolved = await resolveConfig(ctx.config, { get: async (name) => process.env[name] }, ['webhooks']);
   if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
+  // Your own payload goes where its sender would send it (a GitLab merge request to /webhooks/gitlab), as `webhook test` judges it.
+  const choice = sampleChoice(subscription.events, { payload: payloadOption, eventOption, configured: (host) => hasSecret(resolved.value, host) });
+  const qualified = splitSource(choice.filter);
+  const [event = 'custom', action] = qualified.rest.split('.');
+  // A subscription without events is reached only through its custom endpoint; a qualified filter names its endpoint.
+  const origin = subscription.events.length === 0 || qualified.source === 'custom' ? 'unknown' : qualified.source ?? eventOrigin(event);
   const id = randomUUID();
   if ((origin === 'github' || origin === 'both') && resolved.value.webhooks.github?.secret[0]) {
     const sample = payloadOption ?? githubSample(event, action);
@@ -57,6 +58,8 @@ async function buildSample(ctx: CliContext, subscription: Subscription, payloadO
     const kind = typeof payloadOption?.object_kind === 'string' ? payloadOption.object_kind : event;
     return { path: '/webhooks/gitlab', body, deliveryId: id, headers: { 'x-gitlab-event': (payloadOption ? undefined : sample?.[0]) ?? gitlabHeaderFor(kind) ?? `${event} Hook`, 'idempotency-key': id, 'x-gitlab-token': resolved.value.webhooks.gitlab.secret[0] } };
   }
+  // The host's secret is not set: the custom endpoint, unless it never takes what the sample is judged by.
+  if ((origin === 'github' || origin === 'gitlab') && !customTakes(choice)) throw secretNeeded(resolved.value, subscription.name, subscription.events, choice, origin);
   // The custom endpoint takes any JSON: a GitHub or GitLab sample too (its secret is not set yet), so the
   // prompt renders from the same realistic payload as `test --dry-run`.
   const shipped = payloadOption ? undefined : sampleFor(qualified.rest === '*' ? 'custom' : `${event}${action ? `.${action}` : ''}`);
@@ -94,8 +97,9 @@ async function turnedAway(stores: Stores, name: string, deliveryId: string): Pro
 export async function send(ctx: CliContext, name: string, payload: Record<string, unknown> | undefined, event: string | undefined, urlOption: string | undefined, waitMs: number): Promise<void> {
   const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
   if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
-  const url = serviceUrl(ctx, urlOption);
+  // A sample that cannot be sent is refused first: starting a serve would not help.
   const sample = await buildSample(ctx, subscription, payload, event);
+  const url = serviceUrl(ctx, urlOption);
   if (!payload) refuseStrangersRepository(subscription, sample);
   // As `webhook test` says it: placeholders the stub lacks are then reported missing.
   if (sample.stub) ctx.warn(`note: no sample payload ships for this event: sending ${sample.body}; pass --payload <file|json> to send what your sender sends`);

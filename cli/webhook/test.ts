@@ -9,6 +9,7 @@ import { splitSource } from '../../functions/core/events/filters';
 import { withStores, type CliContext } from '../context';
 import { sampleFor } from '../samples';
 import { previewEvent, previewType, type PreviewEvent } from './preview-event';
+import { sampleChoice } from './sample-event';
 
 export function readPayload(value: string): Record<string, unknown> {
   const looksInline = value.trim().startsWith('{') || value.trim().startsWith('[');
@@ -36,7 +37,8 @@ export async function test(ctx: CliContext, name: string, payloadOption: string 
     preview = previewEvent(subscription, payload, event);
   } else {
     // A realistic sample of the subscription's first event, as --send uses.
-    const filter = event ?? subscription.events[0];
+    // `github:*` alone names no event: the sample `--send` takes (sample-event.ts), a pull request.
+    const filter = event ?? (subscription.events.length > 0 ? sampleChoice(subscription.events).filter : undefined);
     const sample = filter === undefined ? undefined : sampleFor(filter);
     payload = sample?.payload ?? {};
     // No sample: rendered against {} as the filter's own event (what `--send`'s stub names), not as the `custom` event {} would be.
