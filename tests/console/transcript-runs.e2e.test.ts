@@ -3,28 +3,10 @@
  * (`Transcript.earlier`): the event page shows each run, oldest first, under its own
  * heading, as `webhook event` prints them. In Debian's chromium through playwright-core.
  */
-import { existsSync } from 'node:fs';
-import { chromium, type Browser, type Page } from 'playwright-core';
 import type { Transcript } from '../../functions/core/agent/run-record';
-import { startConsoleFixture, type ConsoleFixture } from './fixture';
+import { useConsoleBrowser } from './browser-session';
 
-const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-let fx: ConsoleFixture;
-let browser: Browser;
-let page: Page;
-const pageErrors: string[] = [];
-beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`No browser at ${CHROMIUM}: install Debian's chromium (apt-get install -y chromium), or set CHROMIUM_PATH`);
-  fx = await startConsoleFixture({ pollMs: 60_000 });
-  browser = await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-dev-shm-usage'] });
-  page = await browser.newPage();
-  page.on('pageerror', (error) => pageErrors.push(error.message));
-}, 60_000);
-afterEach(() => expect(pageErrors).toEqual([]));
-afterAll(async () => {
-  await browser?.close();
-  await fx?.close();
-});
+const session = useConsoleBrowser({ pollMs: 60_000 });
 
 const run = (text: string, tool?: string): Transcript => ({
   v: 1, provider: 'openai', model: 'm', system_sha256: 'abc', user: 'Alert DiskRunningFull',
@@ -32,16 +14,16 @@ const run = (text: string, tool?: string): Transcript => ({
 } as Transcript);
 
 async function open(transcript: Transcript): Promise<void> {
-  const event = await fx.addEvent({ subscription: 'alerts', status: 'delivered' });
-  await fx.events.putAll([{ ...event, transcript_ref: JSON.stringify(transcript) }]);
-  await page.goto(`${fx.url}/console#/event/${encodeURIComponent(event.event_id)}`);
-  await page.locator('#event-id').filter({ hasText: event.event_id }).waitFor({ timeout: 60_000 });
+  const event = await session.fx.addEvent({ subscription: 'alerts', status: 'delivered' });
+  await session.fx.events.putAll([{ ...event, transcript_ref: JSON.stringify(transcript) }]);
+  await session.page.goto(`${session.fx.url}/console#/event/${encodeURIComponent(event.event_id)}`);
+  await session.page.locator('#event-id').filter({ hasText: event.event_id }).waitFor({ timeout: 60_000 });
 }
 
 test("a retried event shows every run's transcript, oldest first, each under its heading", async () => {
   await open({ ...run('Disk on db-1 is full.'), earlier: [run('Let me look that up.', 'lookup')] });
-  expect(await page.locator('h4.run').allInnerTexts()).toEqual(['Run 1 of 2 (an earlier attempt)', 'Run 2 of 2']);
-  const transcripts = page.locator('ol.transcript');
+  expect(await session.page.locator('h4.run').allInnerTexts()).toEqual(['Run 1 of 2 (an earlier attempt)', 'Run 2 of 2']);
+  const transcripts = session.page.locator('ol.transcript');
   expect(await transcripts.count()).toBe(2);
   expect(await transcripts.nth(0).innerText()).toContain('lookup');
   expect(await transcripts.nth(0).innerText()).toContain('Let me look that up.');
@@ -50,6 +32,6 @@ test("a retried event shows every run's transcript, oldest first, each under its
 
 test('a single run shows no run headings, as before', async () => {
   await open(run('All good.'));
-  expect(await page.locator('h4.run').count()).toBe(0);
-  expect(await page.locator('ol.transcript').innerText()).toContain('All good.');
+  expect(await session.page.locator('h4.run').count()).toBe(0);
+  expect(await session.page.locator('ol.transcript').innerText()).toContain('All good.');
 }, 90_000);

@@ -16,17 +16,13 @@ import type { DeliveryRequest } from '../../functions/core/delivery/target';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { jsonLogger } from '../../functions/core/log';
 import type { QueueMessage, Source } from '../../functions/core/types';
-import { SAMPLE_PATCH as PATCH, codehostDelivery, type FakeCodehost, useFakeCodehost } from '../support/fake-codehost';
+import { codehostDelivery, type FakeCodehost, useFakeCodehost } from '../support/fake-codehost';
 
 const HEAD = 'cccccccccccccccccccccccccccccccccccccccc';
 let host: FakeCodehost;
 useFakeCodehost((started) => {
   host = started;
-});
-beforeEach(() => {
-  host.files = [{ filename: 'src/f.ts', status: 'modified', additions: 2, deletions: 1, patch: PATCH }];
-  host.mrDiffs = [{ old_path: 'src/f.ts', new_path: 'src/f.ts', diff: `${PATCH}\n`, new_file: false, renamed_file: false, deleted_file: false }];
-});
+}, { samplePatch: true });
 
 const settings = (): Config['delivery'] => codehostDelivery(host, 1000);
 const mr = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'gitlab', 'merge_request.json'), 'utf8')) as Record<string, unknown>;

@@ -15,18 +15,14 @@ import type { DeliveryRequest } from '../../functions/core/delivery/target';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { jsonLogger } from '../../functions/core/log';
 import type { QueueMessage, Source } from '../../functions/core/types';
-import { FAKE_BOT, SAMPLE_PATCH as PATCH, codehostDelivery, type FakeCodehost, useFakeCodehost } from '../support/fake-codehost';
+import { FAKE_BOT, codehostDelivery, type FakeCodehost, useFakeCodehost } from '../support/fake-codehost';
 
 const HEAD_A = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 const HEAD_B = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
 let host: FakeCodehost;
 useFakeCodehost((started) => {
   host = started;
-});
-beforeEach(() => {
-  host.files = [{ filename: 'src/f.ts', status: 'modified', additions: 2, deletions: 1, patch: PATCH }];
-  host.mrDiffs = [{ old_path: 'src/f.ts', new_path: 'src/f.ts', diff: `${PATCH}\n`, new_file: false, renamed_file: false, deleted_file: false }];
-});
+}, { samplePatch: true });
 
 const settings = (): Config['delivery'] => codehostDelivery(host, 1000);
 const pr = (head: string) => ({ action: 'synchronize', repository: { full_name: 'octo/widgets' }, pull_request: { number: 7, head: { sha: head } } });

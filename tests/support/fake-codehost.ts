@@ -175,14 +175,21 @@ function diffLines(patch: string, side: string): Set<number> {
  * One fake code host for a test file: started before its tests, closed after them, reset
  * before each (register further per-test setup after this call). `bind` receives it.
  */
-export function useFakeCodehost(bind: (host: FakeCodehost) => void): void {
+export function useFakeCodehost(bind: (host: FakeCodehost) => void, options: { samplePatch?: boolean } = {}): void {
   let host: FakeCodehost | undefined;
   beforeAll(async () => {
     host = await startFakeCodehost();
     bind(host);
   });
   afterAll(async () => host?.close());
-  beforeEach(() => host?.reset());
+  beforeEach(() => {
+    host?.reset();
+    // One modified file, `src/f.ts` with SAMPLE_PATCH, on both hosts: what most review tests place findings on.
+    if (host && options.samplePatch) {
+      host.files = [{ filename: 'src/f.ts', status: 'modified', additions: 2, deletions: 1, patch: SAMPLE_PATCH }];
+      host.mrDiffs = [{ old_path: 'src/f.ts', new_path: 'src/f.ts', diff: `${SAMPLE_PATCH}\n`, new_file: false, renamed_file: false, deleted_file: false }];
+    }
+  });
 }
 
 /** The `delivery` settings of a test that posts to `host` as both GitHub and GitLab. */
