@@ -110,7 +110,11 @@ export async function update(ctx: CliContext, name: string, fields: Subscription
   await withStores(ctx, async (stores) => {
     const existing = await stores.subscriptions.get(name);
     if (!existing) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
-    const next = validated(ctx, { ...existing, updated_at: new Date().toISOString() }, fields);
+    const at = new Date().toISOString();
+    const next = validated(ctx, { ...existing, updated_at: at }, fields);
+    // What a held event is checked against again at its release (held-settle.ts): only when this changed it.
+    const same = (a: readonly string[] | undefined, b: readonly string[] | undefined) => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+    if (!same(next.events, existing.events) || !same(next.filters, existing.filters)) next.routing_changed_at = at;
     await stores.subscriptions.put(next);
     ctx.out(`Updated subscription '${name}' (secret unchanged).`);
   });

@@ -46,6 +46,11 @@ export interface Subscription {
   debounce_seconds?: number;
   /** Code-host comments: one edited comment per subject (default for pull/merge requests) or a new one per event. */
   comment_mode?: 'sticky' | 'new';
+  /**
+   * When `update` last changed its event filters or payload filters: a held event that
+   * arrived before it is checked against them again when it is released (held-settle.ts).
+   */
+  routing_changed_at?: string;
 }
 
 /**

@@ -27,7 +27,8 @@ async function heldDraft(atMs: number): Promise<EventRecord> {
 /** Paused, with a payload filter (as `webhook update --filter` sets it) that the draft does not pass. */
 async function pauseWithFilter(): Promise<void> {
   const subscription = (await fx.subscriptions.get('pr-review'))!;
-  await fx.subscriptions.put({ ...subscription, state: 'paused', filters: ['pull_request.draft == false'] });
+  const at = new Date().toISOString();
+  await fx.subscriptions.put({ ...subscription, state: 'paused', filters: ['pull_request.draft == false'], updated_at: at, routing_changed_at: at });
 }
 
 test('the CLI resume does not run a held draft the filters no longer take (the behaviour the console must match)', async () => {

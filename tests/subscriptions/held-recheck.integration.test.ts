@@ -11,7 +11,7 @@ import { join } from 'node:path';
 import { DynamoEventLog } from '../../functions/aws/event-log';
 import { DynamoLeaseStore } from '../../functions/aws/lease-store';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
-import { pauseSubscription, resumeSubscription, type LifecycleDeps } from '../../functions/core/subscriptions/lifecycle';
+import { pauseSubscription, replayEvent, resumeSubscription, type LifecycleDeps } from '../../functions/core/subscriptions/lifecycle';
 import type { QueueMessage, Subscription } from '../../functions/core/types';
 import { eventRecord } from '../../functions/core/worker/record';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
@@ -55,11 +55,14 @@ async function setup(events: string[], filters: string[] = []) {
     await log.putAll([eventRecord(message, 'held', message.received_at)]);
     return id;
   };
+  /** As `webhook update` writes it: a change of events or filters is stamped `routing_changed_at`. */
   const update = async (changes: Partial<Subscription>) => {
+    clock.advance(1_000);
     const current = await subscriptions.get(name);
-    await subscriptions.put({ ...current!, ...changes, updated_at: new Date(clock.now()).toISOString() });
+    const at = new Date(clock.now()).toISOString();
+    await subscriptions.put({ ...current!, ...changes, updated_at: at, ...(changes.events || changes.filters ? { routing_changed_at: at } : {}) });
   };
-  return { name, deps, log, queue, hold, update };
+  return { name, deps, log, queue, hold, update, clock };
 }
 
 test('events and filters narrowed while held: only what the subscription takes now is queued; the rest ends suppressed with the reason', async () => {
@@ -104,4 +107,29 @@ test('a payload kept apart that can no longer be read is released on its event f
   rmSync(join(dir, s.name), { recursive: true, force: true });
   expect(await resumeSubscription(s.deps, s.name)).toEqual({ kind: 'resumed', released: 1 });
   expect(s.queue.sent.map((m) => m.event_id)).toEqual([id]);
+});
+
+test('a replay held after the change is the subscription\'s as it is: released, though its event filters would not take the original', async () => {
+  const s = await setup(['issues']);
+  // An event that ran before the narrowing.
+  const ran = await s.hold('issues', 'closed', { action: 'closed', issue: { labels: [] } });
+  const record = await s.log.get(ran, s.name);
+  await s.log.putAll([{ ...record!, status: 'delivered' }]);
+  await s.update({ events: ['issues.opened'] });
+  // Replayed on purpose after the change, while paused: held.
+  s.clock.advance(1_000);
+  const { copies } = await replayEvent(s.deps, ran);
+  expect(copies.map((c) => c.status)).toEqual(['held']);
+  s.clock.advance(1_000);
+  expect(await resumeSubscription(s.deps, s.name)).toEqual({ kind: 'resumed', released: 1 });
+  expect(s.queue.sent.map((m) => m.replay_of)).toEqual([ran]);
+});
+
+test('a subscription stored before routing_changed_at existed (none on it) releases every held event, as before', async () => {
+  const s = await setup(['issues']);
+  const held = await s.hold('issues', 'closed', { action: 'closed' });
+  const current = await s.deps.subscriptions.get(s.name);
+  await s.deps.subscriptions.put({ ...current!, events: ['issues.opened'] });
+  expect(await resumeSubscription(s.deps, s.name)).toEqual({ kind: 'resumed', released: 1 });
+  expect(s.queue.sent.map((m) => m.event_id)).toEqual([held]);
 });

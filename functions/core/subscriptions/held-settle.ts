@@ -5,9 +5,10 @@
  *   again) is not the current subscription's: it ends `failed`, and the new subscription,
  *   with its own events, prompt and targets, never delivers it. Records carry the
  *   `created_at` of the subscription they were accepted for (`subscription_created_at`).
- * - A record the subscription no longer takes (`update` changed its events or filters while
- *   the event was held) ends `suppressed`, with a warning naming the event filter or payload
- *   filter that now refuses it: a resume runs what the subscription means now.
+ * - A record the subscription no longer takes (`update` changed its events or filters after
+ *   the event arrived: `routing_changed_at`) ends `suppressed`, with a warning naming the
+ *   event filter or payload filter that now refuses it: a resume runs what the subscription
+ *   means now. A record held after that change (a replay) is the subscription's as it is.
  * - Of a debounced burst held while paused (records with the same subject key), only the
  *   latest is released; the others end `superseded` by it, as they would have without the
  *   pause.
@@ -44,6 +45,8 @@ async function endHeld(events: EventLog, record: EventRecord, changes: Partial<E
  * only the event filter is checked for it.
  */
 async function noLongerTaken(record: EventRecord, subscription: Subscription, payloads: PayloadStore | undefined): Promise<string | undefined> {
+  // Only what `update` changed after the event arrived: a replay held after the change was made for the subscription as it is.
+  if (!subscription.routing_changed_at || subscription.routing_changed_at <= record.received_at) return undefined;
   const { message } = record;
   let payload: unknown = message.payload;
   // Read back only when a payload filter needs it.
