@@ -80,7 +80,7 @@ export function webhookCommands(y: Argv): Argv {
     run((a, ctx) => resume(ctx, String(a.name), Boolean(a.discardHeld))))
     .command('test <name>', 'render the prompt against a payload, locally', (c) => c
       .positional('name', { type: 'string', demandOption: true })
-      .option('payload', { type: 'string', describe: 'a JSON file, or inline JSON' })
+      .option('payload', { type: 'string', describe: 'a JSON file, inline JSON, or - to read it from standard input' })
       .option('event', { type: 'string', describe: 'the event type, for prompts that use it' })
       .option('send', { type: 'boolean', describe: 'post a signed sample event to the running service and print the outcome' })
       .option('url', { type: 'string', describe: 'with --send: where the service listens (default: the serve running for this config dir)' })

@@ -2,6 +2,7 @@
  * `webhook events <name> [--status s] [--follow]`: the recent events, then (with --follow)
  * every new event and every change of status as it happens, until Ctrl-C.
  */
+import { asInvoked } from '../invocation';
 import { HookError } from '../../functions/core/errors';
 import type { EventRecord } from '../../functions/core/types';
 import { type CliContext } from '../context';
@@ -40,7 +41,13 @@ export async function eventsCommand(ctx: CliContext, name: string, options: Even
   const stores = await ctx.openStores();
   try {
     // printEvents checks the name (a deleted subscription's events can still be listed); following needs a live one.
-    if (options.follow && !(await stores.subscriptions.get(name))) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
+    if (options.follow && !(await stores.subscriptions.get(name))) {
+      // A deleted subscription takes no new events: its stored ones are listed without --follow.
+      const held = (await stores.events.listBySubscription(name, 1)).length > 0;
+      throw new HookError('subscription_not_found', held
+        ? asInvoked(`'${name}' was deleted, so no new events come to follow; 'hookagent webhook events ${name}' lists the ones it left (kept 14 days)`)
+        : `No subscription named '${name}'`);
+    }
     const read = async () => (await stores.events.listBySubscription(name, Math.max(options.limit, 200)))
       .filter((r) => !options.status || r.status === options.status);
     if (!options.follow) return await printEvents(ctx, stores, name, options);

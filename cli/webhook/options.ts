@@ -10,14 +10,16 @@ const SIGNED_VALUE_OPTIONS = new Set(['--debounce', '--timeout', '--max-steps', 
 
 /**
  * yargs reads `--debounce -5s` as the flags -5 and -s ("unknown option -5"): join such a
- * value to its option so the option's own check answers with its range.
+ * value to its option so the option's own check answers with its range. `--payload -`
+ * (read the payload from standard input) is joined the same way.
  */
 export function joinSignedValues(args: readonly string[]): string[] {
   const out: string[] = [];
   for (let i = 0; i < args.length; i++) {
     const arg = args[i] as string;
     const next = args[i + 1];
-    if (SIGNED_VALUE_OPTIONS.has(arg) && next !== undefined && /^-\d/.test(next)) {
+    // `--payload -` (standard input) too: yargs reads a lone `-` as an option named "".
+    if ((SIGNED_VALUE_OPTIONS.has(arg) && next !== undefined && /^-\d/.test(next)) || (arg === '--payload' && next === '-')) {
       out.push(`${arg}=${next}`);
       i += 1;
     } else out.push(arg);

@@ -14,7 +14,9 @@ import { sampleChoice } from './sample-event';
 export function readPayload(value: string): Record<string, unknown> {
   const looksInline = value.trim().startsWith('{') || value.trim().startsWith('[');
   let text: string;
-  if (!looksInline && existsSync(value)) text = readFileBounded(value, PAYLOAD_FILE_LIMIT, '--payload');
+  // `-`: standard input (`gh api … | hookagent webhook test x --payload -`), bounded as a file is.
+  if (value === '-') text = readFileBounded(0, PAYLOAD_FILE_LIMIT, '--payload -');
+  else if (!looksInline && existsSync(value)) text = readFileBounded(value, PAYLOAD_FILE_LIMIT, '--payload');
   else if (looksInline) text = value;
   else throw new HookError('payload_invalid', `--payload: no file '${value}', and it is not inline JSON`);
   let parsed: unknown;

@@ -16,13 +16,15 @@ export const PAYLOAD_FILE_LIMIT = 10 * 1024 * 1024;
  * message starts with `what` and ends with `why` (what the limit is); an unreadable file
  * is `file_unreadable` (its `cause` keeps the errno error, ENOENT included).
  */
-export function readFileBounded(path: string, limit: number, what: string, why = 'the largest payload a webhook endpoint accepts'): string {
+export function readFileBounded(path: string | 0, limit: number, what: string, why = 'the largest payload a webhook endpoint accepts'): string {
+  // 0: standard input, already open (a pipe or socket /dev/stdin cannot always be opened again: ENXIO).
   let fd: number;
   try {
-    fd = openSync(path, 'r');
+    fd = path === 0 ? 0 : openSync(path, 'r');
   } catch (error) {
     throw new HookError('file_unreadable', `${what}: cannot open '${path}': ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { cause: error });
   }
+  const name = path === 0 ? 'standard input' : `'${path}'`;
   try {
     const buffer = Buffer.allocUnsafe(Math.min(limit + 1, CHUNK * 16));
     const chunks: Buffer[] = [];
@@ -33,18 +35,23 @@ export function readFileBounded(path: string, limit: number, what: string, why =
       try {
         read = readSync(fd, buffer, 0, room, null);
       } catch (error) {
-        throw new HookError('file_unreadable', `${what}: cannot read '${path}': ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { cause: error });
+        // A non-blocking pipe with nothing in it yet: wait a moment (this read is synchronous by design).
+        if ((error as NodeJS.ErrnoException).code === 'EAGAIN') {
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+          continue;
+        }
+        throw new HookError('file_unreadable', `${what}: cannot read ${name}: ${(error as NodeJS.ErrnoException).code ?? String(error)}`, { cause: error });
       }
       if (read === 0) break;
       chunks.push(Buffer.from(buffer.subarray(0, read)));
       total += read;
       if (total > limit) {
-        throw new HookError('too_large', `${what}: '${path}' is larger than ${formatBytes(limit)}, ${why}`);
+        throw new HookError('too_large', `${what}: ${name} is larger than ${formatBytes(limit)}, ${why}`);
       }
     }
     return Buffer.concat(chunks, total).toString('utf8');
   } finally {
-    closeSync(fd);
+    if (path !== 0) closeSync(fd);
   }
 }
 

@@ -5,7 +5,8 @@
  * - `--config-dir ''` (a script's `"$DIR"` with DIR unset) is a usage error, never the
  *   default store;
  * - the local store, which holds every subscription secret, is its owner's alone;
- * - the README's GitHub walkthrough hands `gh webhook forward` the secret it generated.
+ * - the README's GitHub walkthrough hands `gh webhook forward` the secret it generated;
+ * - `--payload -` reads standard input; `events --follow` of a deleted subscription says why.
  */
 import { execFileSync } from 'node:child_process';
 import { chmodSync, existsSync, mkdirSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
@@ -104,5 +105,42 @@ describe('README, GitHub walkthrough', () => {
     const inDotEnv = /GITHUB_WEBHOOK_SECRET=(.*)/.exec(readFileSync(join(home, '.hookagent', '.env'), 'utf8'))?.[1];
     expect(inDotEnv).toMatch(/^[0-9a-f]{64}$/);
     expect(given).toBe(inDotEnv);
+  });
+});
+
+describe('small first-hour papercuts', () => {
+  test('--payload - reads the payload from standard input (test, and a clear error for none)', async () => {
+    const dir = tempConfigDir('', 'hookagent-stdin-');
+    expect((await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'pushes', '--events', 'push', '--agent', 'none', '--prompt', 'ref {ref}'])).code).toBe(0);
+    const rendered = await runCli(['--config-dir', dir, 'webhook', 'test', 'pushes', '--payload', '-'], {}, '{"ref":"refs/heads/main"}');
+    expect(rendered.code).toBe(0);
+    expect(rendered.stdout).toContain('ref refs/heads/main');
+    const empty = await runCli(['--config-dir', dir, 'webhook', 'test', 'pushes', '--payload', '-'], {}, '');
+    expect(empty.code).toBe(1);
+    expect(empty.stderr).toContain('--payload is not valid JSON');
+  });
+
+  test("events --follow of a deleted subscription says it was deleted and how to list what it left (not 'No subscription named')", async () => {
+    const dir = tempConfigDir('', 'hookagent-follow-deleted-');
+    const hk = (...args: string[]) => runCli(['--config-dir', dir, ...args]);
+    expect((await hk('webhook', 'subscribe', 'gone', '--agent', 'none', '--deliver', 'log')).code).toBe(0);
+    expect((await hk('webhook', 'test', 'gone', '--dry-run')).code).toBe(0);
+    const { openLocalRuntime } = await import('../../functions/local/compose');
+    const { systemClock } = await import('../../functions/core/ports');
+    const { eventRecord } = await import('../../functions/core/worker/record');
+    const store = await openLocalRuntime(join(dir, 'data'), { role: 'serve', clock: systemClock });
+    try {
+      const now = new Date().toISOString();
+      await store.events.putAll([eventRecord({ v: 1, event_id: 'evt_gone1', subscription: 'gone', source: 'custom', event: 'alert', delivery_id: 'd1', received_at: now, payload: {} }, 'delivered', now)]);
+    } finally {
+      await store.close();
+    }
+    expect((await hk('webhook', 'delete', 'gone')).code).toBe(0);
+    expect((await hk('webhook', 'events', 'gone')).code).toBe(0);
+    const followed = await hk('webhook', 'events', 'gone', '--follow');
+    expect(followed.code).toBe(1);
+    expect(followed.stderr).toMatch(/'gone' was deleted, so no new events come to follow; '.*hookagent .*webhook events gone' lists the ones it left/);
+    const never = await hk('webhook', 'events', 'never', '--follow');
+    expect(never.stderr).toContain("No subscription named 'never'");
   });
 });
