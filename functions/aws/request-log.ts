@@ -13,6 +13,8 @@ import { storeUnavailable } from './dynamo';
 
 export const REQUEST_RETENTION_SECONDS = 7 * 24 * 3600;
 const DAY_MS = 24 * 3600 * 1000;
+/** How far ahead of this reader an entry's stamp may be (another machine's clock) and still be listed without `until`. */
+const CLOCK_MARGIN_MS = 5 * 60_000;
 
 function requestItem(entry: RequestRecord): Record<string, AttributeValue> {
   const at = Date.parse(entry.received_at);
@@ -68,7 +70,8 @@ export class DynamoRequestLog implements RequestLog {
     const oldest = Math.max(query.since ?? 0, now - REQUEST_RETENTION_SECONDS * 1000);
     const out: RequestRecord[] = [];
     const filters: string[] = [];
-    const newest = Math.min(query.until ?? now, now);
+    // Not clipped by this reader's clock: the Lambda that stamped an entry may run ahead of it.
+    const newest = query.until ?? now + CLOCK_MARGIN_MS;
     // `at` is the ISO time, `#`, then the request id: every entry of the newest millisecond sorts below `#\uffff`.
     const values: Record<string, AttributeValue> = { ':oldest': { S: new Date(oldest).toISOString() }, ':newest': { S: `${new Date(newest).toISOString()}#\uffff` } };
     if (query.endpoint) {
