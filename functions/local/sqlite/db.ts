@@ -104,9 +104,10 @@ export class StoreDb {
    */
   static open(dataDir: string, options: { maxPageCount?: number; syncInline?: boolean; checkpointInBackground?: boolean } = {}): StoreDb {
     const file = join(dataDir, DB_FILE);
-    ownerOnly(dataDir, file);
     let db: Database.Database | undefined;
     try {
+      // Inside: a data dir this user may not write is reported as the store that cannot be opened.
+      ownerOnly(dataDir, file);
       db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = FULL');
