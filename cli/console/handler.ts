@@ -11,6 +11,7 @@ import { ConsoleData, type ConsoleSources } from './data';
 import { decodeCursor } from './event-list';
 import { actionFor, bodyOptions } from './action-input';
 import { runUseCase } from './lifecycle';
+import { REQUEST_OUTCOMES } from '../webhook/requests';
 import { isRequestId } from './shape';
 import page from './page.html';
 import { AUTH_COOKIE, ConsoleGuard, SESSION_COOKIE, cookies, hostIsLoopback, isLoopbackPeer, securityHeaders } from './security';
@@ -141,6 +142,9 @@ export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, 
     if (path === '/subscriptions') return json(res, 200, await data.listSubscriptions(req.headers.host ? `http://${req.headers.host}` : undefined));
     if (path === '/requests') {
       const since = sinceParam(q.get('since'));
+      const outcome = q.get('outcome');
+      // A misspelt outcome is said, not answered with an empty list that reads as "none".
+      if (outcome && !(REQUEST_OUTCOMES as string[]).includes(outcome)) return problem(res, 400, 'bad_request', `'outcome' must be one of ${REQUEST_OUTCOMES.join(', ')}; got '${outcome.slice(0, 40)}'`);
       const entries = await data.listRequests({
         limit: numberParam(q.get('limit'), 200, 1, 1000), ...(since !== undefined ? { since } : {}),
         ...(q.get('endpoint') ? { endpoint: q.get('endpoint')! } : {}), ...(q.get('outcome') ? { outcome: q.get('outcome')! } : {}),

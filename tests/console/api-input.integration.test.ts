@@ -2,7 +2,8 @@
  * The console's answers to what callers and browsers send (hunt 8 D4, D5): a POST body that
  * is not a JSON object, or whose options have the wrong type, is a 400 that changes nothing
  * (never a 500, never a replay widened to every subscription); a cookie another app on
- * localhost set (cookies are not per port) does not lock the user out.
+ * localhost set (cookies are not per port) does not lock the user out; a request-log
+ * `outcome` that is no outcome is a 400, not an empty list that reads as "none".
  */
 import { startConsoleFixture, type ConsoleFixture } from './fixture';
 
@@ -109,4 +110,15 @@ test('with --auth-token, a stray cookie beside the auth cookie still lets the us
   } finally {
     await guarded.close();
   }
+});
+
+test("requests?outcome= takes the request log's outcomes only: a misspelt one is a 400 naming them", async () => {
+  const bogus = await fetch(`${fx.url}/console/api/requests?outcome=acepted`);
+  expect(bogus.status).toBe(400);
+  const body = (await bogus.json()) as { code?: string; message?: string };
+  expect(body.code).toBe('bad_request');
+  expect(body.message).toContain("'outcome' must be one of accepted, held,");
+  expect(body.message).toContain("got 'acepted'");
+  const fine = await fetch(`${fx.url}/console/api/requests?outcome=accepted`);
+  expect(fine.status).toBe(200);
 });
