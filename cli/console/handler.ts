@@ -66,11 +66,15 @@ function numberParam(value: string | null, fallback: number, min: number, max: n
   return n;
 }
 
+/** The last millisecond whose ISO form has a four-digit year (what stored times are compared as). */
+const LAST_ISO_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+
 function sinceParam(value: string | null): number | undefined {
   if (value === null || value === '') return undefined;
   const at = /^\d+$/.test(value) ? Number(value) : Date.parse(value);
-  // Beyond what a Date holds (year 275760) is no time either.
-  if (!Number.isFinite(at) || Number.isNaN(new Date(at).getTime())) throw new HookError('bad_request', `'since' must be epoch milliseconds or an ISO date, got '${value}'`);
+  // Beyond what a Date holds (year 275760) is no time either; past year 9999 its ISO form
+  // (`+010000-…`) would sort before today's and take in every event.
+  if (!Number.isFinite(at) || Number.isNaN(new Date(at).getTime()) || at > LAST_ISO_MS) throw new HookError('bad_request', `'since' must be epoch milliseconds or an ISO date up to the year 9999, got '${value.slice(0, 40)}'`);
   return at;
 }
 

@@ -122,3 +122,12 @@ test("requests?outcome= takes the request log's outcomes only: a misspelt one is
   const fine = await fetch(`${fx.url}/console/api/requests?outcome=accepted`);
   expect(fine.status).toBe(200);
 });
+
+test("a 'since' past the year 9999 is a 400 (its ISO form sorted before today's and listed every event)", async () => {
+  for (const since of ['+010000-01-01T00:00:00Z', String(Date.UTC(10000, 0, 1))]) {
+    const answer = await fetch(`${fx.url}/console/api/events?since=${encodeURIComponent(since)}`);
+    expect(answer.status).toBe(400);
+    expect(((await answer.json()) as { message?: string }).message).toContain('up to the year 9999');
+  }
+  expect((await fetch(`${fx.url}/console/api/events?since=${Date.now() - 3_600_000}`)).status).toBe(200);
+});
