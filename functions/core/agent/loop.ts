@@ -15,7 +15,7 @@ import { RunRecorder, capText, withRun } from './run-record';
 import { estimateTurnUsage, reportedUsage } from './estimate';
 import { fenceClose, fenceOpen, fenceText, newFenceToken } from './fence';
 import { withFindings, type Finding } from '../delivery/findings';
-import { capToolOutput, type Tool, type ToolContext } from './tools';
+import { capToolOutput, type RunReads, type Tool, type ToolContext } from './tools';
 
 export interface LoopOptions {
   provider: ChatProvider;
@@ -42,6 +42,8 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
   const findings: Finding[] = [];
   // get_change_diff calls: when every one failed, the reply says so (it is no review of the diff).
   const diffReads = { ok: 0, errors: [] as string[] };
+  // The head the tools read when the event names none: the sticky footer names it.
+  const reads: RunReads = {};
   try {
     for (let step = 1; step <= request.maxSteps; step++) {
       // Tools stay offered on the shorter retry: Bedrock refuses toolUse blocks without a toolConfig.
@@ -67,7 +69,8 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
       if (turn.toolCalls.length === 0) {
         if (turn.text.trim() === '') throw new HookError('agent_reply_empty', 'The model answered with an empty reply; nothing was posted');
         const unread = diffReads.ok === 0 && diffReads.errors.length > 0 ? `get_change_diff failed: ${diffReads.errors.at(-1)}` : undefined;
-        const text = withFindings(turn.text, findings, unread);
+        const readHead = diffReads.ok > 0 && reads.head ? await reads.head.catch(() => undefined) : undefined;
+        const text = withFindings(turn.text, findings, unread, readHead);
         return { text, steps: recorder.usage.steps, refusedTools, run: recorder.snapshot(text) };
       }
       conversation.push({ role: 'assistant', text: turn.text, toolCalls: turn.toolCalls });
@@ -84,7 +87,7 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
           result = { id: call.id, name: call.name, isError: true, content: call.inputError };
         } else {
           try {
-            const context: ToolContext = { message: request.message, payload: request.payload, delivery: options.delivery, signal, findings };
+            const context: ToolContext = { message: request.message, payload: request.payload, delivery: options.delivery, signal, findings, reads };
             result = { id: call.id, name: call.name, isError: false, content: fenceText(capToolOutput(await untilAborted(tool.run(call.input, context), signal)), fence) };
           } catch (error) {
             if (signal.aborted) {

@@ -25,6 +25,13 @@ export interface ToolContext {
   maxWaitMs?: number;
   /** Where `record_finding` collects, one list per run (delivered with the reply). */
   findings?: Finding[];
+  /** What the run's tools read, one per run (see `headRead`). */
+  reads?: RunReads;
+}
+
+export interface RunReads {
+  /** The change's head as first read in this run, when the event names no commit. */
+  head?: Promise<string>;
 }
 
 export interface Tool extends ToolSpec {

@@ -118,15 +118,15 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   const limit = client.host === 'github' ? GITHUB_COMMENT_LIMIT : GITLAB_NOTE_LIMIT;
   const at = now();
   // No agent ran for `--agent none`: the reply is the rendered template, payload text, and carries no findings.
-  const { text: rawReply, findings, unread } = request.subscription.agent === 'none' ? { text: request.reply, findings: [], unread: undefined } : splitFindings(request.reply);
+  const { text: rawReply, findings, unread, readHead } = request.subscription.agent === 'none' ? { text: request.reply, findings: [], unread: undefined, readHead: undefined } : splitFindings(request.reply);
   const live = liveChange(client, subject);
   /**
    * The commit a sticky footer names: the event's; for an event that names none (a comment
-   * asking for a review) the head now, which the run's tools read. A run that could not read
-   * the diff reviewed none. Without one, the last real review's (`earlier`) stays.
+   * asking for a review) the head the run read the diff at, else the head now. A run that
+   * could not read the diff reviewed none. Without one, the last real review's (`earlier`) stays.
    */
   const reviewedCommit = async (earlier: string | undefined): Promise<string | undefined> =>
-    (unread ? undefined : subject.commit ?? (await live()).head) ?? earlier;
+    (unread ? undefined : subject.commit ?? readHead ?? (await live()).head) ?? earlier;
   // Sticky: the footer is set by find(), which postOnce runs before any post.
   let suffix = `\n\n${marker}`;
   // @mentions and issue/MR references from payload or model text are made inert unless delivery.codehost.allow_mentions (mentions.ts).

@@ -25,6 +25,12 @@ export const MAX_FINDING_BODY = 2000;
 const BLOCK = /^<!-- hookagent-findings:([A-Za-z0-9+/=]*) -->\n?/;
 /** Why the run could not read the change's diff (every get_change_diff call failed): the reply is no review of it. */
 const UNREAD = /^<!-- hookagent-unread:([A-Za-z0-9+/=]*) -->\n?/;
+/**
+ * The head commit the run read the diff at, for an event that names none (a comment asking
+ * for a review): the sticky footer names it, not the head at delivery, which a push during
+ * the run may have moved past changes no review read.
+ */
+const READ_HEAD = /^<!-- hookagent-read:([0-9a-f]{40}|[0-9a-f]{64}) -->\n?/;
 
 /**
  * The model's text when it starts like one of the blocks above: quoted, so it is not read as
@@ -34,9 +40,13 @@ const UNREAD = /^<!-- hookagent-unread:([A-Za-z0-9+/=]*) -->\n?/;
  */
 export const unforged = (reply: string) => reply.replace(/^(\s*)<!--(\s*)(?=hookagent)/i, '$1<!--$2(quoted) ');
 
-/** The reply with the findings block in front (unchanged when there are none), and the unread note when the diff could not be read. */
-export function withFindings(reply: string, findings: Finding[], unread?: string): string {
-  const note = unread ? `<!-- hookagent-unread:${Buffer.from(unread.slice(0, 500)).toString('base64')} -->\n` : '';
+/**
+ * The reply with the findings block in front (unchanged when there are none), the unread note
+ * when the diff could not be read, and the head the diff was read at when the event named none.
+ */
+export function withFindings(reply: string, findings: Finding[], unread?: string, readHead?: string): string {
+  const read = readHead && !unread && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(readHead) ? `<!-- hookagent-read:${readHead} -->\n` : '';
+  const note = `${unread ? `<!-- hookagent-unread:${Buffer.from(unread.slice(0, 500)).toString('base64')} -->\n` : ''}${read}`;
   const text = unforged(reply);
   if (findings.length === 0) return `${note}${text}`;
   return `<!-- hookagent-findings:${Buffer.from(JSON.stringify(findings.slice(0, MAX_FINDINGS))).toString('base64')} -->\n${note}${text}`;
@@ -48,8 +58,8 @@ function valid(f: unknown): f is Finding {
     && SEVERITIES.includes(o.severity as Severity) && typeof o.body === 'string';
 }
 
-/** The findings carried by a reply, and the reply without the block. */
-export function splitFindings(reply: string): { text: string; findings: Finding[]; unread?: string } {
+/** The findings carried by a reply, and the reply without the blocks. */
+export function splitFindings(reply: string): { text: string; findings: Finding[]; unread?: string; readHead?: string } {
   const match = BLOCK.exec(reply);
   let findings: Finding[] = [];
   let text = reply;
@@ -63,8 +73,9 @@ export function splitFindings(reply: string): { text: string; findings: Finding[
     text = reply.slice(match[0].length);
   }
   const unread = UNREAD.exec(text);
-  if (!unread) return { text, findings };
-  return { text: text.slice(unread[0].length), findings, unread: Buffer.from(unread[1] ?? '', 'base64').toString('utf8') || 'the diff could not be read' };
+  if (unread) return { text: text.slice(unread[0].length), findings, unread: Buffer.from(unread[1] ?? '', 'base64').toString('utf8') || 'the diff could not be read' };
+  const read = READ_HEAD.exec(text);
+  return read ? { text: text.slice(read[0].length), findings, readHead: read[1] } : { text, findings };
 }
 
 /** What a comment says when the run could not read the diff. */

@@ -7,7 +7,7 @@
 import { HookError } from '../../errors';
 import type { Tool } from '../tools';
 import { changePath, changedFiles, getJson, inputOf, listAll, obj, openSubject, positiveLine, s, safeFilePath, safeRef, capText, answerText, MAX_FILES, type FileChange, type Opened } from './codehost';
-import { headOf, lastReviewedCommit } from './since';
+import { headRead, lastReviewedCommit } from './since';
 
 export { MAX_FILES } from './codehost';
 export const MAX_COMMITS = 250;
@@ -88,8 +88,10 @@ export const REVIEW_TOOLS: Record<string, Tool> = {
       const args = inputOf(input);
       const wanted = args.path === undefined ? undefined : safeFilePath(args.path);
       const opened = openSubject(context, 'change');
+      // Pins the head this run reviews before the diff is read (the sticky footer names it).
+      await headRead(opened, context).catch(() => undefined);
       if (args.since_last_review === true) {
-        const since = await lastReviewedCommit(opened, context.message.subscription);
+        const since = await lastReviewedCommit(opened, context);
         if (since.files) return renderDiff(since.files, wanted, `${since.header}\n`, since.note ?? '');
         const { files, note } = await changedFiles(opened);
         return renderDiff(files, wanted, `${since.header}\n`, note);
@@ -114,7 +116,7 @@ export const REVIEW_TOOLS: Record<string, Tool> = {
       const end = positiveLine(args.end_line, 'end_line');
       if (end !== undefined && end < start) throw new HookError('tool_bad_input', 'end_line must not be before start_line');
       const opened = openSubject(context, 'change');
-      const ref = args.ref === undefined ? opened.subject.commit ?? (await headOf(opened)) : safeRef(args.ref);
+      const ref = args.ref === undefined ? await headRead(opened, context) : safeRef(args.ref);
       const encoded = path.split('/').map(encodeURIComponent).join('/');
       let text: string;
       if (opened.client.host === 'github') {
@@ -151,13 +153,13 @@ export const REVIEW_TOOLS: Record<string, Tool> = {
     parameters: none,
     async run(_input, context) {
       const opened = openSubject(context, 'change');
-      return opened.client.host === 'github' ? githubCi(opened) : gitlabCi(opened);
+      return opened.client.host === 'github' ? githubCi(opened, await headRead(opened, context)) : gitlabCi(opened);
     },
   },
 };
 
-async function githubCi(opened: Opened): Promise<string> {
-  const sha = encodeURIComponent(opened.subject.commit ?? (await headOf(opened)));
+async function githubCi(opened: Opened, head: string): Promise<string> {
+  const sha = encodeURIComponent(head);
   const runs = await getJson<{ total_count?: number; check_runs?: Array<Record<string, unknown>> }>(opened, `/commits/${sha}/check-runs?per_page=100`);
   const status = await getJson<{ state?: string; statuses?: Array<Record<string, unknown>> }>(opened, `/commits/${sha}/status`);
   const lines = [`commit ${decodeURIComponent(sha)}: combined status ${s(status.state)}`];

@@ -10,6 +10,7 @@
 import { reviewedCommitOf, stickyMarker } from '../../events/loop-guard';
 import { commitSha } from '../../events/subject';
 import { isFailure } from '../../delivery/codehost-api';
+import type { ToolContext } from '../tools';
 import { changePath, getJson, githubFile, gitlabFile, listAll, obj, s, safeRef, type FileChange, type Opened } from './codehost';
 import { mergeAmong, ownDiffSince } from './since-merge';
 
@@ -38,18 +39,35 @@ async function reviewedBefore(opened: Opened, subscription: string): Promise<str
   return sticky?.body ? commitSha(reviewedCommitOf(sticky.body)) : undefined;
 }
 
-/** The change's head as the host shows it now (what get_file and get_ci_status read when the event names no commit). */
-export async function headOf(opened: Opened): Promise<string> {
+/** The change's head as the host shows it now. */
+async function headOf(opened: Opened): Promise<string> {
   const c = await getJson<Record<string, unknown>>(opened, changePath(opened));
   const head = opened.client.host === 'github' ? s(obj(c.head)?.sha) : s(obj(c.diff_refs)?.head_sha ?? c.sha);
   return safeRef(head);
 }
 
-export async function lastReviewedCommit(opened: Opened, subscription: string): Promise<Since> {
-  const last = await reviewedBefore(opened, subscription);
+/**
+ * The head the run's tools read: the event's commit, or, for an event that names none (a
+ * comment asking for a review), the head as first read in this run, kept for the rest of it
+ * so that get_file, get_ci_status, since_last_review and the sticky footer agree when a push
+ * lands during the run. A failed read is not kept (the next call asks again).
+ */
+export function headRead(opened: Opened, context: ToolContext): Promise<string> {
+  if (opened.subject.commit) return Promise.resolve(opened.subject.commit);
+  const reads = context.reads;
+  if (!reads) return headOf(opened);
+  const read = (reads.head ??= headOf(opened).catch((error: unknown) => {
+    if (reads.head === read) delete reads.head;
+    throw error;
+  }));
+  return read;
+}
+
+export async function lastReviewedCommit(opened: Opened, context: ToolContext): Promise<Since> {
+  const last = await reviewedBefore(opened, context.message.subscription);
   if (!last) return { header: '(no earlier hookagent review of this change: the full diff)' };
-  // An event that names no head (a comment asking for a review): the head now, as the other tools read it.
-  const head = opened.subject.commit ?? commitSha(await headOf(opened).catch(() => undefined));
+  // An event that names no head (a comment asking for a review): the head as the other tools read it.
+  const head = commitSha(await headRead(opened, context).catch(() => undefined));
   if (!head) return { header: `(the head commit is unknown: the full diff; last review was at ${last.slice(0, 12)})` };
   if (last === head) return { header: `(already reviewed at ${head.slice(0, 12)}: nothing new; the full diff follows)` };
   if (opened.client.host === 'github') {
