@@ -15,7 +15,7 @@ import { childLogger } from '../core/log';
 import { createLimiter } from '../core/worker/limiter';
 import { noteGivenBack, recordLogger } from '../core/worker/given-back';
 import { handedOver } from '../core/worker/message';
-import { processMessage, secretsOf, type MessageOutcome, type WorkerDeps } from '../core/worker/process';
+import { agentBudgetMs, NOT_STARTED, processMessage, secretsOf, type Late, type MessageOutcome, type WorkerDeps } from '../core/worker/process';
 import { redactSecrets } from '../core/redact';
 import { IN_PROCESS_RETRIES, IN_PROCESS_WAIT_LIMIT_MS, retryDelaySeconds } from '../core/worker/retry-schedule';
 
@@ -65,15 +65,15 @@ async function attempt(record: SQSRecord, receiveCount: number, deps: WorkerDeps
 /** A retry whose reason the event record does not hold: `unrecorded` is its error code. */
 type Attempted = MessageOutcome | { kind: 'retry'; reason: string; retryAfterMs?: number; unrecorded: string };
 
-const NOT_STARTED = 'not started: too little time left in this invocation';
-
 /** A message given back to the queue on purpose, its reason logged (and recorded) already. */
 class GivenBack extends Error {}
 
 export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOptions = {}) {
   const limiter = createLimiter(deps.config.agent.concurrency ?? DEFAULT_AGENT_CONCURRENCY);
   const sleep = options.sleep ?? realSleep;
-  const budgetMs = deps.config.agent.timeout_ms + 3 * deps.config.delivery.timeout_ms;
+  const budgetMs = agentBudgetMs(deps);
+  // processMessage checks again with the subscription's own --timeout once it has read it.
+  const workerDeps: WorkerDeps = options.remainingMs ? { ...deps, remainingMs: options.remainingMs } : deps;
 
   const handleRecord = async (record: SQSRecord): Promise<void> => {
     const receiveCount = Number(record.attributes.ApproximateReceiveCount) || 1;
@@ -88,24 +88,28 @@ export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOpti
     }
   };
 
+  /** Given back at once for another invocation to start: no failure until the last receive (only then is the reason recorded). */
+  const giveBackLate = async (record: SQSRecord, receiveCount: number, late: Late): Promise<never> => {
+    await options.changeVisibility?.(record, 0).catch(() => undefined);
+    await noteGivenBack(deps, record, { code: 'not_started', reason: `${NOT_STARTED} (${late.leftMs} ms left, ${late.neededMs} ms needed)`, receiveCount, recordOnLastOnly: true });
+    throw new GivenBack(NOT_STARTED);
+  };
+
   const handleAttempts = async (record: SQSRecord, receiveCount: number): Promise<void> => {
-    let late = false;
+    let late: Late | undefined;
     let outcome: Attempted = await limiter.run(async () => {
       // Waiting for a slot took this invocation's time: better another invocation starts it.
-      late = options.remainingMs !== undefined && options.remainingMs() < budgetMs;
-      return late ? { kind: 'retry', reason: NOT_STARTED } : attempt(record, receiveCount, deps);
+      const leftMs = options.remainingMs?.();
+      late = leftMs !== undefined && leftMs < budgetMs ? { leftMs, neededMs: budgetMs } : undefined;
+      return late ? { kind: 'retry', reason: NOT_STARTED } : attempt(record, receiveCount, workerDeps);
     });
-    if (late) {
-      await options.changeVisibility?.(record, 0).catch(() => undefined);
-      // No failure until the last receive: only then is the reason written on the record.
-      await noteGivenBack(deps, record, { code: 'not_started', reason: `${NOT_STARTED} (${options.remainingMs?.()} ms left, ${budgetMs} ms needed)`, receiveCount, recordOnLastOnly: true });
-      throw new GivenBack(NOT_STARTED);
-    }
+    if (late) return giveBackLate(record, receiveCount, late);
     for (let round = 0; round < IN_PROCESS_RETRIES && outcome.kind === 'retry' && outcome.retryAfterMs !== undefined && outcome.retryAfterMs <= IN_PROCESS_WAIT_LIMIT_MS; round++) {
       // Cheaper to wait a few seconds here than to give the message back; the slot is free meanwhile.
       await sleep(outcome.retryAfterMs);
-      outcome = await limiter.run(() => attempt(record, receiveCount, deps));
+      outcome = await limiter.run(() => attempt(record, receiveCount, workerDeps));
     }
+    if (outcome.kind === 'retry' && 'late' in outcome && outcome.late) return giveBackLate(record, receiveCount, outcome.late);
     if (outcome.kind === 'ack') return;
     if (options.changeVisibility) {
       const seconds = retryDelaySeconds(receiveCount, outcome.retryAfterMs, options.random);

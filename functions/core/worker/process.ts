@@ -50,8 +50,13 @@ export interface WorkerDeps {
   deadLetters?: DeadLetterSink;
   /** The worker lease per (event, subscription): without it two copies of a message may both run. */
   leases?: LeaseStore;
-  /** How long a lease lasts (default: agent timeout + 10 delivery timeouts + 60 s). */
+  /** How long a lease lasts (default: the agent timeout, the subscription's own when longer, + 10 delivery timeouts + 60 s). */
   leaseMs?: number;
+  /**
+   * Milliseconds left in this invocation (Lambda), when bounded: an agent run that could not
+   * finish in them (the subscription's timeout + 3 delivery timeouts) is not started.
+   */
+  remainingMs?: () => number;
   /** Daily token budgets (issue 19) and max runs per hour (issue 17); without it neither is enforced. */
   counters?: CounterStore;
   /** Issue 17: debounce (latest event per subject), and an agent per subscription model. */
@@ -65,7 +70,18 @@ export interface WorkerDeps {
  */
 export type MessageOutcome =
   | { kind: 'ack'; status: EventRecord['status'] | 'malformed' }
-  | { kind: 'retry'; reason: string; retryAfterMs?: number };
+  | { kind: 'retry'; reason: string; retryAfterMs?: number; late?: Late };
+
+/** A message not started because this invocation has too little time left for it. */
+export interface Late { leftMs: number; neededMs: number }
+export const NOT_STARTED = 'not started: too little time left in this invocation';
+
+/** What one run may take: the subscription's agent timeout and its deliveries. */
+export const agentBudgetMs = (deps: Pick<WorkerDeps, 'config'>, agentMs = deps.config.agent.timeout_ms) => agentMs + 3 * deps.config.delivery.timeout_ms;
+const leaseMsFor = (deps: WorkerDeps, agentMs: number) => deps.leaseMs ?? agentMs + 10 * deps.config.delivery.timeout_ms + 60_000;
+
+/** The lease a message runs under; `extend` lengthens it for a subscription with a longer agent timeout. */
+interface HeldLease { extend(agentMs: number): Promise<boolean> }
 
 const FINISHED = new Set<EventRecord['status']>(['delivered', 'suppressed', 'failed', 'over_budget', 'superseded', 'rate_limited']);
 
@@ -83,21 +99,25 @@ export async function processMessage(body: string, receiveCount: number, deps: W
   }
   const logger = childLogger(deps.logger, { event_id: message.event_id, subscription: message.subscription });
   if (!deps.leases) return processLeased(message, body, receiveCount, deps, logger);
+  const leases = deps.leases;
   const holder = randomUUID();
-  const leaseMs = deps.leaseMs ?? deps.config.agent.timeout_ms + 10 * deps.config.delivery.timeout_ms + 60_000;
-  if (!(await deps.leases.acquire(message.event_id, message.subscription, holder, leaseMs))) {
+  if (!(await leases.acquire(message.event_id, message.subscription, holder, leaseMsFor(deps, deps.config.agent.timeout_ms)))) {
     logger.info('another copy of this message is running; retry later', { attempt: receiveCount });
-    return { kind: 'retry', reason: 'another copy of this message is being processed' };
+    return { kind: 'retry', reason: ANOTHER_COPY };
   }
+  // A holder renews its own lease (both adapters): no other copy can take it in between.
+  const lease: HeldLease = { extend: (agentMs) => leases.acquire(message.event_id, message.subscription, holder, leaseMsFor(deps, agentMs)) };
   try {
-    return await processLeased(message, body, receiveCount, deps, logger);
+    return await processLeased(message, body, receiveCount, deps, logger, lease);
   } finally {
     await releaseLease(deps.leases, message, holder, logger);
   }
 }
 
+const ANOTHER_COPY = 'another copy of this message is being processed';
+
 /** One message under its lease: the record's transitions, the agent run, the fan-out. */
-async function processLeased(sent: QueueMessage, body: string, receiveCount: number, deps: WorkerDeps, logger: Logger): Promise<MessageOutcome> {
+async function processLeased(sent: QueueMessage, body: string, receiveCount: number, deps: WorkerDeps, logger: Logger, lease?: HeldLease): Promise<MessageOutcome> {
   const now = () => new Date(deps.clock.now()).toISOString();
   // A message sent by reference is its record's: read with the record (one read either way).
   const found = await deps.events.get(sent.event_id, sent.subscription, sent.recorded ? undefined : sent);
@@ -188,6 +208,18 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
       reply = await deps.payloads.get(writer.current.reply_ref);
     } catch (error) {
       return retryLater(isHookError(error) ? error.code : 'unavailable', `The whole reply cannot be read back for this retry: ${describeError(error)}`);
+    }
+  }
+  if (reply === undefined && subscription.agent !== 'none') {
+    // The subscription's --timeout may be longer than agent.timeout, which sized the lease and
+    // the batch handler's time check: a copy must not take the lease over mid-run (hunt 9).
+    const agentMs = subscription.timeout_ms ?? deps.config.agent.timeout_ms;
+    const neededMs = agentBudgetMs(deps, agentMs);
+    const leftMs = deps.remainingMs?.();
+    if (leftMs !== undefined && leftMs < neededMs) return { kind: 'retry', reason: NOT_STARTED, late: { leftMs, neededMs } };
+    if (lease && agentMs > deps.config.agent.timeout_ms && !(await lease.extend(agentMs))) {
+      logger.info('another copy of this message is running; retry later', { attempt: receiveCount });
+      return { kind: 'retry', reason: ANOTHER_COPY };
     }
   }
   const gate = reply === undefined ? (await debounceGate(message, subscription, deps.debounce)) ?? (await runCapGate(writer.current, subscription, deps.counters, deps.clock.now())) : undefined;
