@@ -73,3 +73,44 @@ describe('subjectOf: what an event is about', () => {
     expect(gitlabProjectPath('42')).toBe('/projects/42');
   });
 });
+
+describe('events that name no pull request or issue get their own subject, never one per repository (hunt 9: debounce merged them)', () => {
+  const examples = githubExamples as unknown as Array<{ name: string; examples: Array<Record<string, unknown>> }>;
+  const github = (event: string, i = 0) => examples.find((g) => g.name === event)!.examples[i]!;
+  const keyOf = (source: 'github' | 'gitlab' | 'custom', event: string, payload: Record<string, unknown>, id: string) => subjectOf(source, event, payload, id).key;
+
+  test('GitHub workflow_job and deployments: the commit they ran on', () => {
+    const job = github('workflow_job');
+    const sha = (job.workflow_job as { head_sha: string }).head_sha;
+    expect(subjectOf('github', 'workflow_job', job, 'e1')).toMatchObject({ host: 'github', kind: 'commit', commit: sha });
+    const other = { ...job, workflow_job: { ...(job.workflow_job as object), head_sha: 'b'.repeat(40) } };
+    expect(keyOf('github', 'workflow_job', other, 'e2')).not.toBe(keyOf('github', 'workflow_job', job, 'e1'));
+    const deployed = github('deployment_status');
+    expect(subjectOf('github', 'deployment_status', deployed, 'e3')).toMatchObject({ kind: 'commit', commit: (deployed.deployment as { sha: string }).sha });
+  });
+
+  test('GitHub discussions: one subject per discussion', () => {
+    const discussion = github('discussion');
+    const number = (discussion.discussion as { number: number }).number;
+    expect(keyOf('github', 'discussion', discussion, 'e1')).toBe(keyOf('github', 'discussion_comment', { ...github('discussion_comment'), repository: discussion.repository, discussion: { number } }, 'e2'));
+    expect(keyOf('github', 'discussion', { ...discussion, discussion: { number: number + 1 } }, 'e3')).not.toBe(keyOf('github', 'discussion', discussion, 'e1'));
+  });
+
+  test('a release, a GitLab release or wiki page: no subject (the event itself), the repository kept for tools', () => {
+    expect(subjectOf('github', 'release', github('release'), 'e1')).toMatchObject({ host: 'github', kind: 'other', key: 'event:e1' });
+    expect(subjectOf('gitlab', 'release', fixture('gitlab/release.json'), 'e2')).toMatchObject({ host: 'gitlab', kind: 'other', key: 'event:e2' });
+    expect(subjectOf('gitlab', 'wiki_page', { object_kind: 'wiki_page', project: { id: 5 }, object_attributes: { slug: 'home' } }, 'e3')).toMatchObject({ host: 'gitlab', key: 'event:e3' });
+  });
+
+  test('GitLab Job Hook: the commit its pipeline ran on', () => {
+    const job = (sha: string) => ({ object_kind: 'build', ref: 'feat', sha, build_id: 3, build_status: 'failed', project_id: 5, commit: { id: 1, sha }, project: { id: 5 } });
+    expect(subjectOf('gitlab', 'build', job('c'.repeat(40)), 'e1')).toMatchObject({ kind: 'commit', commit: 'c'.repeat(40) });
+    expect(keyOf('gitlab', 'build', job('d'.repeat(40)), 'e2')).not.toBe(keyOf('gitlab', 'build', job('c'.repeat(40)), 'e1'));
+  });
+
+  test('a custom event shaped like GitHub\'s is about the pull request or issue it names', () => {
+    expect(subjectOf('custom', 'triage', { repository: { full_name: 'o/r' }, issue: { number: 7 } }, 'e1')).toMatchObject({ kind: 'issue', number: 7, key: 'github:o/r#7' });
+    expect(subjectOf('custom', 'ci', { repository: { full_name: 'o/r' }, pull_request: { number: 8, head: { sha: 'a'.repeat(40) } } }, 'e2')).toMatchObject({ kind: 'pull_request', number: 8, commit: 'a'.repeat(40) });
+    expect(subjectOf('custom', 'deploy', { repository: { full_name: 'o/r' }, version: '1.2' }, 'e3')).toMatchObject({ host: 'github', key: 'event:e3' });
+  });
+});

@@ -80,3 +80,16 @@ test("GitLab system hooks: the documented event_names are system's actions; an u
   expect(warnings(['system.project_create', 'gitlab:system.user_add_to_team', 'system'])).toEqual([]);
   expect(warnings(['system.project_archived'])).toEqual([expect.stringContaining("'system.project_archived' may never match: GitLab sends system actions group_create")]);
 });
+
+test('custom event types with dots can be subscribed to, with and without their action (README "Custom event types are free text")', () => {
+  for (const event of ['deploy.finished.ok', 'custom:deploy.finished.ok', 'custom:build.status.changed', 'custom:a.b.c.d', `${'a'.repeat(100)}.${'b'.repeat(100)}`, `${'a.'.repeat(49)}ab.${'b'.repeat(99)}`]) {
+    expect(refused(event)).toBe('(accepted)');
+  }
+  expect(warnings(['deploy.finished.ok'])).toEqual([expect.stringContaining("'deploy.finished.ok' is not a GitHub or GitLab event name")]);
+  // A code host's event keeps its action check: the action is everything after the first dot.
+  expect(warnings(['pull_request.opened.x'])).toEqual([expect.stringContaining("'pull_request.opened.x' may never match")]);
+});
+
+test.each(['deploy..ok', 'deploy.', '.deploy', 'custom:deploy.finished.', `custom:${'a'.repeat(100)}.${'b'.repeat(101)}`, `${'a.'.repeat(110)}a`, 'a'.repeat(101), `${'a'.repeat(101)}.ok`])('a malformed dotted filter %s is refused', (event) => {
+  expect(refused(event)).toContain('Invalid event filter');
+});

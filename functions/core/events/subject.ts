@@ -109,8 +109,22 @@ function githubSubject(event: string, p: Obj): Subject | undefined {
       const head = commitSha(run?.head_sha);
       return numbered('pull_request', firstPr(run?.pull_requests), head) ?? atCommit(head);
     }
+    case 'workflow_job':
+      return atCommit(commitSha(obj(p.workflow_job)?.head_sha));
+    case 'deployment': case 'deployment_status':
+      return atCommit(commitSha(obj(p.deployment)?.sha));
+    case 'discussion': case 'discussion_comment': {
+      // No place a comment can go (discussions are GraphQL-only), but one subject per discussion.
+      const number = positiveInt(obj(p.discussion)?.number);
+      return number === undefined ? undefined : { ...base, kind: 'other', key: `${repoKey}:discussion#${number}` };
+    }
     default:
-      return { ...base, kind: 'other', key: `${repoKey}:${event}` };
+      // An event the cases above do not know (a custom event shaped like GitHub's, a newer
+      // GitHub event) is about the pull request or issue it names. Else it has no subject, not
+      // one per repository: two releases are different things, and debounce would keep only
+      // the last (hunt 9).
+      return numbered('pull_request', positiveInt(pr?.number), commitSha(obj(pr?.head)?.sha))
+        ?? numbered(obj(issue?.pull_request) ? 'pull_request' : 'issue', positiveInt(issue?.number));
   }
 }
 
@@ -157,8 +171,13 @@ function gitlabSubject(p: Obj, kind: string): Subject | undefined {
       return atCommit(commitSha(p.checkout_sha) ?? commitSha(p.after));
     case 'pipeline':
       return mr(positiveInt(obj(p.merge_request)?.iid), commitSha(attributes?.sha)) ?? atCommit(commitSha(attributes?.sha));
+    case 'build':
+      // A Job Hook: the commit its pipeline ran on.
+      return atCommit(commitSha(p.sha) ?? commitSha(obj(p.commit)?.sha));
     default:
-      return { ...base, kind: 'other', key: `${projectKey}:${kind}` };
+      // Not one subject per project (see githubSubject): a release, a wiki page, a deployment
+      // the cases above do not read is its own event.
+      return undefined;
   }
 }
 
@@ -175,8 +194,9 @@ function alertSubject(p: Obj): Subject | undefined {
 /**
  * What an event is about. GitHub and GitLab endpoints use their own shapes; a custom
  * event is read as GitLab's when it has `object_kind`, as GitHub's when it names a
- * repository, else as an alert group. Without any subject, the key is the event itself
- * (`event:<id>`), so nothing unrelated is ever merged by debounce.
+ * repository, else as an alert group. Without any subject (an event that names no pull/merge
+ * request, issue, commit, discussion or alert group: a release, a wiki page), the key is the
+ * event itself (`event:<id>`), so nothing unrelated is ever merged by debounce.
  */
 export function subjectOf(source: Source, event: string, payload: Obj, eventId: string): Subject {
   let found: Subject | undefined;

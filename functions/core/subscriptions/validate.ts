@@ -15,7 +15,22 @@ import { checkTemplate } from '../templates/template';
 import { TARGET_KINDS, missingTargetConfig } from '../delivery/targets';
 import { SUBSCRIPTION_NAME_PATTERN, type TargetKind } from '../types';
 
-const EVENT_FILTER = /^(?:\*|[A-Za-z0-9][A-Za-z0-9_:/-]{0,99}(\.[A-Za-z0-9_:/-]{1,100})?)$/;
+/**
+ * An event name, optionally `.action`; a custom event type may hold dots itself
+ * (`deploy.finished.ok`: event `deploy.finished`, action `ok`), so any number of non-empty
+ * dot-separated parts, within an event type's 100 characters plus a 100-character action.
+ */
+const EVENT_FILTER = /^(?:\*|[A-Za-z0-9][A-Za-z0-9_:/-]*(?:\.[A-Za-z0-9_:/-]+)*)$/;
+const PART_MAX = 100;
+
+/** Whether the filter can be read as an event type (≤ 100) alone, or one and an action (≤ 100) split at some dot. */
+function fitsEventType(filter: string): boolean {
+  if (filter.length <= PART_MAX) return true;
+  for (let dot = filter.indexOf('.'); dot >= 0 && dot <= PART_MAX; dot = filter.indexOf('.', dot + 1)) {
+    if (filter.length - dot - 1 <= PART_MAX) return true;
+  }
+  return false;
+}
 
 /** The origin of a filter, judged without its source qualifier (`github:push` → github). */
 function eventOrigin(filter: string) {
@@ -66,11 +81,13 @@ export function validateEvents(events: string[], options: { actions?: boolean } 
   const warnings: string[] = [];
   for (const event of events) {
     const { source, rest } = splitSource(event);
-    if (!EVENT_FILTER.test(rest)) {
+    if (!EVENT_FILTER.test(rest) || !fitsEventType(rest)) {
       return fail({ code: 'event_invalid', message: `Invalid event filter ${JSON.stringify(event).slice(0, 80)}: write an event name such as pull_request, name.action such as pull_request.opened, a source-qualified one such as github:push or gitlab:merge_request.open, or *` });
     }
     if (rest === '*' || source === 'custom') continue;
-    const [name = rest, action] = rest.split('.');
+    // A code host's event names hold no dot: its action is everything after the first.
+    const dot = rest.indexOf('.');
+    const [name, action] = dot < 0 ? [rest, undefined] : [rest.slice(0, dot), rest.slice(dot + 1)];
     const hosts = (source ? [source] : (['github', 'gitlab'] as const)).filter((host) => hostSends(host, name));
     if (source && hosts.length === 0) warnings.push(unsentEventWarning(source, name, event));
     else if (!source && hosts.length === 0) warnings.push(unknownEventWarning(event));
