@@ -42,11 +42,13 @@ describe('where a comment goes', () => {
     ['pull_request', /^\/repos\/.+\/issues\/\d+\/comments$/], ['pull_request_review', /issues\/\d+\/comments$/], ['pull_request_review_comment', /issues\/\d+\/comments$/],
     ['issues', /issues\/\d+\/comments$/], ['issue_comment', /issues\/\d+\/comments$/], ['push', /commits\/[0-9a-f]{40}\/comments$/],
     ['commit_comment', /commits\/[0-9a-f]{40}\/comments$/], ['status', /commits\/[0-9a-f]{40}\/comments$/],
+    ['workflow_job', /commits\/[0-9a-f]{40}\/comments$/], ['deployment_status', /commits\/[0-9a-f]{40}\/comments$/],
   ])('GitHub %s → %p', (event, pattern) => {
     expect(githubCommentPath(event, example(event))).toMatch(pattern.source.startsWith('^') ? /^\/issues\/\d+\/comments$/ : pattern);
   });
   test('GitHub events with nothing to comment on', () => {
     expect(githubCommentPath('star', example('star'))).toBeUndefined();
+    expect(githubCommentPath('release', example('release'))).toBeUndefined();
     expect(githubCommentPath('pull_request', {})).toBeUndefined();
   });
   test.each([
