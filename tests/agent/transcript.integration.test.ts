@@ -28,7 +28,7 @@ test('a small transcript is kept inline; a large one in the payload store, read 
   expect(run.usage.tool_calls).toEqual([{ name: 'http_get', ms: 12, bytes: 30_000, ok: true }, { name: 'http_get', ms: 3, bytes: 7, ok: false }]);
   const ref = await storeTranscript(store, 'evt_2', 'sub', run.transcript);
   expect(JSON.stringify(run.transcript).length).toBeGreaterThan(INLINE_TRANSCRIPT_CAP);
-  expect(ref).toMatch(/^file:\/\/.*transcript_evt_2_sub\.json$/);
+  expect(ref).toMatch(/^file:\/\/.*transcript_evt_2_sub_r1\.json$/);
   const loaded = await loadTranscript(store, ref);
   expect(loaded?.steps[0]?.tool_calls[0]?.result.length).toBeLessThan(TRANSCRIPT_TEXT_CAP + 100);
   expect(loaded?.steps[0]?.tool_calls[1]?.input).toEqual({ truncated_input: expect.stringContaining('truncated') });
