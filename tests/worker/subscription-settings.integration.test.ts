@@ -104,9 +104,10 @@ test('--max-runs-per-hour: beyond the cap accepted and recorded rate_limited, no
   expect(agent.calls).toHaveLength(2);
   const limited = await h.events.get(messages[2]!.event_id, sub.name);
   expect(limited?.error?.message).toContain('webhook replay');
-  // Redelivered, a rate-limited message stays rate limited (it is final) without counting again.
+  // Redelivered, a rate-limited message stays rate limited (it is final) without counting again;
+  // only the two runs that happened count (the refused one gave its count back).
   await processMessage(JSON.stringify(messages[2]), 2, worker(agent));
-  expect(await counters.get(runsKey(sub.name, h.clock.now()))).toBe(3);
+  expect(await counters.get(runsKey(sub.name, h.clock.now()))).toBe(2);
   h.clock.advance(3600_000);
   const later = message(sub.name);
   await processMessage(JSON.stringify(later), 1, worker(agent));

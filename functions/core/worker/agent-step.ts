@@ -13,6 +13,7 @@ import { runOf } from '../agent/run-record';
 import { redactSecrets } from '../redact';
 import { recordAgentRun } from './agent-record';
 import { budgetRefusal } from './budget';
+import { giveBackRun } from './gates';
 import type { RecordWriter } from './record';
 import { secretsOf } from './secrets';
 import type { MessageOutcome, WorkerDeps } from './process';
@@ -33,17 +34,28 @@ export interface Step {
 
 export async function runAgentStep(step: Step, subscription: Subscription, payload: Record<string, unknown>): Promise<{ reply: string } | MessageOutcome> {
   const { deps, message, writer, logger, started, finalFailure, retryLater } = step;
+  // Only runs that happen count against max_runs_per_hour: an event that ends here without
+  // calling the agent gives back the run the gate counted for it (a failed give-back leaves one too many).
+  const giveBack = async (): Promise<void> => {
+    try {
+      await giveBackRun(writer.current, subscription, deps.counters, started, deps.clock.now());
+    } catch (error) {
+      logger.warn('the run counted for this event could not be given back', { reason: describeError(error) });
+    }
+  };
   let rendered: ReturnType<typeof renderPrompt>;
   let skills: Skill[];
   try {
     rendered = renderPrompt(subscription.prompt, payload, message.action ? `${message.event}.${message.action}` : message.event);
   } catch (error) {
     // e.g. a payload nested too deep to print as JSON: no retry can change that.
+    await giveBack();
     return finalFailure('prompt_invalid', `The prompt cannot be rendered from this payload: ${describeError(error)}`);
   }
   try {
     skills = subscription.skills.map((name) => deps.skills.load(name));
   } catch (error) {
+    await giveBack();
     return finalFailure(isHookError(error) ? error.code : 'skill_invalid', isHookError(error) ? error.message : describeError(error));
   }
   await writer.save({ prompt: rendered.text, warnings: rendered.warnings });
@@ -55,6 +67,7 @@ export async function runAgentStep(step: Step, subscription: Subscription, paylo
   }
   if (refusal) {
     logger.warn('over budget: the agent was not called', { reason: refusal });
+    await giveBack();
     await writer.save({ status: 'over_budget', error: { code: 'over_budget', message: refusal }, timings: { ...writer.current.timings, total_ms: deps.clock.now() - started } });
     return { kind: 'ack', status: 'over_budget' };
   }

@@ -38,13 +38,37 @@ export function runsKey(subscription: string, nowMs: number): string {
   return `runs#${subscription}#${new Date(nowMs).toISOString().slice(0, 13)}`;
 }
 
+/** A run counter outlives its hour, so a give-back late in the hour still finds it. */
+const RUNS_TTL_SECONDS = 2 * 3600;
+
+/** Whether `runCapGate` counts this event's run (and so may have to give it back). */
+function countsRun(record: EventRecord, subscription: Subscription, counters: CounterStore | undefined): counters is CounterStore {
+  return !!counters && !!subscription.max_runs_per_hour && subscription.agent !== 'none' && (record.attempts ?? 0) <= 1;
+}
+
 /**
  * Counts this event's run in its hour (once: only on its first attempt) and refuses it
  * beyond the cap. Direct delivery (`agent: none`) spends no model budget and is not capped.
+ * Only runs that happen count: a refused event gives its count back at once, so raising the
+ * cap lets a replay run in the same hour, and `runs` is the hour's real count. Adding before
+ * comparing keeps the cap under concurrency: of two workers at cap - 1, one sees cap + 1.
  */
 export async function runCapGate(record: EventRecord, subscription: Subscription, counters: CounterStore | undefined, nowMs: number): Promise<Gate> {
   const cap = subscription.max_runs_per_hour;
-  if (!counters || !cap || subscription.agent === 'none' || (record.attempts ?? 0) > 1) return undefined;
-  const runs = await counters.add(runsKey(subscription.name, nowMs), 1, 2 * 3600);
-  return runs > cap ? { status: 'rate_limited', runs } : undefined;
+  if (!countsRun(record, subscription, counters) || !cap) return undefined;
+  const key = runsKey(subscription.name, nowMs);
+  const runs = await counters.add(key, 1, RUNS_TTL_SECONDS);
+  return runs > cap ? { status: 'rate_limited', runs: await counters.add(key, -1, RUNS_TTL_SECONDS) } : undefined;
+}
+
+/**
+ * Gives back the run `runCapGate` counted for an event whose agent is not called after all
+ * (its token budget is spent, its prompt cannot be rendered). `sinceMs` is a time before the
+ * gate (the receive's start): when the hour turned since, the hour counted is unknown and
+ * nothing is given back (one run too many that hour, never one too few).
+ */
+export async function giveBackRun(record: EventRecord, subscription: Subscription, counters: CounterStore | undefined, sinceMs: number, nowMs: number): Promise<void> {
+  if (!countsRun(record, subscription, counters)) return;
+  const key = runsKey(subscription.name, sinceMs);
+  if (key === runsKey(subscription.name, nowMs)) await counters.add(key, -1, RUNS_TTL_SECONDS);
 }
