@@ -8,6 +8,7 @@ import type { Result } from '../../functions/core/errors';
 import { applySettings, type SettingsInput } from '../../functions/core/subscriptions/settings';
 import { splitSource } from '../../functions/core/events/filters';
 import { ignoredTargetSettings } from '../../functions/core/delivery/targets';
+import { pointerKeptUntil } from '../../functions/core/ingest/debounce';
 import { WORKER_TIMEOUT_SECONDS } from '../../functions/aws/limits';
 import type { Subscription } from '../../functions/core/types';
 import { printedBaseUrl, withStores, type CliContext } from '../context';
@@ -115,6 +116,10 @@ export async function update(ctx: CliContext, name: string, fields: Subscription
     // What a held event is checked against again at its release (held-settle.ts): only when this changed it.
     const same = (a: readonly string[] | undefined, b: readonly string[] | undefined) => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
     if (!same(next.events, existing.events) || !same(next.filters, existing.filters)) next.routing_changed_at = at;
+    // Events queued under a longer window are still judged by their subject's latest: later ones must keep recording it.
+    const pointerUntil = pointerKeptUntil(existing, next, Date.parse(at));
+    if (pointerUntil) next.debounce_pointer_until = pointerUntil;
+    else delete next.debounce_pointer_until;
     await stores.subscriptions.put(next);
     ctx.out(`Updated subscription '${name}' (secret unchanged).`);
   });

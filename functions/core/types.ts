@@ -51,6 +51,12 @@ export interface Subscription {
    * arrived before it is checked against them again when it is released (held-settle.ts).
    */
   routing_changed_at?: string;
+  /**
+   * Set by `update` when it shortens or turns off debounce: until then, events queued under
+   * the old window may still wait, and ingest records each later event as its subject's
+   * latest (without delaying it) so they are superseded (ingest/debounce.ts).
+   */
+  debounce_pointer_until?: string;
 }
 
 /**

@@ -4,7 +4,8 @@
  * answer 202. Three ways, by what the stores can do:
  * - `AtomicAccept` (the local store): a new delivery id's claim, committed, with the
  *   records and messages (and debounced ones' latest-event pointers) in one durable
- *   write; no pending claim ever exists.
+ *   write; no pending claim ever exists. (The pointers of events that are not delayed,
+ *   held ones and those of debounce.ts's kept pointer, are written after it: `finish`.)
  * - `DedupStore.claimWithRecords` (DynamoDB's TransactWriteItems): claim and records in one
  *   write, then the queue send, then the commit, which the request log writes with its
  *   entry where it can (`RequestLog.recordAndCommit`): three calls instead of five.
@@ -30,7 +31,7 @@ import type { Claim, DelayedMessage } from '../ports';
 import { releaseIfResumed, sendRecorded } from '../subscriptions/lifecycle';
 import type { EventRecord, QueueMessage, Source, Subscription } from '../types';
 import { eventRecord } from '../worker/record';
-import { debouncePlan, recordHeldAsLatest, sendDebounced } from './debounce';
+import { debouncePlan, heldPointers, recordAsLatest, sendDebounced, type LatestPointer } from './debounce';
 import { fitsIn, inlineSafe } from './raw-payload';
 import { errors, reply, type Reply } from './responses';
 import type { RequestTrace } from './request-log';
@@ -60,6 +61,8 @@ interface Plan {
   records: EventRecord[];
   messages: QueueMessage[];
   delayed: DelayedMessage[];
+  /** Events not delayed but recorded as their subject's latest: a shorter window's pointer is kept (debounce.ts). */
+  latest: LatestPointer[];
   queued: string[];
   held: string[];
 }
@@ -144,7 +147,7 @@ export async function accept(deps: IngestDeps, input: Accepted, matched: Subscri
 
 /** The records and messages of this request; `earlier`: records of a resumed claim's dead request. */
 function planFor(deps: IngestDeps, input: Accepted, matched: Subscription[], ids: Ids, earlier: Map<string, EventRecord>, payloadRef: string | undefined): Plan {
-  const plan: Plan = { records: [], messages: [], delayed: [], queued: [], held: [] };
+  const plan: Plan = { records: [], messages: [], delayed: [], latest: [], queued: [], held: [] };
   for (const subscription of matched) {
     const prior = earlier.get(subscription.name);
     if (prior) {
@@ -169,8 +172,11 @@ function planFor(deps: IngestDeps, input: Accepted, matched: Subscription[], ids
     else message.payload = input.payload;
     const paused = subscription.state === 'paused';
     // Held events keep their subject too: a resume releases only the latest of a burst (held-settle.ts).
-    const debounce = deps.debounce ? debouncePlan(subscription, input.source, input.event, input.payload, ids.eventId) : undefined;
+    const found = deps.debounce ? debouncePlan(subscription, input.source, input.event, input.payload, ids.eventId, Date.parse(ids.receivedAt)) : undefined;
+    const debounce = found && found.delaySeconds > 0 ? found : undefined;
     if (debounce) message.subject_key = debounce.subjectKey;
+    // Not debounced, but an earlier event may wait for it (debounce.ts): its latest, with no subject key for the gate to judge it by.
+    else if (found) plan.latest.push({ subscription: subscription.name, subjectKey: found.subjectKey, eventId: ids.eventId });
     // Complete now: its text embeds the body as received instead of re-serialising the payload.
     if (!payloadRef) rememberMessageJson(message, input.text);
     plan.records.push(eventRecord(message, paused ? 'held' : 'queued', ids.receivedAt));
@@ -188,7 +194,8 @@ function planFor(deps: IngestDeps, input: Accepted, matched: Subscription[], ids
 async function finish(deps: IngestDeps, input: Accepted, plan: Plan, ids: Ids): Promise<Reply> {
   const { records, held, queued } = plan;
   // Before a release: a held event released at once must already be its subject's latest.
-  if (held.length > 0 && deps.debounce) await recordHeldAsLatest(deps.debounce, records, deps.logger);
+  const latest = [...heldPointers(records), ...plan.latest];
+  if (latest.length > 0 && deps.debounce) await recordAsLatest(deps.debounce, latest, deps.logger);
   if (held.length > 0 && (deps.leases || deps.release)) await releaseHeldIfResumed(deps, records, held, queued);
   for (const record of records) {
     deps.logger.info(record.status === 'held' ? 'held for a paused subscription' : 'queued', {

@@ -10,6 +10,12 @@
  * after. A crash (or a failed write) between the two leaves the pointer on an earlier
  * event, and the worker's gate lets an event run whose subject's latest is older than
  * itself: at worst one run too many, never none.
+ *
+ * A shorter window (or none) set while debounced events wait in the queue (hunt 9): those
+ * keep their subject key and are still judged by the gate when they leave the queue, so
+ * until the old window has passed (`debounce_pointer_until`, set by `webhook update`) the
+ * events accepted meanwhile are recorded as their subject's latest too, without a delay or
+ * a subject key of their own (they are not debounced: the gate never supersedes them).
  */
 import { describeError } from '../errors';
 import type { Payload } from '../events/classify';
@@ -21,16 +27,40 @@ import { DEBOUNCE_TTL_SECONDS } from '../worker/gates';
 
 export interface DebouncePlan {
   subjectKey: string;
+  /** 0: not delayed, only recorded as its subject's latest (the pointer is kept: see above). */
   delaySeconds: number;
 }
 
-/** Undefined when the event is not debounced (no setting, or no subject to merge on). */
-export function debouncePlan(subscription: Subscription, source: Source, event: string, payload: Payload, eventId: string): DebouncePlan | undefined {
-  const seconds = subscription.debounce_seconds;
-  if (!seconds || seconds <= 0) return undefined;
+/** An event recorded as its subject's latest without a delayed message: held, or accepted while the pointer is kept. */
+export interface LatestPointer {
+  subscription: string;
+  subjectKey: string;
+  eventId: string;
+}
+
+/** Undefined when the event is not debounced and no earlier one may wait for it (no setting, or no subject to merge on). */
+export function debouncePlan(subscription: Subscription, source: Source, event: string, payload: Payload, eventId: string, nowMs: number): DebouncePlan | undefined {
+  const seconds = subscription.debounce_seconds ?? 0;
+  const until = subscription.debounce_pointer_until;
+  const keptPointer = until !== undefined && Date.parse(until) > nowMs;
+  if (seconds <= 0 && !keptPointer) return undefined;
   const subject = subjectOf(source, event, payload, eventId);
   if (subject.key.startsWith('event:')) return undefined;
-  return { subjectKey: subject.key, delaySeconds: Math.min(900, Math.ceil(seconds)) };
+  return { subjectKey: subject.key, delaySeconds: seconds > 0 ? Math.min(900, Math.ceil(seconds)) : 0 };
+}
+
+/**
+ * `debounce_pointer_until` after `webhook update` changed `before` into `after` at `nowMs`:
+ * a shorter window (or none) keeps the pointer until the longest an event accepted under
+ * the old one may still wait in the queue (the old window from now), or the time kept
+ * already if later. Undefined once that has passed.
+ */
+export function pointerKeptUntil(before: Subscription, after: Subscription, nowMs: number): string | undefined {
+  const stored = before.debounce_pointer_until === undefined ? 0 : Date.parse(before.debounce_pointer_until);
+  const old = before.debounce_seconds ?? 0;
+  const shortened = old > (after.debounce_seconds ?? 0) ? nowMs + Math.min(900, Math.ceil(old)) * 1000 : 0;
+  const until = Math.max(stored, shortened);
+  return until > nowMs ? new Date(until).toISOString() : undefined;
 }
 
 /**
@@ -53,23 +83,30 @@ export async function sendDebounced(store: DebounceStore, queue: EventQueue, del
   }
 }
 
+/** The pointers of held events of a debounced subscription (their records carry the subject key). */
+export function heldPointers(records: readonly EventRecord[]): LatestPointer[] {
+  return records.flatMap((r) => (r.status === 'held' && r.message.subject_key ? [{ subscription: r.subscription, subjectKey: r.message.subject_key, eventId: r.event_id }] : []));
+}
+
 /**
- * A held event of a debounced subscription is recorded as its subject's latest too (hunt 7):
- * an earlier event of the subject still waiting out its window in the queue (accepted before
- * the pause) is then superseded by it, as it would have been without the pause, instead of
- * running after it once `resume` has released it. Only held records of debounced
- * subscriptions carry a subject key, so other requests write nothing more. A failed write
- * is only logged: the event is stored, and at worst the earlier one runs too.
+ * Records events that have no delayed message of their own as their subjects' latest:
+ * - a held event of a debounced subscription (hunt 7): an earlier event of the subject still
+ *   waiting out its window in the queue (accepted before the pause) is then superseded by
+ *   it, as it would have been without the pause, instead of running after it once `resume`
+ *   has released it;
+ * - an event accepted while the pointer is kept after a shorter window (hunt 9): the same
+ *   for an earlier event accepted under the old window.
+ * Written after the event is stored (and queued, unless held), so the pointer never names
+ * an event that was not accepted. A failed write is only logged: the event is accepted, and at worst
+ * the earlier one runs too.
  */
-export async function recordHeldAsLatest(store: DebounceStore, records: readonly EventRecord[], logger: Logger): Promise<void> {
-  for (const record of records) {
-    const subject = record.message.subject_key;
-    if (record.status !== 'held' || !subject) continue;
+export async function recordAsLatest(store: DebounceStore, pointers: readonly LatestPointer[], logger: Logger): Promise<void> {
+  for (const { subscription, subjectKey, eventId } of pointers) {
     try {
-      await store.setLatest(record.subscription, subject, record.event_id, DEBOUNCE_TTL_SECONDS);
+      await store.setLatest(subscription, subjectKey, eventId, DEBOUNCE_TTL_SECONDS);
     } catch (error) {
-      logger.warn('could not record a held event as the latest of its subject; an earlier queued one may run too', {
-        event_id: record.event_id, subscription: record.subscription, error: describeError(error),
+      logger.warn('could not record an event as the latest of its subject; an earlier queued one may run too', {
+        event_id: eventId, subscription, error: describeError(error),
       });
     }
   }
