@@ -30,7 +30,8 @@ import { redactSecrets } from '../redact';
 export { STORED_TEXT_CAP } from './record';
 export { secretsOf } from './secrets';
 import { secretsOf } from './secrets';
-import { releaseLease } from './lease-release';
+import { ANOTHER_COPY, readyToRun, takeLease, type HeldLease, type Late } from './lease';
+export { agentBudgetMs, NOT_STARTED, type Late } from './lease';
 import { runAgentStep, type Step } from './agent-step';
 import { deliverStep } from './deliver-step';
 
@@ -72,17 +73,6 @@ export type MessageOutcome =
   | { kind: 'ack'; status: EventRecord['status'] | 'malformed' }
   | { kind: 'retry'; reason: string; retryAfterMs?: number; late?: Late };
 
-/** A message not started because this invocation has too little time left for it. */
-export interface Late { leftMs: number; neededMs: number }
-export const NOT_STARTED = 'not started: too little time left in this invocation';
-
-/** What one run may take: the subscription's agent timeout and its deliveries. */
-export const agentBudgetMs = (deps: Pick<WorkerDeps, 'config'>, agentMs = deps.config.agent.timeout_ms) => agentMs + 3 * deps.config.delivery.timeout_ms;
-const leaseMsFor = (deps: WorkerDeps, agentMs: number) => deps.leaseMs ?? agentMs + 10 * deps.config.delivery.timeout_ms + 60_000;
-
-/** The lease a message runs under; `extend` lengthens it for a subscription with a longer agent timeout. */
-interface HeldLease { extend(agentMs: number): Promise<boolean> }
-
 const FINISHED = new Set<EventRecord['status']>(['delivered', 'suppressed', 'failed', 'over_budget', 'superseded', 'rate_limited']);
 
 /** `parsed`: the message `body` is the text of, when it was handed over already parsed (message.ts). */
@@ -99,22 +89,17 @@ export async function processMessage(body: string, receiveCount: number, deps: W
   }
   const logger = childLogger(deps.logger, { event_id: message.event_id, subscription: message.subscription });
   if (!deps.leases) return processLeased(message, body, receiveCount, deps, logger);
-  const leases = deps.leases;
-  const holder = randomUUID();
-  if (!(await leases.acquire(message.event_id, message.subscription, holder, leaseMsFor(deps, deps.config.agent.timeout_ms)))) {
+  const lease = await takeLease({ ...deps, leases: deps.leases }, message, randomUUID(), logger);
+  if (!lease) {
     logger.info('another copy of this message is running; retry later', { attempt: receiveCount });
     return { kind: 'retry', reason: ANOTHER_COPY };
   }
-  // A holder renews its own lease (both adapters): no other copy can take it in between.
-  const lease: HeldLease = { extend: (agentMs) => leases.acquire(message.event_id, message.subscription, holder, leaseMsFor(deps, agentMs)) };
   try {
     return await processLeased(message, body, receiveCount, deps, logger, lease);
   } finally {
-    await releaseLease(deps.leases, message, holder, logger);
+    await lease.release();
   }
 }
-
-const ANOTHER_COPY = 'another copy of this message is being processed';
 
 /** One message under its lease: the record's transitions, the agent run, the fan-out. */
 async function processLeased(sent: QueueMessage, body: string, receiveCount: number, deps: WorkerDeps, logger: Logger, lease?: HeldLease): Promise<MessageOutcome> {
@@ -210,17 +195,10 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
       return retryLater(isHookError(error) ? error.code : 'unavailable', `The whole reply cannot be read back for this retry: ${describeError(error)}`);
     }
   }
-  if (reply === undefined && subscription.agent !== 'none') {
-    // The subscription's --timeout may be longer than agent.timeout, which sized the lease and
-    // the batch handler's time check: a copy must not take the lease over mid-run (hunt 9).
-    const agentMs = subscription.timeout_ms ?? deps.config.agent.timeout_ms;
-    const neededMs = agentBudgetMs(deps, agentMs);
-    const leftMs = deps.remainingMs?.();
-    if (leftMs !== undefined && leftMs < neededMs) return { kind: 'retry', reason: NOT_STARTED, late: { leftMs, neededMs } };
-    if (lease && agentMs > deps.config.agent.timeout_ms && !(await lease.extend(agentMs))) {
-      logger.info('another copy of this message is running; retry later', { attempt: receiveCount });
-      return { kind: 'retry', reason: ANOTHER_COPY };
-    }
+  const notYet = reply === undefined && subscription.agent !== 'none' ? await readyToRun(deps, subscription, lease) : undefined;
+  if (notYet) {
+    logger.info('not started now; retry later', { reason: notYet.kind === 'retry' ? notYet.reason : '', attempt: receiveCount });
+    return notYet;
   }
   const gate = reply === undefined ? (await debounceGate(message, subscription, deps.debounce)) ?? (await runCapGate(writer.current, subscription, deps.counters, deps.clock.now())) : undefined;
   if (gate) {
