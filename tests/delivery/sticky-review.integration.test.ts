@@ -246,6 +246,32 @@ describe('tokens never leave the api_url origin', () => {
     expect(await deliver(request('github', 'pull_request', synchronize(HEAD_1), 'evt_a', 'hi'))).toMatchObject({ status: 'delivered' });
     expect(host.server.requests.map((r) => r.url).filter((u) => u.startsWith('/admin'))).toHaveLength(0);
   });
+
+  test.each([
+    ['a repository id that is not a number', '/repositories/abc/issues/7/comments?page=2'],
+    ['dot segments out of the list', '/repositories/42/../../admin/escape?page=2'],
+    ['no list after the id', '/repositories/42?page=2'],
+  ])('a GitHub by-id next link with %s is not followed', async (_what, link) => {
+    host.extra = (req, res) => {
+      if (req.method !== 'GET' || !req.url.startsWith('/repos/octo/widgets/issues/7/comments')) return false;
+      sendJson(res, 200, [], { link: `<${host.url}${link}>; rel="next"` });
+      return true;
+    };
+    expect(await deliver(request('github', 'pull_request', synchronize(HEAD_1), 'evt_a', 'hi'))).toMatchObject({ status: 'delivered' });
+    const asked = host.server.requests.map((r) => r.url);
+    expect(asked.filter((u) => u.startsWith('/admin') || u.startsWith('/repositories'))).toHaveLength(0);
+    expect(asked.filter((u) => u.includes('/issues/7/comments') && u.includes('page=2'))).toHaveLength(0);
+  });
+
+  test('a GitHub by-id next link is read as the same list under the repository path, with its page', async () => {
+    host.extra = (req, res, url) => {
+      if (req.method !== 'GET' || !req.url.startsWith('/repos/octo/widgets/issues/7/comments')) return false;
+      sendJson(res, 200, [], url.searchParams.get('page') === '2' ? {} : { link: `<${host.url}/repositories/42/issues/7/comments?per_page=100&page=2>; rel="next"` });
+      return true;
+    };
+    expect(await deliver(request('github', 'pull_request', synchronize(HEAD_1), 'evt_a', 'hi'))).toMatchObject({ status: 'delivered' });
+    expect(host.server.requests.map((r) => r.url)).toContain('/repos/octo/widgets/issues/7/comments?per_page=100&page=2');
+  });
 });
 
 describe('GitHub secondary rate limits', () => {

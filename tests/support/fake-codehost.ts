@@ -49,6 +49,9 @@ export interface FakeCodehost {
   close(): Promise<void>;
 }
 
+/** The id GitHub's `Link` headers name the repository by. */
+export const FAKE_REPOSITORY_ID = 1300192;
+
 function page<T>(res: ServerResponse, url: URL, items: T[]): void {
   const perPage = Math.min(100, Number(url.searchParams.get('per_page') ?? '30'));
   const current = Math.max(1, Number(url.searchParams.get('page') ?? '1'));
@@ -57,6 +60,9 @@ function page<T>(res: ServerResponse, url: URL, items: T[]): void {
   if (current * perPage < items.length) {
     const next = new URL(url);
     next.searchParams.set('page', String(current + 1));
+    // As api.github.com writes it: the repository by id (its pagination guide's example,
+    // `/repositories/1300192/issues?page=4`), not /repos/{owner}/{repo}.
+    next.pathname = next.pathname.replace(/^\/repos\/[^/]+\/[^/]+\//, `/repositories/${FAKE_REPOSITORY_ID}/`);
     headers.link = `<${next.href}>; rel="next"`;
   }
   sendJson(res, 200, slice, headers);

@@ -94,15 +94,28 @@ function scopeOf(api: Scope['api'], apiUrl: string, root: URL, scopePath: string
   return scope;
 }
 
-/** Why a list stops at a `rel="next"` link, or undefined when the link may be followed. */
-export function nextLinkRefusal(scope: Scope, link: string): string | undefined {
+/**
+ * The URL of a list's next page from its `rel="next"` link, or why the list stops there.
+ * GitHub writes the link by repository id (`{api}/repositories/<id>/pulls/7/files?page=2`,
+ * as its pagination guide shows), GitLab may by project id: such a link is read as the same
+ * list under the scope's own path, with the link's query (its page or cursor), so credentials
+ * still go only under the validated scope. (Before, it was refused as outside the
+ * repository, and every GitHub list stopped at its first 100 items: hunt 9.)
+ */
+export function nextPageUrl(scope: Scope, link: string): URL | string {
   let target: URL;
   try {
     target = new URL(link, scope.url);
   } catch {
     return 'the next page link is not a URL';
   }
-  if (scope.contains(target)) return undefined;
+  if (scope.contains(target)) return target;
+  if (target.origin === scope.root.origin) {
+    const root = scope.root.pathname.replace(/\/+$/, '');
+    const byId = target.pathname.startsWith(`${root}/`) ? (scope.api === 'GitHub' ? /^\/repositories\/\d+(\/[^?#]*)$/ : /^\/projects\/[^/]+(\/[^?#]*)$/).exec(target.pathname.slice(root.length)) : null;
+    const same = byId ? scope.at(`${byId[1]}${target.search}`) : undefined;
+    if (same instanceof URL) return same;
+  }
   return `the next page is on another origin or path (${target.origin === scope.root.origin ? 'outside the repository' : 'another host'}); not followed with credentials`;
 }
 
@@ -170,9 +183,9 @@ function gitlabClient(scope: Scope, token: string, http: Omit<HttpOptions, 'api'
         }
         const link = nextLink(answer.headers.get('link'));
         if (link === undefined) break;
-        const why = nextLinkRefusal(scope, link);
-        if (why) return { ok: true, items, truncated: why };
-        url = new URL(link, scope.url);
+        const next = nextPageUrl(scope, link);
+        if (typeof next === 'string') return { ok: true, items, truncated: next };
+        url = next;
       }
       return { ok: true, items };
     },

@@ -1,7 +1,7 @@
 /**
  * The code-host client for GitHub, over the octokit transport (github-octokit.ts): URLs
- * from the validated scope only, each `rel="next"` link checked against the scope before
- * plugin-paginate-rest fetches it, and octokit's errors read into hookagent's delivery
+ * from the validated scope only, each `rel="next"` link read into a URL under the scope
+ * (codehost-api.ts `nextPageUrl`) before plugin-paginate-rest fetches it, and octokit's errors read into hookagent's delivery
  * failures. Rate limits: GitHub's primary limit (`x-ratelimit-*`) and its secondary limit
  * (403/429 "secondary rate limit": its Retry-After, else at least 60 s) are waited out here, through `sleep`,
  * when the wait is within `maxWaitMs`; a longer one is a retryable `rate_limited` failure
@@ -9,7 +9,7 @@
  */
 import type { CodehostSettings } from '../config/types';
 import { headerUnsafe } from '../config/header-safe';
-import { nextLink, nextLinkRefusal, refused, type ApiFailure, type CodehostClient, type Page, type RequestInitLite, type Scope } from './codehost-api';
+import { nextLink, nextPageUrl, refused, type ApiFailure, type CodehostClient, type Page, type RequestInitLite, type Scope } from './codehost-api';
 import { usablePrivateKey } from './github-app';
 import { guardedFetch, READ_RETRIES, RefusedRequest } from './github-fetch';
 import { githubOctokit, type CallOptions, type GithubIdentity } from './github-octokit';
@@ -143,7 +143,15 @@ export function githubClient(scope: Scope, config: CodehostSettings, http: Omit<
       const first = scope.at(`${path}${path.includes('?') ? '&' : '?'}per_page=100`);
       if (!(first instanceof URL)) return first;
       const list = request.defaults({ headers: { accept: accept ?? 'application/vnd.github+json' } });
-      const pages = octokit.paginate.iterator(list, `GET ${first.href}`)[Symbol.asyncIterator]();
+      // Each page the iterator asks for is fetched at the URL nextPageUrl makes of its link (the
+      // check below has stopped the list already where it makes none).
+      const fetchPage = list as unknown as (options: { url: string }) => ReturnType<typeof list>;
+      const scoped = Object.assign((options: { url: string }) => {
+        const url = options.url === first.href ? first : nextPageUrl(scope, options.url);
+        if (typeof url === 'string') return Promise.reject(new RefusedRequest('unsafe_path', url));
+        return fetchPage({ ...options, url: url.href });
+      }, { endpoint: list.endpoint }) as unknown as typeof list;
+      const pages = octokit.paginate.iterator(scoped, `GET ${first.href}`)[Symbol.asyncIterator]();
       const items: T[] = [];
       for (;;) {
         // A failed page is asked again by the next call: the iterator moves on only after an answer.
@@ -159,8 +167,8 @@ export function githubClient(scope: Scope, config: CodehostSettings, http: Omit<
           items.push(item);
         }
         const link = nextLink(page.value.headers.link);
-        const why = link === undefined ? undefined : nextLinkRefusal(scope, link);
-        if (why) return { ok: true, items, truncated: why };
+        const next = link === undefined ? undefined : nextPageUrl(scope, link);
+        if (typeof next === 'string') return { ok: true, items, truncated: next };
       }
     },
   };
