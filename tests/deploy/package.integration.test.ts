@@ -696,7 +696,7 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
     expect(made().filter((c) => c.startsWith('s3:'))).toEqual([
       `s3:PutObject ${bucket}/payloads/${long.message.event_id}-iam-long-reply.json`,
       `s3:PutObject ${bucket}/payloads/${long.message.event_id}-iam-long.json`,
-      `s3:PutObject ${bucket}/payloads/transcript_${reviewed.message.event_id}_iam-transcript.json`,
+      `s3:PutObject ${bucket}/payloads/transcript_${reviewed.message.event_id}_iam-transcript_r1.json`,
     ].sort());
     expect(refused('WorkerRole')).toEqual([]);
     // The worker's keys are not ingest's: it cannot overwrite an event's original payload.
