@@ -177,10 +177,12 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
     stickyId = found?.id;
     if (!sticky) return undefined;
     const earlier = found ? reviewedCommitOf(textOf(found)) : undefined;
-    if (found && earlier && (await superseded(client, subject, earlier, live))) {
+    const kept = found && earlier ? await superseded(client, subject, earlier, live) : undefined;
+    if (kept && earlier) {
       // Runs of two pushes overlap and the older one finished last: its review (and its inline findings) would replace the newer one.
-      request.logger.info('codehost_superseded', { event_id: request.message.event_id, subscription: name, event_commit: subject.commit, reviewed: earlier });
-      return { status: 'delivered', detail: `${detail(found)} (not replaced: it already reviews ${earlier.slice(0, 12)}, newer than this event's ${subject.commit?.slice(0, 12)})` };
+      request.logger.info('codehost_superseded', { event_id: request.message.event_id, subscription: name, event_commit: subject.commit, reviewed: earlier, why: kept });
+      const than = kept === 'head' ? `the head now; this event's ${subject.commit?.slice(0, 12)} is not` : `newer than this event's ${subject.commit?.slice(0, 12)}`;
+      return { status: 'delivered', detail: `${detail(found)} (not replaced: it already reviews ${earlier.slice(0, 12)}, ${than})` };
     }
     const commit = await reviewedCommit(earlier);
     suffix = stickyFooter(name, request.message.event_id, { ...subject, commit }, at, found ? eventMarkersIn(textOf(found), name) : []);

@@ -3,16 +3,18 @@
  * with a comment per finding on a diff line; GitLab gets a discussion per finding with a
  * position (`base_sha`, `start_sha`, `head_sha`, paths, `new_line`/`old_line`). Lines are
  * checked against the live diff first, and posted against the head that diff is of
- * (live-change.ts). Findings outside it, positions the host rejects, and any failure here
- * are folded into the summary comment instead, so this step never fails the delivery.
- * Failed writes are tried again after a look for their markers, rate limits waited out
- * (inline-send.ts). A finding already posted on the same place (hidden marker: place and
- * a hash of the finding) is not repeated; a different one on that place is posted.
+ * (live-change.ts; the head is read again after the diff, and the diff again if it moved).
+ * Findings outside it, positions the host rejects, and any failure here are folded into
+ * the summary comment instead, so this step never fails the delivery. A review GitHub
+ * refuses (422, which names no comment) is sent again in halves, so only the refused
+ * comments are folded. Failed writes are tried again after a look for their markers, rate
+ * limits waited out (inline-send.ts). A finding already posted on the same place (hidden
+ * marker: place and a hash of the finding) is not repeated; a different one there is posted.
  */
 import type { Subject } from '../events/subject';
-import { isFailure, type CodehostClient } from './codehost-api';
+import { isFailure, type CodehostClient, type Page } from './codehost-api';
 import { commentableLines, findingBody, findingMarker, postedFindingKeys, FINDING_MARKER_HEAD, type DiffLines, type Finding } from './findings';
-import { inlinePacing, sendInline } from './inline-send';
+import { inlinePacing, sendInline, sendInParts } from './inline-send';
 import { changePathOf, type LiveChange, type LiveChangeReader } from './live-change';
 
 export interface InlineResult {
@@ -75,9 +77,7 @@ export async function postInlineFindings(client: CodehostClient, subject: Subjec
     foldAll(findings, 'not a pull/merge request');
     return result;
   }
-  // The head first: the diff read next is (nearly always) that head's, the one the review is posted against.
-  const live = await options.live();
-  const files = await client.paginate<Obj>(client.host === 'github' ? `${change}/files` : `${change}/diffs`, 3000);
+  const { live, files } = await diffAtHead(client, change, options.live);
   if (!files.ok) {
     foldAll(findings, `the diff could not be read (${files.failure.code})`);
     return result;
@@ -111,15 +111,16 @@ export async function postInlineFindings(client: CodehostClient, subject: Subjec
 
   if (client.host === 'github') {
     // Without a head read now, no commit_id: GitHub then takes the pull request's latest commit, whose diff was just read.
-    const body = {
+    const review = (part: Finding[]) => ({
       ...(live.head ? { commit_id: live.head } : {}), event: 'COMMENT',
-      body: `hookagent: ${inline.length} finding(s) on changed lines.\n\n${marker}`,
-      comments: inline.map((f) => ({ path: f.path, line: f.line, side: f.side, body: findingBody(subscription, f) })),
-    };
-    // The review is all or nothing: any of its markers found means it was made.
-    const sent = await sendInline(pacing, () => client.request(`${change}/reviews`, { method: 'POST', attempts: 1, body }), landedAny(client, change, subscription, inline));
-    if (sent.ok) result.posted = inline.length;
-    else foldAll(inline, `GitHub did not take the inline review (${sent.why})`);
+      body: `hookagent: ${part.length} finding(s) on changed lines.\n\n${marker}`,
+      comments: part.map((f) => ({ path: f.path, line: f.line, side: f.side, body: findingBody(subscription, f) })),
+    });
+    // A review is all or nothing: any of its markers found means it was made. A refused one is sent again in halves.
+    const sent = await sendInParts(inline, (part) =>
+      sendInline(pacing, () => client.request(`${change}/reviews`, { method: 'POST', attempts: 1, body: review(part) }), landedAny(client, change, subscription, part)));
+    result.posted = sent.posted.length;
+    for (const { items, why } of sent.failed) foldAll(items, `GitHub did not take the inline review (${why})`);
     return result;
   }
 
@@ -135,6 +136,29 @@ export async function postInlineFindings(client: CodehostClient, subject: Subjec
     else result.folded.push({ finding: f, why: `GitLab did not take the position (${sent.why})` });
   }
   return result;
+}
+
+/** How many times the diff is read while the head keeps moving under it. */
+const DIFF_READS = 3;
+
+const sameChange = (a: LiveChange, b: LiveChange) => a.head === b.head && a.refs?.base_sha === b.refs?.base_sha && a.refs?.start_sha === b.refs?.start_sha;
+
+/**
+ * The diff and the head it is of. The head is read before the diff and again after it: a
+ * push in between may have given the newer head's diff, so then the diff is read again.
+ * GitHub reads each comment's line in the diff of the `commit_id` it names, GitLab in the
+ * positions' diff_refs: a line of the other diff is refused, or placed on other code.
+ */
+async function diffAtHead(client: CodehostClient, change: string, reader: LiveChangeReader): Promise<{ live: LiveChange; files: Page<Obj> }> {
+  let live = await reader();
+  for (let reads = 1; ; reads++) {
+    const files = await client.paginate<Obj>(client.host === 'github' ? `${change}/files` : `${change}/diffs`, 3000);
+    if (!files.ok) return { live, files };
+    const now = await reader.again();
+    // Still moving after the last read: the latest head (a refused comment is found and folded alone).
+    if (sameChange(live, now) || reads === DIFF_READS) return { live: now, files };
+    live = now;
+  }
 }
 
 /** A GitLab text position; a context line carries both numbers, whichever side the finding names. */

@@ -1,7 +1,8 @@
 /**
  * The pull/merge request as the code host shows it now (GitHub `GET /pulls/{n}`, GitLab
- * `GET /merge_requests/{iid}`), read at most once per delivery. The agent's tools read the
- * live diff, and so does the inline check, so:
+ * `GET /merge_requests/{iid}`), read once per delivery, and again only by the inline check
+ * (after it read the diff, to tell whether a push landed in between). The agent's tools
+ * read the live diff, and so does the inline check, so:
  * - the inline review is posted against this head (GitHub `commit_id`, GitLab `diff_refs`),
  *   not against an older head an event named before a push;
  * - a sticky footer names this head when the event names no commit (`issue_comment`);
@@ -17,7 +18,12 @@ export interface LiveChange {
   refs?: { base_sha: string; start_sha: string; head_sha: string };
 }
 
-export type LiveChangeReader = () => Promise<LiveChange>;
+export interface LiveChangeReader {
+  /** The change as first read (asked once, on first use). */
+  (): Promise<LiveChange>;
+  /** Asks the host again; later calls answer with this read, unless it lost the head. */
+  again: () => Promise<LiveChange>;
+}
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj | undefined => (v && typeof v === 'object' ? (v as Obj) : undefined);
@@ -34,7 +40,15 @@ export function changePathOf(client: CodehostClient, subject: Subject): string |
 /** A reader that asks the host once, on first use; a failed read is an empty answer (callers fall back). */
 export function liveChange(client: CodehostClient, subject: Subject): LiveChangeReader {
   let read: Promise<LiveChange> | undefined;
-  return () => (read ??= readChange(client, subject));
+  const first = () => (read ??= readChange(client, subject));
+  const again = async (): Promise<LiveChange> => {
+    const before = await first();
+    const now = await readChange(client, subject);
+    if (!now.head) return before;
+    read = Promise.resolve(now);
+    return now;
+  };
+  return Object.assign(first, { again });
 }
 
 async function readChange(client: CodehostClient, subject: Subject): Promise<LiveChange> {
@@ -59,23 +73,28 @@ async function readChange(client: CodehostClient, subject: Subject): Promise<Liv
 }
 
 /**
- * True when the event's commit is older than `last` (the commit the sticky comment already
- * reviewed: an ancestor of it) and is not the head now: the review of an earlier push,
- * delivered after the newer push's. A force-push back to that commit makes it the head
- * again, so it is reviewed. When anything cannot be read, false: posted as before.
+ * Why the sticky comment (its footer names `last`) is not to take this event's review:
+ * - `head`: it reviews the head now, and the event's commit is not the head: an earlier
+ *   push, or a commit a force-push replaced (after an amend or a rebase it is no ancestor
+ *   of the head, so its history tells nothing);
+ * - `newer`: neither is the head, and the event's commit is an ancestor of `last` (GitHub
+ *   compare `behind`, GitLab merge_base == event).
+ * A force-push back to the event's commit makes it the head again, so it is reviewed.
+ * Undefined (replace it) otherwise, and when anything cannot be read.
  */
-export async function superseded(client: CodehostClient, subject: Subject, last: string, live: LiveChangeReader): Promise<boolean> {
+export async function superseded(client: CodehostClient, subject: Subject, last: string, live: LiveChangeReader): Promise<'head' | 'newer' | undefined> {
   const event = subject.commit;
-  if (!event || event === last) return false;
+  if (!event || event === last) return undefined;
   const { head } = await live();
-  if (!head || head === event) return false;
+  if (!head || head === event) return undefined;
+  if (last === head) return 'head';
   if (client.host === 'github') {
     // compare/{last}...{event}: `behind` when the event's commit is an ancestor of the last reviewed one.
     const compared = await client.request(`/compare/${last}...${event}?per_page=1`);
-    return compared.ok && jsonField(compared.body, 'status') === 'behind';
+    return compared.ok && jsonField(compared.body, 'status') === 'behind' ? 'newer' : undefined;
   }
   const base = await client.request(`/repository/merge_base?refs[]=${encodeURIComponent(event)}&refs[]=${encodeURIComponent(last)}`);
-  return base.ok && jsonField(base.body, 'id') === event;
+  return base.ok && jsonField(base.body, 'id') === event ? 'newer' : undefined;
 }
 
 function jsonField(body: string, key: string): string {
