@@ -45,3 +45,26 @@ export function redactSecrets(text: string, secrets: readonly (string | undefine
   const known = [...new Set(secrets.filter((s): s is string => typeof s === 'string' && s.length >= 4))].sort((a, b) => b.length - a.length);
   return known.reduce((out, secret) => (out.includes(secret) ? out.split(secret).join(MASK) : out), text);
 }
+
+/**
+ * `text` masked, then cut to its first `max` characters: a secret is masked whole before the
+ * cut, which could otherwise split it out of reach of redactSecrets. A cut (this one, or one
+ * before: `cut`, such as a capped read) can still leave the start of a secret at the end:
+ * a tail of 4+ characters that begins one is masked too.
+ */
+export function redactExcerpt(text: string, secrets: readonly (string | undefined)[], max = Infinity, cut = false): string {
+  const masked = redactSecrets(text, secrets);
+  const excerpt = masked.slice(0, max);
+  return cut || excerpt.length < masked.length ? maskSecretStart(excerpt, secrets) : excerpt;
+}
+
+/** `text` with its longest tail of 4+ characters that begins a secret (and is shorter than it) masked. */
+function maskSecretStart(text: string, secrets: readonly (string | undefined)[]): string {
+  const known = secrets.filter((s): s is string => typeof s === 'string' && s.length > 4);
+  const longest = Math.min(text.length, Math.max(0, ...known.map((s) => s.length - 1)));
+  for (let size = longest; size >= 4; size--) {
+    const tail = text.slice(-size);
+    if (known.some((secret) => secret.length > size && secret.startsWith(tail))) return `${text.slice(0, -size)}${MASK}`;
+  }
+  return text;
+}

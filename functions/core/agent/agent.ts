@@ -2,6 +2,7 @@
  * The agent port and its errors. Providers (echo, openai, bedrock) implement `Agent`;
  * the worker only sees a reply or a classified failure.
  */
+import { unforged } from '../delivery/findings';
 import type { QueueMessage } from '../types';
 import type { AgentRun } from './run-record';
 
@@ -35,7 +36,11 @@ export interface Agent {
   run(request: AgentRequest): Promise<AgentReply>;
 }
 
-/** `echo`, the default provider: the reply is the rendered prompt, unchanged. */
+/**
+ * `echo`, the default provider: the reply is the rendered prompt, payload text. Only the tool
+ * loop's replies carry hookagent's hidden blocks (findings.ts), so a prompt that starts like
+ * one is quoted, as the loop quotes the model's text; anything else is repeated unchanged.
+ */
 export const echoAgent: Agent = {
-  run: async (request) => ({ text: request.rendered, steps: 0, refusedTools: [] }),
+  run: async (request) => ({ text: unforged(request.rendered), steps: 0, refusedTools: [] }),
 };

@@ -11,13 +11,15 @@
  */
 import type { Config } from '../config/types';
 import { HookError, isHookError } from '../errors';
-import { isSecretKey, redactSecrets } from '../redact';
+import { isSecretKey, redactExcerpt, redactSecrets } from '../redact';
 import type { Tool } from './tools';
 
 type HttpSettings = NonNullable<Config['agent']['http']>;
 type Allowed = HttpSettings['allow'][number];
 
 const MAX_REDIRECTS = 3;
+/** The characters of a non-2xx body that its error quotes. */
+const ERROR_EXCERPT = 2000;
 
 /** The allow entry a URL falls under, or undefined. Exported for tests. */
 export function allowedEntry(raw: string, allow: Allowed[]): { url: URL; entry: Allowed } | undefined {
@@ -86,7 +88,7 @@ export function httpGetTool(settings: HttpSettings | undefined): Tool {
     async run(input, context) {
       const secrets = headerSecrets(allow);
       try {
-        return redactSecrets(await fetchAllowed(input, context), secrets);
+        return redactSecrets(await fetchAllowed(input, context, secrets), secrets);
       } catch (error) {
         if (isHookError(error)) throw new HookError(error.code, redactSecrets(error.message, secrets), { retryable: error.retryable });
         throw error;
@@ -94,7 +96,8 @@ export function httpGetTool(settings: HttpSettings | undefined): Tool {
     },
   };
 
-  async function fetchAllowed(input: unknown, context: Parameters<Tool['run']>[1]): Promise<string> {
+  /** The answer's text, its body masked of `secrets` before any cut (redactExcerpt); `run` masks the rest (status line, errors). */
+  async function fetchAllowed(input: unknown, context: Parameters<Tool['run']>[1], secrets: string[]): Promise<string> {
     const raw = input && typeof input === 'object' ? (input as { url?: unknown }).url : undefined;
     if (typeof raw !== 'string' || raw === '') throw new HookError('tool_bad_input', 'http_get needs {"url": "<absolute URL>"}');
     if (allow.length === 0) throw new HookError('tool_unconfigured', 'http_get: agent.http.allow lists no URL prefixes');
@@ -127,8 +130,9 @@ export function httpGetTool(settings: HttpSettings | undefined): Tool {
       }
       const head = `HTTP ${response.status} ${response.headers.get('content-type') ?? ''}`.trim();
       const tail = body.truncated ? `\n…[truncated at ${settings?.max_bytes ?? 256 * 1024} bytes]` : '';
-      if (!response.ok) throw new HookError('tool_http_error', `${head}\n${body.text.slice(0, 2000)}`);
-      return `${head}\n${body.text}${tail}`;
+      // Masked before the error excerpt's cut; a read cut at max_bytes may end in a secret's start.
+      if (!response.ok) throw new HookError('tool_http_error', `${head}\n${redactExcerpt(body.text, secrets, ERROR_EXCERPT, body.truncated)}`);
+      return `${head}\n${redactExcerpt(body.text, secrets, Infinity, body.truncated)}${tail}`;
     }
   }
 }

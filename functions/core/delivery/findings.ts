@@ -5,6 +5,7 @@
  * targets get the findings as a plain list instead of the block.
  */
 import { createHash } from 'node:crypto';
+import type { Subscription } from '../types';
 import { inertText, replyClosers } from './mentions';
 
 export type Severity = 'critical' | 'major' | 'minor' | 'nit';
@@ -33,10 +34,12 @@ const UNREAD = /^<!-- hookagent-unread:([A-Za-z0-9+/=]*) -->\n?/;
 const READ_HEAD = /^<!-- hookagent-read:([0-9a-f]{40}|[0-9a-f]{64}) -->\n?/;
 
 /**
- * The model's text when it starts like one of the blocks above: quoted, so it is not read as
- * one. Payload text steers the reply (and the echo provider repeats it), so a reply opening
- * with `<!-- hookagent-findings:…` would otherwise place findings the run never recorded, and
- * `<!-- hookagent-unread:…` would claim the diff was not read.
+ * Only the tool loop writes the blocks above (withFindings), so only its replies carry them.
+ * Text that starts like one is quoted, so it is not read as one: the model's text (withFindings)
+ * and the prompt the echo provider repeats (agent.ts), once each. Payload text steers both, so a
+ * reply opening with `<!-- hookagent-findings:…` would otherwise place findings the run never
+ * recorded, and `<!-- hookagent-unread:…` would claim the diff was not read. With `--agent none`
+ * no agent ran at all: delivery reads no blocks (replyParts).
  */
 export const unforged = (reply: string) => reply.replace(/^(\s*)<!--(\s*)(?=hookagent)/i, '$1<!--$2(quoted) ');
 
@@ -58,8 +61,11 @@ function valid(f: unknown): f is Finding {
     && SEVERITIES.includes(o.severity as Severity) && typeof o.body === 'string';
 }
 
+/** A reply's text without the blocks, and what they carried. */
+export interface ReplyParts { text: string; findings: Finding[]; unread?: string; readHead?: string }
+
 /** The findings carried by a reply, and the reply without the blocks. */
-export function splitFindings(reply: string): { text: string; findings: Finding[]; unread?: string; readHead?: string } {
+export function splitFindings(reply: string): ReplyParts {
   const match = BLOCK.exec(reply);
   let findings: Finding[] = [];
   let text = reply;
@@ -87,9 +93,17 @@ export function findingLine(f: Finding): string {
   return `- **${f.severity}** \`${f.path}\` line ${f.line}${f.side === 'LEFT' ? ' (removed)' : ''}: ${f.body.replace(/\s*\n\s*/g, ' ')}`;
 }
 
+/**
+ * What a delivered reply carries: an `--agent none` reply is the rendered template (payload
+ * text, no agent ran), so it carries no blocks whatever it starts with; an agent's is split.
+ */
+export function replyParts(reply: string, subscription: Pick<Subscription, 'agent'>): ReplyParts {
+  return subscription.agent === 'none' ? { text: reply, findings: [] } : splitFindings(reply);
+}
+
 /** For targets that cannot place findings on lines: the reply with the findings as a list. */
-export function flattenFindings(reply: string): string {
-  const { text, findings, unread } = splitFindings(reply);
+export function flattenFindings(reply: string | ReplyParts): string {
+  const { text, findings, unread } = typeof reply === 'string' ? splitFindings(reply) : reply;
   const listed = findings.length === 0 ? text : `${text}\n\n**Findings**\n${findings.map(findingLine).join('\n')}`;
   return unread ? `${listed}\n\n${unreadNote(unread)}` : listed;
 }

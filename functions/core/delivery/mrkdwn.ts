@@ -22,21 +22,34 @@ export function slackLinkUrl(raw: string): string | undefined {
   return url.href.replace(/</g, '%3C').replace(/>/g, '%3E').replace(/\|/g, '%7C').replace(/&/g, '&amp;');
 }
 
+/** What ends a host in a label: space, a path, query or fragment start, and the markup around it (`<…>`, `*`, `~`, `(…)`, quotes). */
+const ENDS = String.raw`\s/?#\\<>*~|()"'\x60,;!`;
 /**
- * The host a link label names when it reads as an address (`https://bank.example/login`,
- * `www.bank.example`, `bank.example/login`), as a URL parser spells it (lower case,
- * punycode). Slack shows only the label of `<url|label>`, so `[https://github.com/o/r](https://evil.example)`
- * in payload text quoted by a reply would show one site and open another.
+ * An address anywhere in a label: `//` and its host (whatever scheme, if any, is before it), a
+ * `www.` name, or `host.tld/` (its host from the last character that ends one); each with the
+ * rest of its word, so a dotted path segment (`/tree/release.next/`) is no second address.
+ * Every match starts at `//`, `www.` or such a boundary, so a long label is read in one pass.
  */
-export function labelHost(label: string): string | undefined {
-  const m = /^\s*(?:(?:[a-z][a-z\d+.-]*:)?\/\/([^\s/?#\\]+)|(www\.[^\s/?#\\]+)|([^\s/?#\\:@]+\.[a-z][a-z\d-]+(?::\d+)?)\/)/i.exec(label);
-  const authority = m?.[1] ?? m?.[2] ?? m?.[3];
-  if (!authority) return undefined;
-  try {
-    return new URL(`http://${authority.replace(/^[^@]*@/, '')}`).hostname;
-  } catch {
-    return undefined;
-  }
+const ADDRESS = new RegExp(String.raw`\/\/([^${ENDS}]+)\S*|(www\.[^${ENDS}]+)\S*|(?<![^${ENDS}:@])([^${ENDS}:@]+\.[a-z][a-z\d-]+(?::\d+)?)\/\S*`, 'giu');
+
+/**
+ * The hosts a link label names where it reads as an address (`https://bank.example/login`,
+ * `www.bank.example`, `bank.example/login`), anywhere in it, as a URL parser spells them (lower
+ * case, punycode); undefined for one no parser reads. Slack shows only the label of
+ * `<url|label>`, so `[https://github.com/o/r](https://evil.example)` in payload text quoted by a
+ * reply would show one site and open another. The label is read as shown: compatibility forms
+ * folded (full-width `：／／`), invisible format characters (U+200B, U+2060, bidi marks: \p{Cf}) dropped.
+ */
+export function labelHosts(label: string): Array<string | undefined> {
+  const shown = label.normalize('NFKC').replace(/\p{Cf}/gu, '');
+  return [...shown.matchAll(ADDRESS)].map((m) => {
+    const authority = (m[1] ?? m[2] ?? m[3] ?? '').replace(/^[^@]*@/, '').replace(/[.:]+$/, '');
+    try {
+      return new URL(`http://${authority}`).hostname;
+    } catch {
+      return undefined;
+    }
+  });
 }
 
 // Placeholders for the links built and code spans kept, in characters no input keeps (stripped first).
@@ -107,9 +120,10 @@ function convertInline(text: string, heading = false): string {
     // A code span inside the URL takes precedence (CommonMark): then it is no link.
     const url = raw.includes(CODE) ? undefined : slackLinkUrl(raw);
     if (url === undefined) return whole;
-    const named = labelHost(label);
-    // A label that reads as another site's address shows it as text (Slack links it on its own) and the real link after it.
-    links.push(named !== undefined && named !== new URL(raw).hostname ? `${escapeSlack(label)} (<${url}>)` : `<${url}|${escapeSlack(label)}>`);
+    // A label naming another site's address (or one no parser reads) is shown as text (Slack links a plain address on its own), the real link after it.
+    const host = new URL(raw).hostname;
+    const elsewhere = labelHosts(label).some((named) => named !== host);
+    links.push(elsewhere ? `${escapeSlack(label)} (<${url}>)` : `<${url}|${escapeSlack(label)}>`);
     return `${LINK}${links.length - 1}${LINK}`;
   });
   const strong = heading ? '$1$2' : `$1${BOLD}$2${BOLD}`;

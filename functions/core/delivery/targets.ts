@@ -7,18 +7,21 @@ import type { Config } from '../config/types';
 import type { Subscription } from '../types';
 import { eventOrigin } from '../events/known';
 import { postCodehostComment } from './codehost-comment';
-import { flattenFindings } from './findings';
+import { flattenFindings, replyParts } from './findings';
 import { logTarget } from './log-target';
 import { ignoredChannel, postSlack, slackWebhookOnly } from './slack';
-import type { DeliveryOutcome, DeliveryTarget, TargetHttp, TargetModule, TargetStores } from './target';
+import type { DeliveryOutcome, DeliveryRequest, DeliveryTarget, TargetHttp, TargetModule, TargetStores } from './target';
 import { sendTelegram } from './telegram';
+
+/** The reply as targets that cannot place findings on lines show it: its findings (an agent's reply only) as a list. */
+const listed = (request: DeliveryRequest): DeliveryRequest => ({ ...request, reply: flattenFindings(replyParts(request.reply, request.subscription)) });
 
 const unconfigured = (key: string): DeliveryOutcome => ({ status: 'failed', retryable: false, code: 'target_unconfigured', message: `${key} is not configured in config.yaml` });
 
 const logModule = {
   kind: 'log',
   missingConfig: (): string | undefined => undefined,
-  create: (): DeliveryTarget => ({ kind: 'log', deliver: async (request) => logTarget.deliver({ ...request, reply: flattenFindings(request.reply) }) }),
+  create: (): DeliveryTarget => ({ kind: 'log', deliver: async (request) => logTarget.deliver(listed(request)) }),
 } as const satisfies TargetModule<'log'>;
 
 const codehostModule = {
@@ -42,7 +45,7 @@ const teamchatModule = {
   create: (settings: Config['delivery'], http: TargetHttp): DeliveryTarget => ({
     kind: 'teamchat',
     unrepeatable: true,
-    deliver: async (request) => (settings.teamchat ? postSlack({ ...request, reply: flattenFindings(request.reply) }, settings.teamchat, http) : unconfigured('delivery.teamchat')),
+    deliver: async (request) => (settings.teamchat ? postSlack(listed(request), settings.teamchat, http) : unconfigured('delivery.teamchat')),
   }),
 } as const satisfies TargetModule<'teamchat'>;
 
@@ -52,7 +55,7 @@ const messengerModule = {
   create: (settings: Config['delivery'], http: TargetHttp): DeliveryTarget => ({
     kind: 'messenger',
     unrepeatable: true,
-    deliver: async (request) => (settings.messenger ? sendTelegram({ ...request, reply: flattenFindings(request.reply) }, settings.messenger, http) : unconfigured('delivery.messenger')),
+    deliver: async (request) => (settings.messenger ? sendTelegram(listed(request), settings.messenger, http) : unconfigured('delivery.messenger')),
   }),
 } as const satisfies TargetModule<'messenger'>;
 
