@@ -13,7 +13,7 @@
 import { HookError } from '../errors';
 import type { ChatProvider, ProviderTurn, StopReason, ToolCall, Turn, TurnUsage } from './conversation';
 import { classifyHttpFailure } from './openai';
-import { redactSecrets } from '../redact';
+import { redactExcerpt, redactSecrets } from '../redact';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
 export const ANTHROPIC_VERSION = '2023-06-01';
@@ -81,14 +81,15 @@ function anthropicUsage(value: unknown): TurnUsage | undefined {
   return { input: num(u.input_tokens), output: num(u.output_tokens), ...(cacheRead ? { cacheRead } : {}), ...(cacheWrite ? { cacheWrite } : {}) };
 }
 
-function errorMessage(body: string): string {
+/** `secrets`: masked before a non-JSON page is cut (a key split by the cut would no longer match whole). */
+function errorMessage(body: string, secrets: readonly (string | undefined)[]): string {
   try {
     const parsed = JSON.parse(body) as { error?: { type?: unknown; message?: unknown } };
     if (parsed.error && typeof parsed.error.message === 'string') return `${typeof parsed.error.type === 'string' ? `${parsed.error.type}: ` : ''}${parsed.error.message}`;
   } catch {
     // Not JSON (a proxy's page).
   }
-  return body.slice(0, 300);
+  return redactExcerpt(body, secrets, 300);
 }
 
 /** retry-after in ms (seconds or an HTTP date), or undefined. */
@@ -151,9 +152,9 @@ export function anthropicProvider(settings: AnthropicSettings): ChatProvider {
           const code = response.status === 429 ? 'provider_rate_limited' : 'provider_unavailable';
           const why = attempt < retries && !fits ? `; the wait of ${Math.ceil(delay / 1000)} s is longer than the ${Math.max(0, Math.floor(left / 1000))} s the run has left (agent.timeout), so it is left to the queue` : '';
           // A wait longer than we wait in place is the queue's to keep (paced retry), as OpenAI's is.
-          throw new HookError(code, `Anthropic answered ${response.status} (${redactSecrets(errorMessage(text), [settings.apiKey])}) after ${attempt + 1} attempt${attempt === 0 ? '' : 's'}${why}`, { retryable: true, ...(asked !== undefined ? { retryAfterMs: asked } : {}) });
+          throw new HookError(code, `Anthropic answered ${response.status} (${redactSecrets(errorMessage(text, [settings.apiKey]), [settings.apiKey])}) after ${attempt + 1} attempt${attempt === 0 ? '' : 's'}${why}`, { retryable: true, ...(asked !== undefined ? { retryAfterMs: asked } : {}) });
         }
-        if (!response.ok) throw classifyHttpFailure('Anthropic', response.status, redactSecrets(errorMessage(text), [settings.apiKey]));
+        if (!response.ok) throw classifyHttpFailure('Anthropic', response.status, redactSecrets(errorMessage(text, [settings.apiKey]), [settings.apiKey]));
         let parsed: { content?: Array<{ type?: unknown; text?: unknown; id?: unknown; name?: unknown; input?: unknown }>; stop_reason?: unknown; usage?: unknown };
         try {
           parsed = JSON.parse(text) as typeof parsed;

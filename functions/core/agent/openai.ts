@@ -5,7 +5,7 @@
  */
 import { HookError } from '../errors';
 import { withTurnUsage, type ChatProvider, type ProviderTurn, type StopReason, type ToolCall, type ToolSpec, type Turn, type TurnUsage } from './conversation';
-import { redactSecrets } from '../redact';
+import { redactExcerpt, redactSecrets } from '../redact';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
 
@@ -34,7 +34,8 @@ function toMessages(system: string, conversation: Turn[]): Message[] {
   return messages;
 }
 
-function providerMessage(body: string): string {
+/** `secrets`: masked before a non-JSON page is cut (a key split by the cut would no longer match whole). */
+function providerMessage(body: string, secrets: readonly (string | undefined)[]): string {
   try {
     const parsed = JSON.parse(body) as { error?: { message?: unknown } | string; message?: unknown };
     const error = parsed.error;
@@ -44,7 +45,7 @@ function providerMessage(body: string): string {
   } catch {
     // Not JSON (a proxy's HTML page): use the start of it.
   }
-  return body.slice(0, 300);
+  return redactExcerpt(body, secrets, 300);
 }
 
 /** The provider's `Retry-After` (seconds or an HTTP date) carried on a retryable error, for paced retries. */
@@ -120,9 +121,9 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
       const text = await response.text();
       if (!response.ok && response.status === 429 && /insufficient_quota/.test(text)) {
         // OpenAI's "You exceeded your current quota": billing, which no retry fixes (its docs: check plan and billing).
-        throw new HookError('provider_request', `The model provider's quota is used up (429 insufficient_quota), a retry will not help: ${redactSecrets(providerMessage(text), [settings.apiKey])}`);
+        throw new HookError('provider_request', `The model provider's quota is used up (429 insufficient_quota), a retry will not help: ${redactSecrets(providerMessage(text, [settings.apiKey]), [settings.apiKey])}`);
       }
-      if (!response.ok) throw withRetryAfter(classifyHttpFailure('The model provider', response.status, redactSecrets(providerMessage(text), [settings.apiKey])), response.headers);
+      if (!response.ok) throw withRetryAfter(classifyHttpFailure('The model provider', response.status, redactSecrets(providerMessage(text, [settings.apiKey]), [settings.apiKey])), response.headers);
       let parsed: { error?: unknown; usage?: unknown; choices?: Array<{ finish_reason?: unknown; error?: unknown; message?: { content?: unknown; refusal?: unknown; tool_calls?: Array<{ id?: unknown; function?: { name?: unknown; arguments?: unknown } }> } }> };
       try {
         parsed = JSON.parse(text) as typeof parsed;

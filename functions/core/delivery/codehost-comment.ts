@@ -19,7 +19,7 @@ import { codehostClient, isFailure, type CodehostClient } from './codehost-api';
 import { postInlineFindings } from './codehost-review';
 import { liveChange, superseded } from './live-change';
 import { installationIdOf } from './github-app';
-import { findingLine, splitFindings, unreadNote } from './findings';
+import { findingLine, replyParts, unreadNote } from './findings';
 import { fitReply, postOnce, type HttpOptions } from './http';
 import { commentText, replyClosers } from './mentions';
 import { underSubjectLease } from './subject-lease';
@@ -118,7 +118,7 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   const limit = client.host === 'github' ? GITHUB_COMMENT_LIMIT : GITLAB_NOTE_LIMIT;
   const at = now();
   // No agent ran for `--agent none`: the reply is the rendered template, payload text, and carries no findings.
-  const { text: rawReply, findings, unread, readHead } = request.subscription.agent === 'none' ? { text: request.reply, findings: [], unread: undefined, readHead: undefined } : splitFindings(request.reply);
+  const { text: rawReply, findings, unread, readHead } = replyParts(request.reply, request.subscription);
   const live = liveChange(client, subject);
   /**
    * The commit a sticky footer names: the event's; for an event that names none (a comment
