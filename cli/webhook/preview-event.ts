@@ -4,7 +4,7 @@
  * §2.1 "Event type"), so a preview without `--event` shows the `Event: deploy.done` or
  * `issues.opened` that a delivered reply shows, not the first filter's bare name.
  */
-import { classifyEvent, type Payload } from '../../functions/core/events/classify';
+import { classifyEvent, gitlabHeaderFor, type Payload } from '../../functions/core/events/classify';
 import { splitSource } from '../../functions/core/events/filters';
 import { eventOrigin } from '../../functions/core/events/known';
 import type { Source, Subscription } from '../../functions/core/types';
@@ -81,8 +81,11 @@ export function previewEvent(subscription: Pick<Subscription, 'events'>, payload
   const endpoint: Source = source ?? (typeof payload.object_kind === 'string' && origin !== 'github' ? 'gitlab' : origin === 'github' || origin === 'both' ? 'github' : origin === 'gitlab' ? 'gitlab' : 'custom');
   // `--event` naming its event decides; a wildcard made concrete is classified below, with its action.
   if (eventOption !== undefined && filter === eventOption && name !== '*') return { source: endpoint, event: name, ...(filterAction ? { action: filterAction } : {}) };
-  // GitHub names the event in a header only: the filter's name stands in for it.
-  const identity = classifyEvent(endpoint, endpoint === 'github' && name !== '*' ? { 'x-github-event': name } : {}, payload);
+  // GitHub names the event in a header only, and so does GitLab for a hook without
+  // `object_kind` (member, project, subgroup hooks): the filter's name stands in for it.
+  const gitlabHeader = endpoint === 'gitlab' && name !== '*' && typeof payload.object_kind !== 'string' ? gitlabHeaderFor(name) : undefined;
+  const headers = endpoint === 'github' && name !== '*' ? { 'x-github-event': name } : gitlabHeader ? { 'x-gitlab-event': gitlabHeader } : {};
+  const identity = classifyEvent(endpoint, headers, payload);
   // On a custom endpoint a payload naming no event is `custom`, as the service classifies it (hunt 5 D2):
   // the filter's own name would hide that the filters do not take it.
   if (identity) return { source: endpoint, event: identity.event, ...(identity.action ? { action: identity.action } : {}) };

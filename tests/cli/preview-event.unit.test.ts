@@ -41,3 +41,14 @@ test('bad input: a payload with a non-string object_kind or odd keys falls back 
   expect(filterForPayload(['issues', 'merge_request'], { __proto__: { issue: 1 } } as Record<string, unknown>)).toBe('issues');
   expect(filterForPayload(['*'], mr)).toBe('*');
 });
+
+test('a GitLab group hook without object_kind is judged by its own event_name, not by the filter\'s action', () => {
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const removed = require('../fixtures/gitlab/group/user_remove_from_group.json') as Record<string, unknown>;
+  // eslint-disable-next-line @typescript-eslint/no-require-imports
+  const added = require('../fixtures/gitlab/group/user_add_to_group.json') as Record<string, unknown>;
+  const events = ['gitlab:member.user_add_to_group'];
+  expect(previewEvent({ events }, removed)).toEqual({ source: 'gitlab', event: 'member', action: 'user_remove_from_group' });
+  expect(routeMatches(events, 'gitlab', 'member', 'user_remove_from_group')).toMatchObject({ matched: false });
+  expect(previewEvent({ events }, added)).toEqual({ source: 'gitlab', event: 'member', action: 'user_add_to_group' });
+});

@@ -114,31 +114,40 @@ export function statedDeliveryId(source: Source, headers: Headers): string | und
   return deliveryKey(stated);
 }
 
-/** System hooks whose `event_name` is a webhook kind: the documented push example has no `object_kind`. */
-const SYSTEM_PUSH_KINDS = new Set(['push', 'tag_push']);
+/**
+ * Kinds GitLab names in `event_name` (`"event_name": "push"`; the documented system-hook push
+ * has no `object_kind`): for them `event_name` is the kind, never an action.
+ */
+const NAMED_BY_EVENT_NAME = new Set(['push', 'tag_push']);
 
 /**
- * GitLab's event type and action (DESIGN §2.1): `object_kind`, else the `X-Gitlab-Event`
- * header's kind; the action from `object_attributes.action`, a release's top-level
- * `action`, or a system hook's `event_name`. System hooks about projects, groups, users,
- * keys and members (`project_create`, `user_add_to_team`, …) carry `event_name` and no
- * `object_kind`: they stay the event `system`, with `event_name` as the action so
- * `system.project_create` can pick them out. Any well-formed name is taken (GitLab adds
- * new ones); the list in known.ts only feeds `subscribe`'s warnings.
+ * GitLab's event type and action (DESIGN §2.1). The event: `object_kind`, else the
+ * `X-Gitlab-Event` header's kind. The action: the first of `object_attributes.action`
+ * (merge requests, issues, comments, wiki pages), the top-level `action` (releases,
+ * milestones), `event_name` (system, group member, project and subgroup hooks, access
+ * tokens) and `event_type` (emoji: award, revoke) that is there and does not just repeat
+ * the event's name (`event_type: issue` or `confidential_issue`, `event_name: push`).
+ * System hooks about projects, groups, users, keys and members (`project_create`,
+ * `user_add_to_team`, …) carry `event_name` and no `object_kind`: they stay the event
+ * `system`, so `system.project_create` can pick them out. Any well-formed name is taken
+ * (GitLab adds new ones); the lists of subscriptions/event-actions.ts only feed
+ * `subscribe`'s checks.
  */
 function gitlabEvent(headers: Headers, payload: Payload): { event?: string; action?: string } {
   const kind = text(payload.object_kind);
   const header = gitlabKindFromHeader(headers['x-gitlab-event']);
   const eventName = text(payload.event_name);
-  if (!kind && header === 'system' && eventName !== undefined) {
-    return SYSTEM_PUSH_KINDS.has(eventName) ? { event: eventName } : { event: 'system', action: eventName };
-  }
+  if (!kind && header === 'system' && eventName !== undefined && NAMED_BY_EVENT_NAME.has(eventName)) return { event: eventName };
   const event = kind ?? header;
   const attributes = payload.object_attributes;
-  if (attributes && typeof attributes === 'object') return { event, action: text((attributes as Payload).action) };
-  // A release hook has no object_attributes: its action (create, update, delete) is top-level.
-  if (event === 'release') return { event, action: text(payload.action) };
-  return { event };
+  const fields = [
+    attributes && typeof attributes === 'object' ? (attributes as Payload).action : undefined,
+    payload.action,
+    event !== undefined && NAMED_BY_EVENT_NAME.has(event) ? undefined : eventName,
+    payload.event_type,
+  ];
+  const action = fields.map(text).find((value) => value !== undefined && value !== event && value !== `confidential_${event}`);
+  return { event, action };
 }
 
 /**

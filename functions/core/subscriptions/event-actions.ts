@@ -20,8 +20,9 @@ const ISSUE_ACTIONS = ['open', 'close', 'reopen', 'update'] as const;
 
 /**
  * GitLab's action per object_kind (GitLab's webhook docs), as hookagent reads it
- * (events/classify.ts): `object_attributes.action`, and a release's top-level `action`.
- * [] = these events carry none. Kinds not listed are not checked.
+ * (events/classify.ts): `object_attributes.action`, else the top-level `action` (release,
+ * milestone), else `event_name` (system, member, project, subgroup, access_token), else
+ * `event_type` (emoji). [] = these events carry none. Kinds not listed are not checked.
  */
 const GITLAB_ACTIONS: Readonly<Record<string, readonly string[]>> = {
   merge_request: ['open', 'close', 'reopen', 'update', 'approved', 'unapproved', 'approval', 'unapproval', 'merge'],
@@ -29,9 +30,15 @@ const GITLAB_ACTIONS: Readonly<Record<string, readonly string[]>> = {
   note: ['create', 'update'],
   wiki_page: ['create', 'update', 'delete'],
   release: ['create', 'update', 'delete'],
+  milestone: ['create', 'close', 'reopen', 'delete'],
+  emoji: ['award', 'revoke'],
   push: [], tag_push: [], pipeline: [], build: [], deployment: [],
-  // System hooks without object_kind: their event_name is the action (classify.ts).
+  // event_name is the action: hooks without object_kind (system, group hooks), and access tokens.
   system: GITLAB_SYSTEM_EVENT_NAMES,
+  member: ['user_add_to_group', 'user_update_for_group', 'user_remove_from_group', 'user_access_request_to_group', 'user_access_request_denied_for_group'],
+  project: ['project_create', 'project_destroy'],
+  subgroup: ['subgroup_create', 'subgroup_destroy'],
+  access_token: ['expiring_access_token'],
 };
 
 /** The same thing under the other host's name, for a hint. */
