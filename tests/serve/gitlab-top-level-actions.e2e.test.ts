@@ -12,41 +12,18 @@
  * Payloads: GitLab's documented examples (tests/fixtures/gitlab/), and the group milestone
  * close of GitLab MR !197320.
  */
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildCli, runCli } from '../support/cli';
-import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
-import { eventually, startServe, stopServe, type Serve } from '../support/serve';
+import { eventually } from '../support/serve';
+import { useServeWithTelegram } from '../support/serve-telegram';
 
 const GL_SECRET = 'top-level-actions-gitlab-token';
-const env = { GL_SECRET, TELEGRAM_BOT_TOKEN: '42:tla', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
 const fixture = (name: string) => readFileSync(join(__dirname, '..', 'fixtures', 'gitlab', name), 'utf8');
-
-let telegram: LocalServer;
-let serve: Serve;
-let dir: string;
-
-beforeAll(async () => {
-  buildCli();
-  telegram = await startLocalServer((_req, res) => sendJson(res, 200, { ok: true, result: { message_id: telegram.requests.length } }));
-  dir = mkdtempSync(join(tmpdir(), 'hookagent-gl-actions-'));
-  writeFileSync(join(dir, 'config.yaml'), [
-    'webhooks: { gitlab: { secret: ${GL_SECRET} } }',
-    'delivery:',
-    '  timeout: 2s',
-    `  messenger: { provider: telegram, bot_token: \${TELEGRAM_BOT_TOKEN}, chat_id: "-100", api_url: "${telegram.url}" }`,
-  ].join('\n'));
-  serve = await startServe(dir, env);
-}, 90_000);
-afterAll(async () => {
-  if (serve) expect(await stopServe(serve)).toBe(0);
-  await telegram?.close();
-});
+const h = useServeWithTelegram({ prefix: 'hookagent-gl-actions-', webhooks: '{ gitlab: { secret: ${GL_SECRET} } }', env: { GL_SECRET } });
 
 let n = 0;
 async function gitlab(hook: string, body: string) {
-  const response = await fetch(`${serve.url}/webhooks/gitlab`, {
+  const response = await fetch(`${h.serve.url}/webhooks/gitlab`, {
     method: 'POST', body, headers: { 'content-type': 'application/json', 'x-gitlab-event': hook, 'x-gitlab-token': GL_SECRET, 'idempotency-key': `gl-actions-${++n}` },
   });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
@@ -62,14 +39,14 @@ function emojiAsBuilt(eventType: string): string {
 }
 
 const subscribe = (name: string, events: string, prompt = 'no message') =>
-  runCli(['--config-dir', dir, 'webhook', 'subscribe', name, '--events', events, '--prompt', prompt, '--deliver', 'messenger'], env);
+  h.cli('webhook', 'subscribe', name, '--events', events, '--prompt', prompt, '--deliver', 'messenger');
 
 test('gitlab:milestone.close: subscribed without a word, reached by the close of a group milestone, not by a create', async () => {
   expect(await subscribe('milestones', 'gitlab:milestone.close', 'Milestone {object_attributes.title}: {action}')).toMatchObject({ code: 0, stderr: '' });
 
   expect(await gitlab('Milestone Hook', fixture('milestone_group_close.json'))).toMatchObject({ status: 202, body: { status: 'accepted', event: 'milestone', subscriptions: ['milestones'] } });
-  await eventually(() => telegram.requests.length === 1, 'the Telegram message');
-  expect(JSON.parse(telegram.requests[0]!.body)).toMatchObject({ chat_id: '-100', text: 'Milestone sub-v1.0.0: close' });
+  await eventually(() => h.telegram.requests.length === 1, 'the Telegram message');
+  expect(JSON.parse(h.telegram.requests[0]!.body)).toMatchObject({ chat_id: '-100', text: 'Milestone sub-v1.0.0: close' });
 
   expect(await gitlab('Milestone Hook', fixture('milestone.json'))).toEqual({ status: 200, body: { status: 'ignored', reason: 'Event not handled', event: 'milestone' } });
 }, 60_000);
@@ -98,13 +75,13 @@ test('group member, project and subgroup hooks (event_name) and emoji hooks (eve
     emoji_award: ignored('emoji'), emoji_revoke: accepted('emoji', 'reactions'),
   });
 
-  const log = JSON.parse((await runCli(['--config-dir', dir, 'webhook', 'requests', '--endpoint', 'gitlab', '--json', '--limit', '50'], env)).stdout) as Array<{ outcome: string; event?: string; action?: string }>;
+  const log = JSON.parse((await h.cli('webhook', 'requests', '--endpoint', 'gitlab', '--json', '--limit', '50')).stdout) as Array<{ outcome: string; event?: string; action?: string }>;
   expect(log.filter((e) => e.event !== 'milestone').map((e) => `${e.event}.${e.action} ${e.outcome}`).sort()).toEqual([
     'emoji.award not_handled', 'emoji.revoke accepted', 'member.user_add_to_group accepted', 'member.user_remove_from_group not_handled',
     'project.project_create accepted', 'project.project_destroy not_handled', 'subgroup.subgroup_create not_handled', 'subgroup.subgroup_destroy accepted',
   ]);
-  await eventually(() => telegram.requests.length === 5, 'the four new Telegram messages');
-  expect(telegram.requests.slice(1).map((r) => (JSON.parse(r.body) as { text: string }).text).sort()).toEqual([
+  await eventually(() => h.texts().length === 4, 'the four Telegram messages');
+  expect(h.texts().sort()).toEqual([
     'project_create project1', 'root took back thumbsup', 'subgroup_destroy subgroup1', 'test_user joined webhook-test',
   ]);
 }, 60_000);
@@ -123,12 +100,11 @@ test.each([
 }, 30_000);
 
 test('webhook test --send with a group member payload posts it as a Member Hook, and it is taken', async () => {
-  const file = join(dir, 'user_add_to_group.json');
+  const file = join(h.dir, 'user_add_to_group.json');
   writeFileSync(file, fixture('group/user_add_to_group.json'));
-  const before = telegram.requests.length;
-  const sent = await runCli(['--config-dir', dir, 'webhook', 'test', 'members', '--send', '--url', serve.url, '--payload', file], env);
+  const sent = await h.cli('webhook', 'test', 'members', '--send', '--url', h.serve.url, '--payload', file);
   expect(sent.code).toBe(0);
   expect(sent.stdout).toContain('POST /webhooks/gitlab → 202');
-  await eventually(() => telegram.requests.length === before + 1, 'the Telegram message of the test event');
-  expect(JSON.parse(telegram.requests[before]!.body)).toMatchObject({ text: 'test_user joined webhook-test' });
+  await eventually(() => h.texts().length === 1, 'the Telegram message of the test event');
+  expect(h.texts()).toEqual(['test_user joined webhook-test']);
 }, 60_000);
