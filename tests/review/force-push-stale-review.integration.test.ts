@@ -8,17 +8,14 @@
  * left alone by any review of a commit that is not the head, whatever the history; a
  * force-push back to A makes A the head, and then its review replaces it.
  */
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import type { Config } from '../../functions/core/config/types';
 import { withFindings, type Finding } from '../../functions/core/delivery/findings';
 import type { DeliveryRequest } from '../../functions/core/delivery/target';
-import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { reviewedCommitOf } from '../../functions/core/events/loop-guard';
-import { jsonLogger } from '../../functions/core/log';
 import type { Source } from '../../functions/core/types';
 import { SAMPLE_PATCH, codehostDelivery, type FakeCodehost, useFakeCodehost } from '../support/fake-codehost';
 import { sendJson } from '../support/local-http';
+import { deliverComment, reviewRequest } from '../support/review-request';
 
 const PARENT = '1111111111111111111111111111111111111111';
 const HEAD_A = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
@@ -43,15 +40,8 @@ beforeEach(() => {
 });
 
 const settings = (): Config['delivery'] => codehostDelivery(host, 1000);
-const synchronize = (sha: string) => ({ action: 'synchronize', repository: { full_name: 'octo/widgets' }, pull_request: { number: 7, head: { sha } } });
-const mrFixture = JSON.parse(readFileSync(join(__dirname, '..', 'fixtures', 'gitlab', 'merge_request.json'), 'utf8')) as Record<string, any>;
-const mrAt = (sha: string) => ({ ...mrFixture, object_attributes: { ...mrFixture.object_attributes, last_commit: { ...mrFixture.object_attributes.last_commit, id: sha } } });
-const request = (reply: string, eventId: string, sha: string, source: Source = 'github'): DeliveryRequest => ({
-  subscription: { name: 'review', events: [], skills: [], deliver: [], state: 'active', created_at: '', updated_at: '', secret: 'x' },
-  message: { v: 1, event_id: eventId, subscription: 'review', source, event: source === 'github' ? 'pull_request' : 'merge_request', delivery_id: 'd', received_at: '' },
-  payload: source === 'github' ? synchronize(sha) : mrAt(sha), reply, settings: settings(), logger: jsonLogger(() => {}),
-});
-const deliver = (r: DeliveryRequest) => createDeliveryTargets(settings(), async () => {}).codehost_comment.deliver(r);
+const request = (reply: string, eventId: string, sha: string, source: Source = 'github') => reviewRequest(settings(), reply, eventId, sha, source);
+const deliver = (r: DeliveryRequest) => deliverComment(settings(), r);
 const githubSticky = () => host.comments.get('/repos/octo/widgets/issues/7')!;
 const gitlabSticky = () => [...host.comments.entries()].find(([k]) => k.startsWith('/api/v4/'))![1];
 const FINDING: Finding = { path: 'src/f.ts', line: 12, side: 'RIGHT', severity: 'critical', body: 'Division by zero (fixed in the amended commit).' };
