@@ -16,26 +16,15 @@ import type { DeliveryRequest } from '../../functions/core/delivery/target';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { jsonLogger } from '../../functions/core/log';
 import type { Source } from '../../functions/core/types';
-import { FAKE_BOT, SAMPLE_PATCH, codehostDelivery, type FakeCodehost, useFakeCodehost } from '../support/fake-codehost';
+import { FAKE_BOT, SAMPLE_PATCH, SAMPLE_PATCH_PUSHED, codehostDelivery, rightLines, type FakeCodehost, useFakeCodehost } from '../support/fake-codehost';
 import { sendJson, type Recorded } from '../support/local-http';
 
 const HEAD_A = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 const HEAD_B = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
 // B = A plus a second hunk at new 39..42 in src/f.ts.
-const PATCH_B = `${SAMPLE_PATCH}\n@@ -38,2 +39,4 @@ function g() {\n   let x = 0;\n+  x = eval(input);\n+  run(x);\n   return x;`;
+const PATCH_B = SAMPLE_PATCH_PUSHED;
 const patchAt: Record<string, string> = { [HEAD_A]: SAMPLE_PATCH, [HEAD_B]: PATCH_B };
 
-/** Lines of `patch` a RIGHT comment may use (GitHub's rule, independent of hookagent's parser). */
-function rightLines(patch: string): Set<number> {
-  const out = new Set<number>();
-  let n = 0;
-  for (const line of patch.split('\n')) {
-    const h = /^@@ -\d+(?:,\d+)? \+(\d+)/.exec(line);
-    if (h) n = Number(h[1]);
-    else if (!line.startsWith('-')) out.add(n++);
-  }
-  return out;
-}
 
 type Review = { commit_id?: string; comments: Array<{ path: string; line: number; side: string; body: string }> };
 let host: FakeCodehost;

@@ -13,26 +13,15 @@ import type { DeliveryRequest } from '../../functions/core/delivery/target';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { jsonLogger } from '../../functions/core/log';
 import type { QueueMessage } from '../../functions/core/types';
-import { FAKE_BOT, SAMPLE_PATCH, codehostDelivery, type FakeCodehost, useFakeCodehost } from '../support/fake-codehost';
+import { FAKE_BOT, SAMPLE_PATCH, SAMPLE_PATCH_PUSHED, codehostDelivery, rightLines, type FakeCodehost, useFakeCodehost } from '../support/fake-codehost';
 import { sendJson } from '../support/local-http';
 
 const HEAD_A = 'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa';
 const HEAD_B = 'bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb';
 // A's diff: old 10..13 / new 10..14 (SAMPLE_PATCH). B adds a second hunk at new 40..42.
-const PATCH_B = `${SAMPLE_PATCH}\n@@ -38,2 +39,4 @@ function g() {\n   let x = 0;\n+  x = eval(input);\n+  run(x);\n   return x;`;
+const PATCH_B = SAMPLE_PATCH_PUSHED;
 const filesAt: Record<string, string> = { [HEAD_A]: SAMPLE_PATCH, [HEAD_B]: PATCH_B };
 
-/** Lines of `patch` a RIGHT comment may use (GitHub's rule, independent of hookagent's parser). */
-function rightLines(patch: string): Set<number> {
-  const out = new Set<number>();
-  let n = 0;
-  for (const line of patch.split('\n')) {
-    const h = /^@@ -\d+(?:,\d+)? \+(\d+)/.exec(line);
-    if (h) n = Number(h[1]);
-    else if (!line.startsWith('-')) out.add(n++);
-  }
-  return out;
-}
 
 let host: FakeCodehost;
 useFakeCodehost((started) => {

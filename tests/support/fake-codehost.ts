@@ -14,6 +14,21 @@ import type { Config } from '../../functions/core/config/types';
 /** A one-file patch for inline findings. Old 10..13 / new 10..14: context 10↔10, removed old 11, added new 11 and 12, context 12↔13 and 13↔14. */
 export const SAMPLE_PATCH = '@@ -10,4 +10,5 @@ function f() {\n   const a = 1;\n-  const b = 2;\n+  const b = 3;\n+  const c = b / 0;\n   return a;\n }';
 
+/** SAMPLE_PATCH after a second push: a second hunk at new lines 39..42 (an `eval` at 40). */
+export const SAMPLE_PATCH_PUSHED = `${SAMPLE_PATCH}\n@@ -38,2 +39,4 @@ function g() {\n   let x = 0;\n+  x = eval(input);\n+  run(x);\n   return x;`;
+
+/** The lines of `patch` a RIGHT comment may use (GitHub's rule, independent of hookagent's parser). */
+export function rightLines(patch: string): Set<number> {
+  const out = new Set<number>();
+  let n = 0;
+  for (const line of patch.split('\n')) {
+    const h = /^@@ -\d+(?:,\d+)? \+(\d+)/.exec(line);
+    if (h) n = Number(h[1]);
+    else if (!line.startsWith('-')) out.add(n++);
+  }
+  return out;
+}
+
 export const FAKE_BOT = { id: 4242, login: 'hookagent-bot' };
 
 export interface FakeComment { id: number; body: string; html_url: string; user?: { id: number; login: string; type: string }; author?: { id: number; username: string } }
