@@ -25,6 +25,8 @@ import { tableNamesForStage } from '../functions/aws/tables';
 import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_VISIBILITY_TIMEOUT_MS, openLocalRuntime } from '../functions/local/compose';
 import { localStoreStats, type LocalStoreStats } from '../functions/local/sqlite/stats';
 import { referencedNames, substitute } from '../functions/core/config/references';
+import { configError } from '../functions/core/config/issues';
+import { resolvedUrlProblem, trimUrl } from '../functions/core/config/url-keys';
 import { loadDotEnv } from './local/first-run';
 import { outputStyle, terminalSafe } from './output';
 import { S3Client } from '@aws-sdk/client-s3';
@@ -95,6 +97,8 @@ export function createContext(options: GlobalOptions): CliContext {
   const parsed = readConfigFile(dir);
   if (!parsed.ok) throw new HookError('config_invalid', `${parsed.error.message}\n(in ${join(dir, 'config.yaml')})`);
   const config = parsed.value;
+  // As serve would refuse it at start: a command must not print or act on such a base URL.
+  resolvePublicUrl(config.webhooks.public_url, dir);
   const deployment = awsDeployment(config, options);
   return {
     configDir: dir,
@@ -187,19 +191,34 @@ export function printedBaseUrl(ctx: CliContext): string {
 }
 
 /**
- * The base of the URLs the CLI prints: `webhooks.public_url` with its `${VAR}` references
- * resolved as serve resolves them (the environment, then `{config_dir}/.env`); one with
- * no value stays as written, and `warn` says so.
+ * `webhooks.public_url` (`written`) with its `${VAR}` references resolved as serve resolves
+ * them (the environment, then `{config_dir}/.env`), and the names with no value, which stay
+ * as written. Resolved to something that is no URL, it is a configuration error, as it is
+ * for serve (url-keys.ts): senders must never be given it.
  */
-export function baseUrl(config: Config, configDir?: string, warn?: (text: string) => void): string {
-  const written = config.webhooks.public_url;
-  if (written === undefined) return 'http://127.0.0.1:8644';
+function resolvePublicUrl(written: string | undefined, configDir: string | undefined): { url: string; missing: string[] } | undefined {
+  if (written === undefined) return undefined;
   const names = referencedNames(written);
-  if (names.length === 0) return written;
+  if (names.length === 0) return { url: written, missing: [] };
   const environment: NodeJS.ProcessEnv = { ...process.env };
   if (configDir) loadDotEnv(configDir, environment);
   const values = new Map(names.flatMap((name) => (environment[name] ? [[name, environment[name] as string] as const] : [])));
   const missing = names.filter((name) => !values.has(name));
+  const resolved = substitute(written, values);
+  if (missing.length > 0) return { url: resolved, missing };
+  const problem = resolvedUrlProblem(written, resolved);
+  if (problem) throw new HookError('config_invalid', `${configError([{ path: 'webhooks.public_url', message: problem }]).message}${configDir ? `\n(in ${join(configDir, 'config.yaml')})` : ''}`);
+  return { url: trimUrl(resolved), missing };
+}
+
+/**
+ * The base of the URLs the CLI prints: `webhooks.public_url` resolved (resolvePublicUrl);
+ * one with a reference that has no value stays as written, and `warn` says so.
+ */
+export function baseUrl(config: Config, configDir?: string, warn?: (text: string) => void): string {
+  const resolved = resolvePublicUrl(config.webhooks.public_url, configDir);
+  if (resolved === undefined) return 'http://127.0.0.1:8644';
+  const { url, missing } = resolved;
   if (missing.length > 0) warn?.(`note: webhooks.public_url references ${missing.map((n) => `\${${n}}`).join(', ')}, set neither in the environment nor in ${configDir ?? 'the config dir'}/.env: serve refuses to start until it is`);
-  return substitute(written, values);
+  return url;
 }

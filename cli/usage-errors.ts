@@ -53,6 +53,13 @@ export function explainUsageError(message: string, args: readonly string[], know
     if (what && afterDashes !== undefined) return `'${afterDashes}' cannot be ${what.slice(0, what.indexOf(':'))}: names and ids start with a letter or digit, never '-'`;
     if (what) return `missing argument ${what}`;
   }
+  // An option declared `requiresArg` typed bare (`--events $EVENTS` with EVENTS unset): never read as "clear it".
+  const bare = /^Not enough arguments following: (.+)$/.exec(message);
+  if (bare) {
+    const name = bare[1] ?? '';
+    const flag = name.length === 1 ? `-${name}` : `--${name}`;
+    return `${flag} needs a value (none was given, as with a script's unset variable): give one, or leave the option out${command === 'update' ? ' to keep the current setting' : ''}`;
+  }
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);
   if (unknown) {
     const listed = (unknown[1] ?? '').split(',').map((n) => n.trim()).filter(Boolean);

@@ -36,21 +36,34 @@ function fieldsOf(argv: Args): SubscriptionFields {
   return fields;
 }
 
+/** `--events ""` (or only commas): no event named. Refused rather than read as "custom endpoint only" (hunt 9 D2). */
+function refuseEmptyEvents(argv: Args): true {
+  if (argv.events !== undefined && listOption(argv.events)?.length === 0) {
+    throw new Error("--events was given empty; name the events, or --events 'custom:*' for a subscription reached only through its custom endpoint (subscribe without --events makes one too)");
+  }
+  return true;
+}
+
+/**
+ * Every option here takes a value (`requiresArg`): one typed bare, as `--events $EVENTS`
+ * with EVENTS unset gives, is a usage error (exit 2), never a cleared setting.
+ */
 function subscriptionOptions(example: string) {
   return (y: Argv): Argv => y
     .example(example, '')
     .positional('name', { type: 'string', describe: 'subscription name: lower-case letters, digits, - and _', demandOption: true })
-    .option('events', { type: 'string', array: true, describe: 'event types, repeated or comma-separated (pull_request, pull_request.opened, github:push, gitlab:merge_request.open, custom:alert, *); none = only events sent to its custom endpoint' })
-    .option('prompt', { type: 'string', describe: 'prompt template: {dotted.path} placeholders over the payload, {__raw__}, {{ and }} for braces' })
-    .option('skills', { type: 'string', array: true, describe: 'skills to attach (built in: code-review, issue-triage, alert-triage; or {config_dir}/skills/<name>)' })
-    .option('deliver', { type: 'string', array: true, describe: 'targets: codehost_comment, teamchat, messenger, log (default log)' })
-    .option('description', { type: 'string', describe: 'a line saying what the subscription is for' })
-    .option('channel', { type: 'string', describe: 'team chat channel for this subscription (overrides delivery.teamchat.channel)' })
-    .option('chat-id', { type: 'string', describe: 'messenger chat id for this subscription (overrides delivery.messenger.chat_id)' })
-    .option('max-tokens', { type: 'string', describe: "the agent reply's token limit for this subscription (overrides agent.max_tokens; none to clear)" })
-    .option('daily-tokens', { type: 'string', describe: 'daily token budget of this subscription (UTC days; none to clear)' })
-    .option('comment-mode', { type: 'string', describe: 'codehost_comment: sticky (one comment per pull/merge request or issue, edited in place; default for pull/merge requests) or new (one per event)' })
-    .options(settingsOptions);
+    .option('events', { type: 'string', requiresArg: true, array: true, describe: 'event types, repeated or comma-separated (pull_request, pull_request.opened, github:push, gitlab:merge_request.open, custom:alert, *); left out at subscribe, or custom:*, = only events sent to its custom endpoint' })
+    .option('prompt', { type: 'string', requiresArg: true, describe: 'prompt template: {dotted.path} placeholders over the payload, {__raw__}, {{ and }} for braces' })
+    .option('skills', { type: 'string', requiresArg: true, array: true, describe: 'skills to attach (built in: code-review, issue-triage, alert-triage; or {config_dir}/skills/<name>)' })
+    .option('deliver', { type: 'string', requiresArg: true, array: true, describe: 'targets: codehost_comment, teamchat, messenger, log (default log)' })
+    .option('description', { type: 'string', requiresArg: true, describe: 'a line saying what the subscription is for' })
+    .option('channel', { type: 'string', requiresArg: true, describe: 'team chat channel for this subscription (overrides delivery.teamchat.channel)' })
+    .option('chat-id', { type: 'string', requiresArg: true, describe: 'messenger chat id for this subscription (overrides delivery.messenger.chat_id)' })
+    .option('max-tokens', { type: 'string', requiresArg: true, describe: "the agent reply's token limit for this subscription (overrides agent.max_tokens; none to clear)" })
+    .option('daily-tokens', { type: 'string', requiresArg: true, describe: 'daily token budget of this subscription (UTC days; none to clear)' })
+    .option('comment-mode', { type: 'string', requiresArg: true, describe: 'codehost_comment: sticky (one comment per pull/merge request or issue, edited in place; default for pull/merge requests) or new (one per event)' })
+    .options(settingsOptions)
+    .check(refuseEmptyEvents);
 }
 
 export function webhookCommands(y: Argv): Argv {

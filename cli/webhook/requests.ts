@@ -10,13 +10,13 @@ import { table } from '../output';
 import { withStores, type CliContext } from '../context';
 
 export const settingsOptions: Record<string, Options> = {
-  filter: { type: 'string', array: true, describe: 'payload condition that must hold, repeatable (all must hold): path == v, !=, <, <=, >, >=, in [a, b], =~ /re/i, exists path, !exists path, any(path[*].field == v); --filter "" clears' },
-  agent: { type: 'string', describe: "'none': deliver the rendered template as is, without the agent ('default' restores it)" },
-  model: { type: 'string', describe: "the agent's model for this subscription (overrides agent.model; \"\" clears)" },
-  'max-steps': { type: 'string', describe: 'tool-use rounds for this subscription (1-50; overrides agent.max_steps)' },
-  timeout: { type: 'string', describe: "the agent's timeout for this subscription (e.g. 60s, 2m; at most 300s less 3 × delivery.timeout)" },
-  'max-runs-per-hour': { type: 'string', describe: 'agent runs per hour; later events are recorded rate_limited (replayable); 0 = no cap' },
-  debounce: { type: 'string', describe: 'run only the latest event per PR/MR/issue/commit/alert group of a burst, after this quiet time (e.g. 60s; at most 15m; 0 = off)' },
+  filter: { type: 'string', requiresArg: true, array: true, describe: 'payload condition that must hold, repeatable (all must hold): path == v, !=, <, <=, >, >=, in [a, b], =~ /re/i, exists path, !exists path, any(path[*].field == v); --filter "" clears' },
+  agent: { type: 'string', requiresArg: true, describe: "'none': deliver the rendered template as is, without the agent ('default' restores it)" },
+  model: { type: 'string', requiresArg: true, describe: "the agent's model for this subscription (overrides agent.model; \"\" clears)" },
+  'max-steps': { type: 'string', requiresArg: true, describe: 'tool-use rounds for this subscription (1-50; overrides agent.max_steps)' },
+  timeout: { type: 'string', requiresArg: true, describe: "the agent's timeout for this subscription (e.g. 60s, 2m; at most 300s less 3 × delivery.timeout)" },
+  'max-runs-per-hour': { type: 'string', requiresArg: true, describe: 'agent runs per hour; later events are recorded rate_limited (replayable); 0 = no cap' },
+  debounce: { type: 'string', requiresArg: true, describe: 'run only the latest event per PR/MR/issue/commit/alert group of a burst, after this quiet time (e.g. 60s; at most 15m; 0 = off)' },
 };
 
 /** The settings options given on the command line (strings as typed). */

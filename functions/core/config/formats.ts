@@ -2,9 +2,14 @@
 import bytes from 'bytes';
 import ipaddr from 'ipaddr.js';
 
+/** How sizes and durations are written, for the messages that refuse one. */
+export const SIZE_FORMAT = 'a size such as 1MB, 512KB, 2MiB or a number of bytes';
+export const DURATION_FORMAT = 'a duration such as 10s, 2m, 500ms or a number of seconds';
+
 /** `1MB` = 1,048,576 bytes; `512KB`, `2MiB`, `1048576` (plain bytes). */
 export function parseSize(value: string | number): number | undefined {
   if (typeof value === 'number') return Number.isSafeInteger(value) && value > 0 ? value : undefined;
+  if (typeof value !== 'string') return undefined;
   const text = value.trim();
   if (/^\d+$/.test(text)) return parseSize(Number(text));
   const match = /^(\d+(?:\.\d+)?)\s*([KMGT])i?B$/i.exec(text);
@@ -17,7 +22,12 @@ const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3
 
 /** `120s`, `2m`, `500ms`, `1h`, or a plain number of seconds; returns milliseconds. */
 export function parseDuration(value: string | number): number | undefined {
-  if (typeof value === 'number') return Number.isFinite(value) && value > 0 ? value * 1000 : undefined;
+  if (typeof value === 'number') {
+    // Rounded to whole milliseconds, as the string form is.
+    const ms = Math.round(value * 1000);
+    return Number.isFinite(ms) && ms > 0 ? ms : undefined;
+  }
+  if (typeof value !== 'string') return undefined;
   const match = /^(\d+(?:\.\d+)?)\s*(ms|s|m|h)?$/.exec(value.trim());
   if (!match) return undefined;
   const ms = Number(match[1]) * (DURATION_UNITS[match[2] ?? 's'] as number);

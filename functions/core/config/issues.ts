@@ -5,6 +5,7 @@
 import type { ErrorObject } from 'ajv';
 import { closest } from '../suggest';
 import { referenceName } from './references';
+import { DURATION_FORMAT, SIZE_FORMAT } from './formats';
 import { SECRET_KEYS } from './schema';
 
 export interface ConfigIssue {
@@ -77,6 +78,12 @@ export function schemaIssues(errors: ErrorObject[]): ConfigIssue[] {
         issues.push({ path, message: `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}` });
         break;
       case 'type': {
+        // Sizes and durations describe their format (schema.ts): "must be a string or a integer" names none.
+        const format = (error.parentSchema as { description?: unknown } | undefined)?.description;
+        if (format === SIZE_FORMAT || format === DURATION_FORMAT) {
+          issues.push({ path, message: `must be ${format}` });
+          break;
+        }
         const expected = ([] as string[]).concat(error.params.type as string | string[]);
         issues.push({ path, message: `must be ${expected.map((t) => (t === 'object' ? 'a mapping' : t === 'array' ? 'a list' : `a ${t}`)).join(' or ')}` });
         break;

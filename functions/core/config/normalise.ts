@@ -3,11 +3,12 @@
  * ranges, URLs, secrets as lists. `${VAR}` references are kept for resolve.ts.
  */
 import { normaliseAgentExtras } from './agent-extras';
-import { isHttpUrl, parseCidr, parseDuration, parseSize } from './formats';
+import { DURATION_FORMAT, isHttpUrl, parseCidr, parseDuration, parseSize, SIZE_FORMAT } from './formats';
 import type { ConfigIssue } from './issues';
 import { referencedNames } from './references';
 import type { RawConfig } from './raw';
 import type { Config } from './types';
+import { trimUrl, URL_EXAMPLE } from './url-keys';
 
 export const MAX_PAYLOAD_LIMIT = 10 * 1024 * 1024;
 
@@ -28,10 +29,11 @@ const secretList = (value: string | readonly string[]): string[] => ([] as strin
 
 function checkUrl(issues: ConfigIssue[], path: string, value: unknown): string | undefined {
   if (typeof value !== 'string') return undefined;
+  // A reference is checked once resolved (url-keys.ts).
   if (referencedNames(value).length === 0 && !isHttpUrl(value)) {
-    issues.push({ path, message: `must be an http(s) URL, e.g. https://example.com` });
+    issues.push({ path, message: `must be an http(s) URL, e.g. ${URL_EXAMPLE}` });
   }
-  return value.replace(/\/+$/, '');
+  return trimUrl(value);
 }
 
 export function normalise(raw: RawConfig, issues: ConfigIssue[]): Config {
@@ -44,7 +46,7 @@ export function normalise(raw: RawConfig, issues: ConfigIssue[]): Config {
   if (webhooks.max_payload_size !== undefined) {
     const parsed = parseSize(webhooks.max_payload_size);
     if (parsed === undefined) {
-      issues.push({ path: 'webhooks.max_payload_size', message: 'must be a size such as 1MB, 512KB, 2MiB or a number of bytes' });
+      issues.push({ path: 'webhooks.max_payload_size', message: `must be ${SIZE_FORMAT}` });
     } else if (parsed > MAX_PAYLOAD_LIMIT) {
       issues.push({ path: 'webhooks.max_payload_size', message: "must be at most 10MB (API Gateway's request limit)" });
     } else {
@@ -66,7 +68,7 @@ export function normalise(raw: RawConfig, issues: ConfigIssue[]): Config {
     if (value === undefined) return fallback;
     const parsed = parseDuration(value);
     if (parsed === undefined) {
-      issues.push({ path, message: 'must be a duration such as 10s, 2m, 500ms or a number of seconds' });
+      issues.push({ path, message: `must be ${DURATION_FORMAT}` });
       return fallback;
     }
     return parsed;

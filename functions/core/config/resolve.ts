@@ -5,10 +5,12 @@ import { configError, join, type ConfigError, type ConfigIssue } from './issues'
 import { referencedNames, substitute } from './references';
 import type { Config, ConfigSection } from './types';
 import { HEADER_KEYS, unsendable, valueAt } from './header-safe';
+import { checkResolvedUrls } from './url-keys';
 
 /**
  * Replaces every `${VAR}` in the given sections with its value from `source`. A reference
- * to a variable that is not set is an error naming it and the key that uses it.
+ * to a variable that is not set is an error naming it and the key that uses it; so is a
+ * value a header cannot carry (header-safe.ts) or a URL key's value that is no URL (url-keys.ts).
  */
 export async function resolveConfig(
   config: Config,
@@ -52,8 +54,8 @@ export async function resolveConfig(
   for (const name of sections) {
     if (config[name] !== undefined) (resolved as Record<string, unknown>)[name] = replace(config[name]);
   }
-  const unsendable = headerIssues(config, resolved, sections);
-  return unsendable.length > 0 ? fail(configError(unsendable)) : ok(resolved);
+  const problems = [...headerIssues(config, resolved, sections), ...checkResolvedUrls(config, resolved, sections)];
+  return problems.length > 0 ? fail(configError(problems)) : ok(resolved);
 }
 
 /** Credentials that no HTTP header can carry, named by key and variable (their values are never shown). */

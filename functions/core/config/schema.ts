@@ -3,6 +3,8 @@
  * typo never passes silently. Formats that need code (sizes, durations, CIDR, references)
  * are checked after the schema, in load.ts.
  */
+import { DURATION_FORMAT, SIZE_FORMAT } from './formats';
+
 const secretRef = {
   type: 'string',
   description: 'a ${VAR_NAME} reference',
@@ -12,8 +14,10 @@ const secretOrList = {
   anyOf: [secretRef, { type: 'array', items: secretRef, minItems: 1 }],
 } as const;
 
-const size = { type: ['string', 'integer'] } as const;
-const duration = { type: ['string', 'integer'] } as const;
+// The description is what a type error says (issues.ts): the format to write, not ajv's type names.
+// A size is whole bytes; a duration may be a fraction of seconds (`timeout: 1.5`), as the string "1.5" may.
+const size = { type: ['string', 'integer'], description: SIZE_FORMAT } as const;
+const duration = { type: ['string', 'number'], description: DURATION_FORMAT } as const;
 const url = { type: 'string', minLength: 1 } as const;
 
 export const configSchema = {

@@ -152,6 +152,8 @@ export async function deliveryRequest(url: string, init: RequestInit, options: H
       const name = (error as { name?: unknown } | null)?.name;
       const timedOut = name === 'TimeoutError' || name === 'AbortError';
       if (timedOut) return failed('delivery_timeout', `Delivery timeouts: ${options.api} did not answer within ${options.timeoutMs} ms (delivery.timeout)`, true);
+      // fetch refused the URL before connecting: nothing was sent, and no retry can help.
+      if (invalidUrl(error)) return failed('config_invalid', `${options.api}: its URL is not a valid http(s) URL, so nothing was sent; correct its api_url or webhook_url in config.yaml`, false);
       const cause = error instanceof Error && error.cause instanceof Error ? error.cause.message : error instanceof Error ? error.message : String(error);
       const reason = cause.replace(/https?:\/\/\S+/g, '<url>');
       if (options.postsOnce && !failedBeforeSending(error)) {
@@ -186,6 +188,12 @@ export async function deliveryRequest(url: string, init: RequestInit, options: H
     return failed(`http_${response.status}`, `${options.api} refused the delivery (${response.status}): ${message}`, false);
   }
   return last;
+}
+
+/** fetch's `TypeError: Failed to parse URL`, whose cause is Node's ERR_INVALID_URL (compared by code: realms differ). */
+function invalidUrl(error: unknown): boolean {
+  const e = error as { code?: unknown; cause?: { code?: unknown } } | null;
+  return e?.code === 'ERR_INVALID_URL' || e?.cause?.code === 'ERR_INVALID_URL';
 }
 
 /** Errors of a connection that was never made (refused, no such host, connect timeout): nothing was sent. */
