@@ -5,7 +5,7 @@
  * by the `--config-dir` this run was given when it is not the default, so that a hint
  * pasted as printed acts on the same store (hunt 5 D5).
  */
-import { existsSync } from 'node:fs';
+import { existsSync, realpathSync } from 'node:fs';
 import { delimiter, dirname, join, resolve } from 'node:path';
 import { configDir as defaultConfigDir } from '../functions/core/config/file';
 
@@ -13,12 +13,25 @@ import { configDir as defaultConfigDir } from '../functions/core/config/file';
 export function programName(argv1: string | undefined = process.argv[1], env: NodeJS.ProcessEnv = process.env): string {
   if (env.npm_lifecycle_event) return 'npx hookagent';
   if (!argv1) return 'hookagent';
-  const script = resolve(argv1);
-  // On the PATH as `hookagent` (npm's global bin or npm link): the plain name works.
+  const script = realPath(resolve(argv1));
+  // The checkout's own bin (what `npx hookagent` runs inside it) does not count as the PATH.
+  const localBin = join(dirname(dirname(script)), 'node_modules', '.bin');
+  // On the PATH as `hookagent` (npm's global bin or npm link): the plain name works. Judged by
+  // the file a PATH entry leads to (npm's bin is a symlink), not by how its path reads.
   for (const dir of (env.PATH ?? '').split(delimiter)) {
-    if (dir && existsSync(join(dir, 'hookagent')) && !dir.includes(dirname(dirname(script)))) return 'hookagent';
+    if (!dir || resolve(dir) === localBin) continue;
+    const entry = join(dir, 'hookagent');
+    if (existsSync(entry) && realPath(entry) === script) return 'hookagent';
   }
   return 'npx hookagent';
+}
+
+function realPath(path: string): string {
+  try {
+    return realpathSync(path);
+  } catch {
+    return path;
+  }
 }
 
 /** The value of `--config-dir` on this command line (`--config-dir X` or `--config-dir=X`), if any. */

@@ -37,18 +37,21 @@ function repositoryOf(payload: Record<string, unknown>): string | undefined {
 /**
  * The built-in samples are real events of real repositories (Codertocat/Hello-World for
  * GitHub's): codehost_comment would post there with the user's token, and fail (403/404)
- * for a token limited to the user's own repositories. Refused before anything is sent.
+ * for a token limited to the user's own repositories. Refused before anything is sent, for
+ * the subscription tested and for every other one the sample fans out to (`tested` names the
+ * subscription `webhook test` was given).
  */
-export function refuseStrangersRepository(subscription: Subscription, sample: { body: string; headers: Record<string, string> }): void {
+export function refuseStrangersRepository(subscription: Subscription, sample: { body: string; headers: Record<string, string> }, tested = subscription.name): void {
   if (!subscription.deliver.includes('codehost_comment')) return;
   const payload = JSON.parse(sample.body) as Record<string, unknown>;
   const repository = repositoryOf(payload);
   if (!repository) return;
   const event = sample.headers['x-github-event'] ?? sample.headers['x-event-type'] ?? (typeof payload.object_kind === 'string' ? payload.object_kind : 'sample');
   const action = typeof payload.action === 'string' ? `.${payload.action}` : '';
-  const name = subscription.name;
+  const name = tested;
+  const who = subscription.name === tested ? `'${name}' delivers` : `'${subscription.name}', which takes this event too, delivers`;
   throw new HookError('bad_option', [
-    `Not sent: the built-in sample is a ${event}${action} event of ${repository}, a real repository: '${name}' delivers to codehost_comment, so the worker would comment there with your token.`,
+    `Not sent: the built-in sample is a ${event}${action} event of ${repository}, a real repository: ${who} to codehost_comment, so the worker would comment there with your token.`,
     `To check the whole path, pass --payload <file> with one of your own deliveries (GitHub: the webhook's Recent Deliveries, its Payload tab; GitLab: the webhook's Recent events, its Request body): the comment goes where that event came from.`,
     `To check the prompt and the agent's reply without delivering anything, run '${commandName()} webhook test ${name} --dry-run'.`,
   ].join('\n'));

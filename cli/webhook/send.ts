@@ -76,14 +76,14 @@ async function buildSample(ctx: CliContext, subscription: Subscription, payloadO
 }
 
 /** The other subscriptions a GitHub or GitLab endpoint would hand this sample to (ingest's own routing and filters). */
-async function alsoTaking(ctx: CliContext, sample: Sample, name: string): Promise<string[]> {
+async function alsoTaking(ctx: CliContext, sample: Sample, name: string): Promise<Subscription[]> {
   const source = sample.path === '/webhooks/github' ? 'github' : sample.path === '/webhooks/gitlab' ? 'gitlab' : undefined;
   if (!source) return [];
   const payload = JSON.parse(sample.body) as Record<string, unknown>;
   const identity = classifyEvent(source, sample.headers, payload);
   if (!identity) return [];
   const all = await withStores(ctx, (stores) => stores.subscriptions.list());
-  return selectSubscriptions(all, source, identity.event, identity.action, payload).matched.map((s) => s.name).filter((n) => n !== name);
+  return selectSubscriptions(all, source, identity.event, identity.action, payload).matched.filter((s) => s.name !== name);
 }
 
 const FINAL = new Set(['delivered', 'suppressed', 'failed']);
@@ -100,12 +100,13 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
   // A sample that cannot be sent is refused first: starting a serve would not help.
   const sample = await buildSample(ctx, subscription, payload, event);
   const url = serviceUrl(ctx, urlOption);
-  if (!payload) refuseStrangersRepository(subscription, sample);
+  const others = await alsoTaking(ctx, sample, name);
+  // The sample fans out: another subscription that comments would comment on the sample's repository too.
+  if (!payload) for (const taker of [subscription, ...others]) refuseStrangersRepository(taker, sample, name);
   // As `webhook test` says it: placeholders the stub lacks are then reported missing.
   if (sample.stub) ctx.warn(`note: no sample payload ships for this event: sending ${sample.body}; pass --payload <file|json> to send what your sender sends`);
-  const others = await alsoTaking(ctx, sample, name);
   if (others.length > 0) {
-    ctx.warn(`note: ${sample.path} fans out to every subscription that matches: ${others.map((o) => `'${o}'`).join(', ')} will take this event too and deliver to their own targets`);
+    ctx.warn(`note: ${sample.path} fans out to every subscription that matches: ${others.map((o) => `'${o.name}'`).join(', ')} will take this event too and deliver to their own targets`);
   }
   let response: Response;
   try {

@@ -2,7 +2,7 @@
  * The CLI's answers to the mistakes a newcomer makes in the first hour (issue 23): each
  * names what is wrong and what to do, with the contract's exit codes (2 usage, 1 refused).
  */
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { buildCli, hkIn, runCli, tempConfigDir } from '../support/cli';
@@ -247,10 +247,17 @@ describe('hints use the command as it was installed', () => {
     expect(follow.stderr + fish.stderr).not.toMatch(/[^x] hookagent (webhook|completion)/);
   });
 
-  test('on the PATH as hookagent (a global install), hints say hookagent', async () => {
+  test('on the PATH as hookagent (a link to this CLI, as npm link makes), hints say hookagent', async () => {
+    const bin = mkdtempSync(join(tmpdir(), 'hookagent-bin-'));
+    symlinkSync(join(__dirname, '..', '..', 'bin', 'hookagent.cjs'), join(bin, 'hookagent'));
+    const result = await runCli(['webhook', 'list'], { HOOKAGENT_CONFIG_DIR: configDir(), PATH: `${bin}:/usr/bin:/bin`, npm_lifecycle_event: '' });
+    expect(result.stdout).toContain('Create one with: hookagent webhook subscribe');
+  });
+
+  test('another program named hookagent on the PATH is not this CLI: hints keep npx hookagent', async () => {
     const bin = mkdtempSync(join(tmpdir(), 'hookagent-bin-'));
     writeFileSync(join(bin, 'hookagent'), '#!/bin/sh\n', { mode: 0o755 });
     const result = await runCli(['webhook', 'list'], { HOOKAGENT_CONFIG_DIR: configDir(), PATH: `${bin}:/usr/bin:/bin`, npm_lifecycle_event: '' });
-    expect(result.stdout).toContain('Create one with: hookagent webhook subscribe');
+    expect(result.stdout).toContain('Create one with: npx hookagent webhook subscribe');
   });
 });

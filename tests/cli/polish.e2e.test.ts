@@ -5,7 +5,7 @@
  * `test --send` waits, an example in every --help, a next step in every error.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../../functions/core/ports';
@@ -192,9 +192,9 @@ test('serve --shutdown-grace that is not a number of seconds is a usage error (i
 
 test('every error says what to do next', async () => {
   const dir = configDir();
-  // On the PATH as hookagent: the hint's commands are written so.
+  // On the PATH as hookagent (a link to this CLI, as npm link makes): the hint's commands are written so.
   const onPath = mkdtempSync(join(tmpdir(), 'hookagent-bin-'));
-  writeFileSync(join(onPath, 'hookagent'), '#!/bin/sh\n', { mode: 0o755 });
+  symlinkSync(join(__dirname, '..', '..', 'bin', 'hookagent.cjs'), join(onPath, 'hookagent'));
   // With $HOOKAGENT_CONFIG_DIR the directory is the default one: hints carry no --config-dir (see firsthour5.e2e).
   const missing = await runCli(['webhook', 'show', 'ghost'], { HOOKAGENT_CONFIG_DIR: dir, PATH: `${onPath}:/usr/bin:/bin`, npm_lifecycle_event: '' });
   expect(missing.code).toBe(1);
