@@ -22,130 +22,127 @@
  *   reviewed. Quoted ones become `<!-- (quoted) hookagent…`, always.
  * Code (fenced blocks and inline spans) is left exactly as written: mentions and references
  * there are never live, and `@Override` or `@dataclass` must stay copyable. So are URLs the
- * host links whole. Inline, the line is read left to right as CommonMark does: an autolink
- * or HTML tag that starts first wins over a backtick inside it, so `<https://x/`>` opens no
- * code span.
+ * host links whole. The text is read as CommonMark reads it: its blocks (blocks.ts: block
+ * quotes and list items, fences, HTML blocks, paragraphs), then each block's inline code
+ * (inline.ts: a code span may run over line breaks; where readings could differ, text is
+ * code only if all say so), then its raw HTML as the page's HTML parser reads it (a tag
+ * after raw HTML left open, an unclosed `<?` or quote, is text there).
  */
 import type { Config } from '../config/types';
+import { documentBlocks, joinDocument, readDocument, type OpenBlocks } from './blocks';
+import { ended, inlineKinds, TAG, TEXT, tokenize, type Html } from './inline';
 import { BREAK, breakMentions, breakReferences, gitlabCommandStarts, type Reading } from './references';
 
 export const MENTION_BREAK = BREAK;
-/**
- * A fence as CommonMark (GitHub's and GitLab's Markdown) reads it: at most 3 spaces of
- * indentation, and a backtick fence's info string holds no backtick. "```x``` text" is a
- * paragraph starting with a code span and "    ```" an indented code line: taking either
- * for a fence would leave the mentions of every following line live.
- */
-const FENCE_OPEN = /^ {0,3}(`{3,}(?=[^`]*$)|~{3,})/;
-const FENCE_CLOSE = /^ {0,3}(`{3,}|~{3,})[ \t]*$/;
-/** A line that opens an HTML block: Markdown (fences, code spans) is not read in it until a blank line. */
-const HTML_BLOCK = /^ {0,3}<(?:!--|\/?[A-Za-z][A-Za-z0-9-]*(?:[\s/>]|$))/;
-/** Autolinks and raw HTML (open and closing tags, comments) at a `<`, as CommonMark defines them (one line). */
-const INLINE_HTML = /<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\s<>]*|[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9.-]+|[A-Za-z][A-Za-z0-9-]*(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s"'=<>`]+|'[^']*'|"[^"]*"))?)*\s*\/?|\/[A-Za-z][A-Za-z0-9-]*\s*|!--[^]*?--)>/y;
 /** A quick action: `/` and a letter at the start of a line (up to 3 spaces in). */
 const QUICK_ACTION = /^( {0,3})\/(?=[A-Za-z])/;
 /** A hookagent marker comment, however spaced or cased. */
 const MARKER = /<!--(\s*)hookagent/gi;
 
-/** The length of the backtick run at `at`, and where its closing run of the same length ends (-1: none). */
-function codeSpanEnd(line: string, at: number): { run: number; end: number } {
-  let run = 0;
-  while (line[at + run] === '`') run += 1;
-  for (let i = at + run; i < line.length;) {
-    if (line[i] !== '`') {
-      i += 1;
-      continue;
-    }
-    let close = 0;
-    while (line[i + close] === '`') close += 1;
-    if (close === run) return { run, end: i + close };
-    i += close;
+/**
+ * The tokenizer's possible states over a reply's raw HTML, fed piece by piece in order.
+ * Between two pieces the page gets Markdown's own markup and escaped text, which may end a
+ * bogus comment or a tag (a `>`, a quote) or may not: both are followed.
+ */
+class HtmlReader {
+  states: Html[] = [{ state: 'data', details: 0 }];
+  private fed = false;
+
+  /** Feeds raw HTML; per character, 1 where it is inside a tag whatever the state before. */
+  feed(html: string): Uint8Array {
+    if (this.fed) this.states = merge(this.states.flatMap(between));
+    this.fed = true;
+    const inTag = new Uint8Array(html.length).fill(1);
+    this.states = merge(this.states.map((h) => {
+      const mine = new Uint8Array(html.length);
+      const next = tokenize(h, html, (from, to) => void mine.fill(1, from, to));
+      for (let i = 0; i < html.length; i++) inTag[i] = (inTag[i] as number) & (mine[i] as number);
+      return next;
+    }));
+    return inTag;
   }
-  return { run, end: -1 };
+
+  /** Whether Markdown's own output here is read as it is meant (no tag, comment or raw text open). */
+  get plain(): boolean {
+    return merge(this.states.flatMap(between)).every((h) => h.state === 'data' && !h.raw);
+  }
+
+  /** The states once Markdown's markup after the last piece has come too. */
+  end(): Html[] {
+    return merge(this.states.flatMap(between));
+  }
 }
 
-/** One line outside fences: text parts through `onText`, tags and autolinks through `onTag`, code spans (unless `inHtml`) kept. */
-function mapLine(line: string, inHtml: boolean, onText: (text: string) => string, onTag: (tag: string) => string = (tag) => tag): string {
-  let out = '';
-  let text = '';
-  for (let i = 0; i < line.length;) {
-    const c = line[i];
-    if (c === '\\' && i + 1 < line.length) {
-      text += line.slice(i, i + 2);
-      i += 2;
-      continue;
-    }
-    if (c === '<') {
-      INLINE_HTML.lastIndex = i;
-      const tag = INLINE_HTML.exec(line);
-      if (tag) {
-        out += onText(text) + onTag(tag[0]);
-        text = '';
-        i += tag[0].length;
-        continue;
-      }
-    }
-    if (c === '`' && !inHtml) {
-      const { run, end } = codeSpanEnd(line, i);
-      if (end > 0) {
-        out += onText(text) + line.slice(i, end);
-        text = '';
-        i = end;
-      } else {
-        // A run that closes nothing is literal text.
-        text += line.slice(i, i + run);
-        i += run;
-      }
-      continue;
-    }
-    text += c;
-    i += 1;
+const between = (h: Html): Html[] => (h.state === 'bogus' ? [h, { state: 'data', details: h.details }] : h.state === 'tag' ? [h, ended(h)] : [h]);
+
+/** One state per kind, with the most `<details>` open. */
+function merge(states: Html[]): Html[] {
+  const byKey = new Map<string, Html>();
+  for (const h of states) {
+    const key = JSON.stringify([h.state, h.tag, h.raw]);
+    if ((byKey.get(key)?.details ?? -1) < h.details) byKey.set(key, h);
   }
-  return out + onText(text);
+  return [...byKey.values()];
 }
 
-/** `breaks` over the text parts outside code, in order: a paragraph's open brackets decide which URLs are links. */
-function mapText(text: string, breaks: (part: string, reading?: Reading) => string): string {
+/**
+ * `onText` over each block's text outside code, in order (a paragraph's open brackets decide
+ * which URLs are links: references.ts), `onTag` over the tags and autolinks the page reads as
+ * such: after an unclosed `<?` or quote in the raw HTML before it, Markdown's tag can be text.
+ */
+function mapInline(text: string, onText: (part: string, reading: Reading | undefined) => string, onTag: (tag: string) => string = (tag) => tag): string {
+  const doc = readDocument(text);
   const reading: Reading = { open: 0 };
-  return mapOutsideCode(text, (line, inHtml) => {
-    if (line.trim() === '') reading.open = 0;
-    return mapLine(line, inHtml, (part) => breaks(part, inHtml ? undefined : reading));
-  });
+  const page = new HtmlReader();
+  for (const { first, contents, kind } of documentBlocks(doc)) {
+    if (kind === 'blank') reading.open = 0;
+    if (kind === 'blank' || kind === 'code') continue;
+    const html = kind === 'html';
+    const joined = contents.join('\n');
+    const { kinds, units } = inlineKinds(contents, html);
+    const untag = (from: number, inTag: Uint8Array) => (k: number, i: number) => {
+      if (k === TAG && !inTag[i]) kinds[from + i] = TEXT;
+    };
+    if (html) kinds.forEach(untag(0, page.feed(joined)));
+    else if (kind === 'text') {
+      for (const { from, to, raw } of units[0]) {
+        // An autolink is Markdown's own link: read as one only where no raw HTML before it is left open.
+        const inTag = raw ? page.feed(joined.slice(from, to)) : new Uint8Array(to - from).fill(page.plain ? 1 : 0);
+        kinds.subarray(from, to).forEach(untag(from, inTag));
+      }
+    }
+    let out = '';
+    for (let i = 0; i < joined.length;) {
+      let j = i + 1;
+      while (j < joined.length && kinds[j] === kinds[i]) j += 1;
+      const part = joined.slice(i, j);
+      // A backslash escapes nothing in an HTML block: `\@bob` is a backslash and a mention there.
+      const textPart = () => (html ? part.split('\\').map((p) => onText(p, undefined)).join('\\') : onText(part, reading));
+      out += kinds[i] === TEXT ? textPart() : kinds[i] === TAG ? onTag(part) : part;
+      i = j;
+    }
+    // Neither changes a line break, so the lines map back one to one behind their prefixes.
+    out.split('\n').forEach((content, k) => {
+      doc.lines[first + k] = `${(doc.lines[first + k] as string).slice(0, doc.blocks[first + k]!.from)}${content}`;
+    });
+  }
+  return joinDocument(doc);
 }
 
 /** The text with every @mention outside code neutralised (pure; idempotent). */
-export const neutraliseMentions = (text: string) => mapText(text, breakMentions);
+export const neutraliseMentions = (text: string) => mapInline(text, breakMentions);
 
 /** The text with every issue, merge request, epic and commit reference outside code neutralised (pure; idempotent). */
-export const neutraliseReferences = (text: string) => mapText(text, breakReferences);
-
-/** Applies `change` to every line that is not inside a fenced code block. */
-function mapOutsideCode(text: string, change: (line: string, inHtml: boolean) => string): string {
-  let fence: string | undefined;
-  let inHtml = false;
-  return text.split('\n').map((line) => {
-    if (fence !== undefined) {
-      const closing = FENCE_CLOSE.exec(line)?.[1];
-      if (closing && closing[0] === fence[0] && closing.length >= fence.length) fence = undefined;
-      return line;
-    }
-    if (line.trim() === '') inHtml = false;
-    else if (!inHtml && HTML_BLOCK.test(line)) inHtml = true;
-    const marker = inHtml ? undefined : FENCE_OPEN.exec(line)?.[1];
-    if (marker) {
-      fence = marker;
-      return line;
-    }
-    return change(line, inHtml);
-  }).join('\n');
-}
+export const neutraliseReferences = (text: string) => mapInline(text, breakReferences);
 
 /**
  * Lines that would run as quick actions, made plain text: outside CommonMark code (up to 3
  * spaces in, for ChatOps bots), then wherever GitLab itself finds one (gitlabCommandStarts).
  */
 export function neutraliseQuickActions(text: string): string {
-  const outside = mapOutsideCode(text, (line) => line.replace(QUICK_ACTION, `$1${MENTION_BREAK}/`));
+  const doc = readDocument(text);
+  doc.lines = doc.lines.map((line, i) => (doc.blocks[i]!.kind === 'code' ? line : line.replace(QUICK_ACTION, `$1${MENTION_BREAK}/`)));
+  const outside = joinDocument(doc);
   const starts = gitlabCommandStarts(outside);
   if (starts.length === 0) return outside;
   let out = '';
@@ -156,7 +153,6 @@ export function neutraliseQuickActions(text: string): string {
   }
   return out + outside.slice(done);
 }
-
 
 /** hookagent's hidden markers quoted in a reply, made inert (everywhere: an HTML comment in code is still read by the next run). */
 export function neutraliseMarkers(text: string): string {
@@ -175,54 +171,48 @@ const LOADING_TAG = /<(?=(?:img|image|picture|source|video|audio|track|embed|obj
  * Markdown images become plain links (`[alt](url)`); loading HTML tags are shown as text.
  */
 export function neutraliseImages(text: string): string {
-  // In text too: a tag split over lines is not one the line scanner recognises, and CommonMark still renders it.
-  return mapOutsideCode(text, (line, inHtml) => mapLine(line, inHtml, (part) => part.replace(IMAGE, '[').replace(LOADING_TAG, '&lt;'), (tag) => tag.replace(LOADING_TAG, '&lt;')));
+  // In text too: a tag that one reading does not see whole is text there, and CommonMark may still render it.
+  return mapInline(text, (part) => part.replace(IMAGE, '[').replace(LOADING_TAG, '&lt;'), (tag) => tag.replace(LOADING_TAG, '&lt;'));
 }
 
-/** A type-1 HTML block (CommonMark): it runs until its closing tag, blank lines included. */
-const RAW_BLOCK = /^ {0,3}<(pre|script|style|textarea)(?:[\s>]|$)/i;
+/**
+ * What ends every state in `states`, and an HTML block of type 1 to 5 still open outside
+ * any container (it needs a line with its own end: `</pre>`, `-->`, `?>`, `>`, `]]>`). Each
+ * closer shows nothing where it closes nothing: `<!-- -->` is an empty comment; in a tag,
+ * `<!-- "' -->` ends any attribute value and then the tag; an end tag without its element
+ * is dropped. In a script, `<!-- -->` first leaves an escaped `<!--` section.
+ */
+function htmlClosers(states: readonly Html[], block: OpenBlocks['html']): string {
+  const raws = new Set(states.flatMap((h) => (h.raw && h.raw !== 'plaintext' ? [h.raw] : [])));
+  if (block?.type === 1 && !['pre', 'script', 'style', 'textarea'].some((n) => raws.has(n))) raws.add(block.name);
+  const comment = states.some((h) => h.state === 'tag') ? '<!-- "\' -->' : states.some((h) => h.state !== 'data') || (block?.type ?? 1) > 1 ? '<!-- -->' : '';
+  // A processing instruction or CDATA block ends at a line holding `?>` or `]]>`: inside a comment, it shows nothing.
+  const blockEnd = block?.type === 3 ? '<!--?>-->' : block?.type === 5 ? '<!--]]>-->' : '';
+  const details = Math.max(0, ...states.map((h) => h.details));
+  return `${comment ? `\n\n${comment}${blockEnd}` : ''}${[...raws].map((n) => `\n${n === 'script' ? '<!-- -->' : ''}</${n}>`).join('')}${'\n\n</details>'.repeat(details)}`;
+}
 
 /**
  * What a reply must be followed by so that it cannot swallow what hookagent writes after it
  * in the same comment (the findings notes, the "could not read the diff" warning, the
- * footer): an open fence is closed; an unclosed `<!--` (it hides everything up to the
- * footer's first `-->`), `<script>`/`<style>`/`<pre>`/`<textarea>` and `<details>` (which
- * would fold it away) get their closing tag. Closers are invisible when nothing was open.
+ * footer): an open fence is closed inside the containers that hold it (a fence in a list
+ * item or block quote ends with it, and a closer outside would open a new one); whatever its
+ * raw HTML leaves open gets what ends it: an unclosed `<!--`, `<?`, a tag in mid-attribute,
+ * `<script>`, `<style>`, `<textarea>` …, `<details>`; an HTML block that runs to its own end
+ * (`<pre>`, `<!--`, `<?`) gets that end. The raw HTML is read as each inline reading
+ * (inline.ts) finds it, and what any of them leaves open is closed: closing too much is
+ * cosmetic, too little is not. Empty when the reply leaves nothing open.
  */
 export function replyClosers(text: string): string {
-  let fence: string | undefined;
-  let inHtml = false;
-  let comment = false;
-  let raw: string | undefined;
-  let details = 0;
-  for (const line of text.split('\n')) {
-    if (fence !== undefined) {
-      const closing = FENCE_CLOSE.exec(line)?.[1];
-      if (closing && closing[0] === fence[0] && closing.length >= fence.length) fence = undefined;
-      continue;
-    }
-    if (comment) {
-      if (line.includes('-->')) comment = false;
-      continue;
-    }
-    if (raw === undefined) {
-      if (line.trim() === '') inHtml = false;
-      else if (!inHtml && HTML_BLOCK.test(line)) inHtml = true;
-      const marker = inHtml ? undefined : FENCE_OPEN.exec(line)?.[1];
-      if (marker) {
-        fence = marker;
-        continue;
-      }
-    }
-    // Raw HTML reaches the page as written: a `<!--` there without its `-->` comments out the rest.
-    const opened = line.lastIndexOf('<!--');
-    if ((inHtml || raw) && opened >= 0 && !line.includes('-->', opened + 4)) comment = true;
-    if (inHtml) raw ??= RAW_BLOCK.exec(line)?.[1]?.toLowerCase();
-    if (raw && new RegExp(`</${raw}\\s*>`, 'i').test(line)) raw = undefined;
-    details += (line.match(/<details(?=[\s>])/gi) ?? []).length - (line.match(/<\/details\s*>/gi) ?? []).length;
+  const doc = readDocument(text);
+  const pages = [new HtmlReader(), new HtmlReader()];
+  for (const { contents, kind } of documentBlocks(doc)) {
+    const joined = contents.join('\n');
+    if (kind === 'html') for (const page of pages) page.feed(joined);
+    else if (kind === 'text') inlineKinds(contents, false).units.forEach((units, r) => units.forEach((u) => u.raw && pages[r]!.feed(joined.slice(u.from, u.to))));
   }
-  const fenceCloser = fence === undefined ? '' : `\n${fence[0]!.repeat(fence.length)}`;
-  return `${fenceCloser}${comment ? '\n\n<!-- -->' : ''}${raw ? `\n</${raw}>` : ''}${'\n\n</details>'.repeat(Math.max(0, details))}`;
+  const { fence, html } = doc.open;
+  return `${fence ? `\n${fence.prefix}${fence.marker}` : ''}${htmlClosers(pages.flatMap((page) => page.end()), html)}`;
 }
 
 /** Model text posted where no setting allows mentions (inline findings): all of it made inert. */

@@ -1,0 +1,76 @@
+/**
+ * README Security table, "Ping hundreds of people in a GitHub/GitLab comment (`@user`,
+ * `@org/team`, `@all`, …) | Every mention outside code gets a zero-width space after the `@`
+ * … The text is read as GitHub and GitLab render it", and the same for references ("each
+ * reference outside code gets a zero-width space after its sigil"). Through `hookagent
+ * serve`, an `--agent none` subscription quoting the pull request's body to a local server
+ * speaking GitHub's wire format:
+ * - a code span runs over a line break (CommonMark pairs backticks within the paragraph),
+ *   so the backtick on the next line closes it and what follows is text, not code;
+ * - a fence opened inside a list item ends with the item: the unindented line after it is a
+ *   new paragraph, and no fence closer is added that would show the footer as code.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { signHub } from '../../functions/core/auth/signatures';
+import { buildCli, runCli } from '../support/cli';
+import { startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
+import { eventually, startServe, stopServe, type Serve } from '../support/serve';
+
+const GH_SECRET = 'code-span-gh-secret';
+const env = { GH_SECRET, GITHUB_TOKEN: 'ghp_codespan', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+const Z = '\u200b';
+
+let host: FakeCodehost;
+let dir: string;
+let serve: Serve;
+const hk = (...args: string[]) => runCli(['--config-dir', dir, ...args], env);
+
+beforeAll(async () => {
+  buildCli();
+  host = await startFakeCodehost();
+  dir = mkdtempSync(join(tmpdir(), 'hookagent-code-span-'));
+  writeFileSync(join(dir, 'config.yaml'), [
+    'webhooks: { github: { secret: ${GH_SECRET} } }',
+    'delivery:',
+    '  timeout: 2s',
+    `  codehost: { github: { token: \${GITHUB_TOKEN}, api_url: "${host.url}" } }`,
+  ].join('\n'));
+  serve = await startServe(dir, env);
+  expect((await hk('webhook', 'subscribe', 'notify', '--events', 'pull_request.opened', '--agent', 'none', '--prompt', 'New PR:\n\n{pull_request.body}', '--deliver', 'codehost_comment')).code).toBe(0);
+}, 60_000);
+
+afterAll(async () => {
+  if (serve) await stopServe(serve);
+  await host?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function commentFor(number: number, prBody: string): Promise<string> {
+  const body = JSON.stringify({ action: 'opened', number, pull_request: { number, title: 't', body: prBody, head: { sha: 'c'.repeat(40) } }, repository: { full_name: 'octo/widgets' } });
+  const res = await fetch(`${serve.url}/webhooks/github`, {
+    method: 'POST', body,
+    headers: { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-github-delivery': `code-span-${number}`, 'x-hub-signature-256': signHub(body, GH_SECRET) },
+  });
+  expect(res.status).toBe(202);
+  const thread = `/repos/octo/widgets/issues/${number}`;
+  await eventually(() => (host.comments.get(thread)?.length ?? 0) > 0, 'the comment');
+  return host.comments.get(thread)![0]!.body;
+}
+
+test('a mention and a reference after a code span that runs over a line break are made inert', async () => {
+  const comment = await commentFor(9, 'Steps: run `make\ntest` then see #34 and ping @acme/everyone `now`');
+  expect(comment).toContain('Steps: run `make\ntest` then see #');
+  // Outside code, as GitHub renders it: not linked, nobody notified, no cross-reference.
+  expect(comment).toContain(`@${Z}acme/everyone`);
+  expect(comment).toContain(`see #${Z}34`);
+}, 60_000);
+
+test('a mention and a reference after a fence that ended with its list item are made inert, and no fence is added', async () => {
+  const comment = await commentFor(10, '- item\n  ```\n@alice and #12');
+  expect(comment).toContain('- item\n  ```\n');
+  expect(comment).toContain(`@${Z}alice and #${Z}12`);
+  // Nothing is left open, so nothing is appended: no fence closer, which would open a fence and show the footer as code.
+  expect(comment).toContain(`@${Z}alice and #${Z}12\n\n---\n<sub>hookagent`);
+}, 60_000);
