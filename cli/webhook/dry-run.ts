@@ -1,7 +1,8 @@
 /**
  * `webhook test <name> --dry-run`: runs the configured agent for real (provider, skills,
- * tools) on a sample payload (or --payload) and prints the prompt, the reply and the
- * transcript. Nothing is delivered, nothing is recorded, no budget is charged.
+ * tools) on a sample payload (or --payload) and prints the prompt, the transcript and the
+ * reply as each subscribed target would get it: masked as the worker masks it (postableReply,
+ * recordableRun). Nothing is delivered, nothing is recorded, no budget is charged.
  * Secrets come from the environment and `{config_dir}/.env`, as for `serve`.
  */
 import { isSilent } from '../../functions/core/agent/silent';
@@ -12,6 +13,8 @@ import { HookError, isHookError } from '../../functions/core/errors';
 import { splitSource } from '../../functions/core/events/filters';
 import type { QueueMessage } from '../../functions/core/types';
 import { renderPrompt } from '../../functions/core/templates/template';
+import { flattenFindings, replyParts } from '../../functions/core/delivery/findings';
+import { postableReply, recordableRun } from '../../functions/core/worker/agent-step';
 import { createAgent } from '../../functions/worker/agent-factory';
 import { loadDotEnv } from '../local/first-run';
 import { withStores, type CliContext } from '../context';
@@ -22,6 +25,7 @@ import { previewEvent } from './preview-event';
 import { sampleChoice } from './sample-event';
 import { eventFilterReport } from './filter-report';
 import { escapeTerminal } from '../../functions/core/log';
+import { replyPreviewLines } from './reply-preview';
 
 function samplePayload(filter: string, event: string, action: string | undefined): Record<string, unknown> {
   return sampleFor(filter)?.payload ?? { event_type: event, ...(action ? { action } : {}), test: true, sent_by: 'hookagent webhook test --dry-run' };
@@ -61,17 +65,19 @@ export async function dryRun(ctx: CliContext, name: string, payloadOption: strin
       system: systemPrompt(skills), prompt: fencePrompt(rendered), rendered: rendered.text, allowedTools: [...new Set(skills.flatMap((s) => s.tools))],
       timeoutMs: subscription.timeout_ms ?? config.agent.timeout_ms, maxSteps: subscription.max_steps ?? config.agent.max_steps, ...(maxTokens ? { maxTokens } : {}), message, payload,
     });
-    reply = result.text;
-    run = result.run;
+    reply = postableReply(result.text, config);
+    run = recordableRun(result.run, config, reply);
   } catch (error) {
-    run = runOf(error);
+    run = recordableRun(runOf(error), config);
     failure = isHookError(error) ? error : new HookError('agent_failed', String(error));
   }
   const silent = reply !== undefined && isSilent(reply);
+  const parts = reply === undefined ? undefined : replyParts(reply, subscription);
   if (json) {
+    // `reply` as chat and log targets get it (findings listed); the findings and the unread-diff reason apart.
     ctx.out(JSON.stringify({
-      subscription: name, event: filter, provider: config.agent.provider, prompt: rendered.text, reply: reply ?? null, would_post: reply !== undefined && !silent,
-      error: failure ? { code: failure.code, message: failure.message } : null, usage: run?.usage ?? null, transcript: run?.transcript ?? null, delivered: false,
+      subscription: name, event: filter, provider: config.agent.provider, prompt: rendered.text, reply: parts ? flattenFindings(parts) : null, would_post: reply !== undefined && !silent,
+      findings: parts?.findings ?? [], unread: parts?.unread ?? null, error: failure ? { code: failure.code, message: failure.message } : null, usage: run?.usage ?? null, transcript: run?.transcript ?? null, delivered: false,
     }, null, 2));
   } else {
     // A --payload is named as the service would classify it (its own event type, or `custom`), not by the filter.
@@ -82,7 +88,7 @@ export async function dryRun(ctx: CliContext, name: string, payloadOption: strin
     const usage = usageLine(run);
     if (usage) lines.push(usage);
     if (failure) lines.push(`Failed: ${failure.code}: ${failure.message}`);
-    else lines.push(silent ? 'Reply ([SILENT]: nothing would be posted):' : `Reply (would be posted to ${subscription.deliver.join(', ') || 'log'}):`, reply ?? '');
+    else if (parts) lines.push(...(silent ? ['Reply ([SILENT]: nothing would be posted):', flattenFindings(parts)] : replyPreviewLines(parts, subscription)));
     ctx.out(escapeTerminal(lines.join('\n')));
   }
   if (failure) process.exitCode = 1;

@@ -2,6 +2,11 @@
  * Issue 20: the worker's metrics. A real worker run (processMessage over dynalite) through the
  * observing event log, flushed by the EMF adapter (Powertools Metrics) to stdout, read back
  * as CloudWatch Embedded Metric Format documents.
+ *
+ * Hunt 9 (agent2 D2): the record's usage sums every attempt of the event (as the budget
+ * does), so the Tokens metric is each run's share of it: a retried run is not counted again,
+ * and a run whose agent_ms equals the previous one's is not lost. A local OpenAI-compatible
+ * model server spends tokens, then answers 503.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -10,6 +15,8 @@ import { emfMetrics } from '../../functions/aws/emf-metrics';
 import { DynamoEventLog } from '../../functions/aws/event-log';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import type { Agent } from '../../functions/core/agent/agent';
+import { loopAgent } from '../../functions/core/agent/loop';
+import { openAiProvider } from '../../functions/core/agent/openai';
 import { logTarget } from '../../functions/core/delivery/log-target';
 import { HookError } from '../../functions/core/errors';
 import { silentLogger } from '../../functions/core/log';
@@ -20,6 +27,7 @@ import type { EventRecord, QueueMessage } from '../../functions/core/types';
 import { processMessage, type WorkerDeps } from '../../functions/core/worker/process';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
 import { startDynalite, type TestDynamo } from '../support/dynalite';
+import { sendJson, startLocalServer } from '../support/local-http';
 import { ManualClock } from '../support/recording-queue';
 
 let dynamo: TestDynamo;
@@ -143,4 +151,48 @@ test('tokens by model and kind when the record carries usage; a finished record 
   expect(fresh.points).toEqual([]);
   // The other methods reach the store.
   expect((await other.getEvent('evt_usage')).map((r) => r.event_id)).toEqual(['evt_usage']);
+});
+
+test('Tokens counts each run once across retries: earlier runs are not counted again, a run as long as the last is not lost', async () => {
+  const clock = new ManualClock(Date.parse('2026-11-22T12:00:02.000Z'));
+  // Each model call takes `ms` on the worker's clock.
+  let script: Array<[number, unknown, number]> = [];
+  const llm = await startLocalServer((_req, res) => {
+    const [status, body, ms] = script.shift() ?? [500, { error: { message: 'no script' } }, 0];
+    clock.advance(ms);
+    sendJson(res, status, body);
+  });
+  try {
+    const usage = { prompt_tokens: 100, completion_tokens: 20 };
+    const toolCall = { choices: [{ index: 0, finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call_1', type: 'function', function: { name: 'lookup', arguments: '{}' } }] } }], usage };
+    const answer = { choices: [{ index: 0, finish_reason: 'stop', message: { role: 'assistant', content: 'Disk on db-1 is full.' } }], usage };
+    const busy: [number, unknown, number] = [503, { error: { message: 'upstream overloaded' } }, 200];
+    const metrics = memoryMetrics();
+    const { deps, body } = worker(metrics);
+    deps.clock = clock;
+    deps.agent = loopAgent(openAiProvider({ baseUrl: `${llm.url}/v1`, model: 'gpt-test' }), {}, deps.config.delivery);
+    deps.config = { ...deps.config, agent: { provider: 'openai', model: 'gpt-test', timeout_ms: 5000, max_steps: 4 } };
+
+    // Runs 1 and 2 each spend one tool round (100 in, 20 out), then the provider answers 503; both take 1700 ms.
+    script = [[200, toolCall, 1500], busy];
+    expect(await processMessage(body, 1, deps)).toMatchObject({ kind: 'retry' });
+    script = [[200, toolCall, 1500], busy];
+    expect(await processMessage(body, 2, deps)).toMatchObject({ kind: 'retry' });
+    // Run 3 answers (100 in, 20 out).
+    script = [[200, answer, 900]];
+    expect(await processMessage(body, 3, deps)).toEqual({ kind: 'ack', status: 'delivered' });
+
+    // The record sums the three runs, as the budget counts them.
+    const record = await deps.events.get(JSON.parse(body).event_id as string, 'alerts');
+    expect(record?.usage).toMatchObject({ input_tokens: 300, output_tokens: 60, steps: 3 });
+    const tokens = metrics.points.filter((p) => p.name === 'Tokens');
+    expect(tokens.every((p) => p.dimensions.model === 'gpt-test')).toBe(true);
+    const sum = (kind: string) => tokens.filter((p) => p.dimensions.kind === kind).reduce((n, p) => n + p.value, 0);
+    expect({ input: sum('input'), output: sum('output') }).toEqual({ input: 300, output: 60 });
+    // One data point per run and kind, each run's own tokens; and each run's duration.
+    expect(tokens.map((p) => p.value)).toEqual([100, 20, 100, 20, 100, 20]);
+    expect(metrics.points.filter((p) => p.name === 'AgentDuration').map((p) => p.value)).toEqual([1700, 1700, 900]);
+  } finally {
+    await llm.close();
+  }
 });

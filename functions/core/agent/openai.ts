@@ -81,13 +81,28 @@ export function openAiStop(reason: unknown): StopReason | undefined {
   }
 }
 
-/** `usage`: prompt_tokens include the cached ones (prompt_tokens_details.cached_tokens); we count them apart. */
+/**
+ * `finish_reason`s that say the server stopped the reply part-way, not the model: DeepSeek's
+ * `insufficient_system_resource` (its inference system ran short), vLLM's `abort`. The text
+ * is a fragment, never posted; another try may well answer in full. (A gateway's `error` is
+ * a failed choice, read with its error below.)
+ */
+const INTERRUPTED = new Set<unknown>(['insufficient_system_resource', 'abort']);
+
+/**
+ * `usage`: prompt_tokens include the cached ones: reads (prompt_tokens_details.cached_tokens)
+ * and, on OpenRouter, writes (prompt_tokens_details.cache_write_tokens); we count them apart.
+ */
 function openAiUsage(usage: unknown): TurnUsage | undefined {
   if (!usage || typeof usage !== 'object') return undefined;
-  const u = usage as { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown } };
+  const u = usage as { prompt_tokens?: unknown; completion_tokens?: unknown; prompt_tokens_details?: { cached_tokens?: unknown; cache_write_tokens?: unknown } };
   const num = (v: unknown) => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : 0);
   const cached = num(u.prompt_tokens_details?.cached_tokens);
-  return { input: Math.max(0, num(u.prompt_tokens) - cached), output: num(u.completion_tokens), ...(cached ? { cacheRead: cached } : {}) };
+  const written = num(u.prompt_tokens_details?.cache_write_tokens);
+  return {
+    input: Math.max(0, num(u.prompt_tokens) - cached - written), output: num(u.completion_tokens),
+    ...(cached ? { cacheRead: cached } : {}), ...(written ? { cacheWrite: written } : {}),
+  };
 }
 
 /**
@@ -131,6 +146,11 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
         throw new HookError('provider_unavailable', 'The model provider answered with something that is not JSON', { retryable: true });
       }
       const choice = parsed.choices?.[0];
+      // A call that failed after the model started was billed: its tokens go on the error, for the run's usage and the budget.
+      const billed = (error: HookError) => {
+        const spent = openAiUsage(parsed.usage);
+        return spent ? withTurnUsage(error, spent) : error;
+      };
       // OpenRouter and other gateways answer 200 with an error once the model has started:
       // `{"error": {"code", "message"}}`, or a choice that ended with finish_reason "error".
       const failed = choice === undefined ? parsed.error : choice.finish_reason === 'error' ? choice.error ?? {} : undefined;
@@ -138,10 +158,10 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
         const e = (typeof failed === 'object' ? failed : { message: failed }) as { code?: unknown; message?: unknown };
         const status = typeof e.code === 'number' && e.code >= 400 && e.code < 600 ? e.code : 502;
         const said = typeof e.message === 'string' ? e.message : 'the model failed while answering';
-        // The failed choice was billed: its tokens go on the error, for the run's usage and the budget.
-        const spent = openAiUsage(parsed.usage);
-        const error = classifyHttpFailure('The model provider', status, redactSecrets(said, [settings.apiKey]));
-        throw spent ? withTurnUsage(error, spent) : error;
+        throw billed(classifyHttpFailure('The model provider', status, redactSecrets(said, [settings.apiKey])));
+      }
+      if (INTERRUPTED.has(choice?.finish_reason)) {
+        throw billed(new HookError('provider_response', `The model provider interrupted the reply (finish_reason "${String(choice?.finish_reason)}"); nothing was posted`, { retryable: true }));
       }
       const message = choice?.message;
       if (!message) throw new HookError('provider_response', 'The model provider answered without a message');

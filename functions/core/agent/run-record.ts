@@ -12,6 +12,8 @@ import { cutText } from '../cut-text';
 
 /** What a transcript keeps of one tool result, input or model text. */
 export const TRANSCRIPT_TEXT_CAP = 4096;
+/** What a transcript keeps of the reply. */
+const TRANSCRIPT_REPLY_CAP = 64 * 1024;
 
 export interface TranscriptToolCall {
   name: string;
@@ -112,8 +114,29 @@ export class RunRecorder {
   snapshot(reply?: string): AgentRun {
     const usage = { ...this.usage, ...(this.usage.tool_calls?.length ? {} : { tool_calls: undefined }) };
     if (!usage.tool_calls) delete usage.tool_calls;
-    return { usage, transcript: { ...this.transcript, ...(reply !== undefined ? { reply: capText(reply, 64 * 1024) } : {}) } };
+    return { usage, transcript: { ...this.transcript, ...(reply !== undefined ? { reply: capText(reply, TRANSCRIPT_REPLY_CAP) } : {}) } };
   }
+}
+
+/**
+ * The run as it may be stored and shown: `mask` over every text its transcript keeps (the
+ * user message, the model's text, each tool call's input and result), and `reply`, when
+ * given, as its reply (the worker's masked reply: its findings are encoded, so `mask` cannot
+ * reach them in the loop's). The usage is unchanged.
+ */
+export function maskedRun(run: AgentRun, mask: (text: string) => string, reply?: string): AgentRun {
+  const { reply: loopReply, ...t } = run.transcript;
+  const steps = t.steps.map((step) => ({ ...step, text: mask(step.text), tool_calls: step.tool_calls.map((c) => ({ ...c, input: maskStrings(c.input, mask), result: mask(c.result) })) }));
+  const shown = reply !== undefined ? capText(reply, TRANSCRIPT_REPLY_CAP) : loopReply === undefined ? undefined : mask(loopReply);
+  return { usage: run.usage, transcript: { ...t, user: mask(t.user), steps, ...(shown !== undefined ? { reply: shown } : {}) } };
+}
+
+/** Every string in a JSON value masked. */
+function maskStrings(value: unknown, mask: (text: string) => string): unknown {
+  if (typeof value === 'string') return mask(value);
+  if (Array.isArray(value)) return value.map((item) => maskStrings(item, mask));
+  if (value && typeof value === 'object') return Object.fromEntries(Object.entries(value).map(([key, item]) => [key, maskStrings(item, mask)]));
+  return value;
 }
 
 const RUN = Symbol.for('hookagent.agentRun');

@@ -5,6 +5,7 @@
  * targets get the findings as a plain list instead of the block.
  */
 import { createHash } from 'node:crypto';
+import { redactExcerpt, redactSecrets } from '../redact';
 import type { Subscription } from '../types';
 import { inertText, replyClosers } from './mentions';
 
@@ -22,6 +23,9 @@ export interface Finding {
 
 export const MAX_FINDINGS = 30;
 export const MAX_FINDING_BODY = 2000;
+
+/** What withFindings keeps of the unread reason. */
+const MAX_UNREAD = 500;
 
 const BLOCK = /^<!-- hookagent-findings:([A-Za-z0-9+/=]*) -->\n?/;
 /** Why the run could not read the change's diff (every get_change_diff call failed): the reply is no review of it. */
@@ -49,7 +53,7 @@ export const unforged = (reply: string) => reply.replace(/^(\s*)<!--(\s*)(?=hook
  */
 export function withFindings(reply: string, findings: Finding[], unread?: string, readHead?: string): string {
   const read = readHead && !unread && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(readHead) ? `<!-- hookagent-read:${readHead} -->\n` : '';
-  const note = `${unread ? `<!-- hookagent-unread:${Buffer.from(unread.slice(0, 500)).toString('base64')} -->\n` : ''}${read}`;
+  const note = `${unread ? `<!-- hookagent-unread:${Buffer.from(unread.slice(0, MAX_UNREAD)).toString('base64')} -->\n` : ''}${read}`;
   const text = unforged(reply);
   if (findings.length === 0) return `${note}${text}`;
   return `<!-- hookagent-findings:${Buffer.from(JSON.stringify(findings.slice(0, MAX_FINDINGS))).toString('base64')} -->\n${note}${text}`;
@@ -82,6 +86,24 @@ export function splitFindings(reply: string): ReplyParts {
   if (unread) return { text: text.slice(unread[0].length), findings, unread: Buffer.from(unread[1] ?? '', 'base64').toString('utf8') || 'the diff could not be read' };
   const read = READ_HEAD.exec(text);
   return read ? { text: text.slice(read[0].length), findings, readHead: read[1] } : { text, findings };
+}
+
+/**
+ * The reply with every configured secret masked in what it shows: its text, each finding's
+ * body and path, and the unread reason (a tool's error text). The blocks carry them
+ * base64-encoded, out of reach of a mask over the whole reply, so each part is masked and the
+ * reply rebuilt. A body or reason that was cut at its cap may end in the start of a secret:
+ * that is masked too.
+ */
+export function maskReply(reply: string, secrets: readonly string[]): string {
+  const { text, findings, unread, readHead } = splitFindings(reply);
+  const mask = (part: string, cap: number) => redactExcerpt(part, secrets, Infinity, part.length >= cap - 1);
+  return withFindings(
+    redactSecrets(text, secrets),
+    findings.map((f) => ({ ...f, path: redactSecrets(f.path, secrets), body: mask(f.body, MAX_FINDING_BODY) })),
+    unread === undefined ? undefined : mask(unread, MAX_UNREAD),
+    readHead,
+  );
 }
 
 /** What a comment says when the run could not read the diff. */
@@ -179,7 +201,9 @@ function shownText(f: Finding): string {
   // Model text: @mentions and issue/MR references are always made inert in inline findings;
   // what it leaves open (a fence) is closed, so the hidden marker after it stays hidden.
   const body = inertText(f.body);
-  return `**${f.severity}**: ${body}${replyClosers(body)}`;
+  // Closed as posted: after the severity, a body that opens with a fence is no fence at all.
+  const text = `**${f.severity}**: ${body}`;
+  return `${text}${replyClosers(text)}`;
 }
 
 export function findingBody(subscription: string, f: Finding): string {

@@ -4,7 +4,8 @@
  * fan-out), the record it saves says what happened:
  * - a record whose first attempt starts (`attempts` becomes 1; written with `processing`,
  *   or with the outcome of an attempt that ended before any agent work): queue-to-start latency;
- * - a record that gained `timings.agent_ms`: agent duration, and tokens by model from `usage`;
+ * - a record that gained `timings.agent_ms` or tokens: agent duration, and the run's tokens by
+ *   model: what it added to `usage` (which sums every run of the event, as the budget counts them);
  * - a record that gained an error after its prompt was saved but without a reply: an agent failure;
  * - a target outcome with a new `at`: a delivery by target and outcome.
  * Retries and dead letters are counted where they happen: the batch answer and the
@@ -18,9 +19,14 @@ interface Seen {
   status: EventRecord['status'];
   attempts?: number;
   agentMs?: number;
+  /** The record's token counts: a later run's tokens are what it adds to them. */
+  tokens?: Tokens;
   error?: string;
   targets: Record<string, string>;
 }
+
+interface Tokens { input: number; output: number }
+const tokensOf = (record: EventRecord): Tokens | undefined => (record.usage ? { input: record.usage.input_tokens, output: record.usage.output_tokens } : undefined);
 
 const keyOf = (r: { event_id: string; subscription: string }) => `${r.event_id}\u0000${r.subscription}`;
 
@@ -35,13 +41,17 @@ export function observedEventLog(inner: EventLog, metrics: Metrics, clock: Clock
       if (Number.isFinite(arrived)) metrics.add(METRIC.queueToStart, 'Milliseconds', Math.max(0, clock.now() - arrived));
     }
     const agentMs = record.timings?.agent_ms;
-    if (agentMs !== undefined && agentMs !== before?.agentMs) {
+    const tokens = tokensOf(record);
+    // This run's tokens: a retry's record still holds the earlier runs' (counted when they ran).
+    const input = Math.max(0, (tokens?.input ?? 0) - (before?.tokens?.input ?? 0));
+    const output = Math.max(0, (tokens?.output ?? 0) - (before?.tokens?.output ?? 0));
+    // A run that spent tokens is a run, even when it took as long as the one before.
+    if (agentMs !== undefined && (agentMs !== before?.agentMs || input + output > 0)) {
       metrics.add(METRIC.agentDuration, 'Milliseconds', agentMs);
-      const usage = record.usage;
-      if (usage) {
-        const model = usage.model ?? usage.provider;
-        metrics.add(METRIC.tokens, 'Count', usage.input_tokens, { model, kind: 'input' });
-        metrics.add(METRIC.tokens, 'Count', usage.output_tokens, { model, kind: 'output' });
+      if (record.usage && input + output > 0) {
+        const model = record.usage.model ?? record.usage.provider;
+        metrics.add(METRIC.tokens, 'Count', input, { model, kind: 'input' });
+        metrics.add(METRIC.tokens, 'Count', output, { model, kind: 'output' });
       }
     }
     // Per attempt: the same error on a later attempt is another failure.
@@ -53,7 +63,7 @@ export function observedEventLog(inner: EventLog, metrics: Metrics, clock: Clock
       if (before?.targets[target] !== outcome.at) metrics.add(METRIC.deliveries, 'Count', 1, { target, outcome: outcome.status });
     }
     seen.delete(key);
-    seen.set(key, { status: record.status, ...(record.attempts !== undefined ? { attempts: record.attempts } : {}), ...(agentMs !== undefined ? { agentMs } : {}), ...(error ? { error } : {}), targets });
+    seen.set(key, { status: record.status, ...(record.attempts !== undefined ? { attempts: record.attempts } : {}), ...(agentMs !== undefined ? { agentMs } : {}), ...(tokens ? { tokens } : {}), ...(error ? { error } : {}), targets });
     if (seen.size > 1000) seen.delete(seen.keys().next().value as string);
   };
   // The whole record as last read or written, so a small update can be observed as the record it makes.
@@ -81,15 +91,22 @@ export function observedEventLog(inner: EventLog, metrics: Metrics, clock: Clock
   };
   const get: EventLog['get'] = async (eventId, subscription, known) => {
     const record = await inner.get(eventId, subscription, known);
-    if (record) remember(record);
+    if (!record) return record;
+    remember(record);
+    const key = keyOf(record);
     // What the record already said before this container touched it is not news.
-    if (record && !seen.has(keyOf(record))) {
-      seen.set(keyOf(record), {
+    if (!seen.has(key)) {
+      seen.set(key, {
         status: record.status, ...(record.timings?.agent_ms !== undefined ? { agentMs: record.timings.agent_ms } : {}),
         ...(record.error ? { error: `${record.attempts ?? 0}:${record.error.code}:${record.error.message}` } : {}),
         targets: Object.fromEntries(Object.entries(record.targets ?? {}).map(([t, o]) => [t, o.at])),
       });
     }
+    // Nor are the tokens it holds (a consistent read, at the start of an attempt): the runs
+    // that spent them were counted, here or in another container; this attempt's adds to them.
+    const tokens = tokensOf(record);
+    const last = seen.get(key);
+    if (last && tokens) last.tokens = tokens;
     return record;
   };
   // Every other method (including ones added to the port later) goes straight to the store.

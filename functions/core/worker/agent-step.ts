@@ -2,6 +2,8 @@
  * The agent's part of one message: render the prompt, load the skills, check the budget,
  * run the agent and record its run. Either the reply (masked of configured secrets, and
  * saved) or the message's outcome when the run cannot or must not happen.
+ * `postableReply` and `recordableRun` are shared with `webhook test --dry-run`, so it shows
+ * what a run stores and posts.
  */
 import type { Logger } from '../log';
 import { describeError, isHookError } from '../errors';
@@ -9,7 +11,8 @@ import type { Skill } from '../skills/skill';
 import { renderPrompt } from '../templates/template';
 import type { QueueMessage, Subscription } from '../types';
 import { fencePrompt, systemPrompt } from '../agent/system-prompt';
-import { runOf } from '../agent/run-record';
+import { maskedRun, runOf, type AgentRun } from '../agent/run-record';
+import { maskReply } from '../delivery/findings';
 import { redactSecrets } from '../redact';
 import { recordAgentRun } from './agent-record';
 import { budgetRefusal } from './budget';
@@ -30,6 +33,21 @@ export interface Step {
   finalFailure(code: string, said: string): Promise<MessageOutcome>;
   /** Gives the message back to the queue (failed for good after the last receive). */
   retryLater(code: string, said: string, retryAfterMs?: number): Promise<MessageOutcome>;
+}
+
+/**
+ * A configured secret never leaves in a reply (a tool's error text in the unread-diff note, a
+ * credential the model repeats in its text or a finding): masked part by part before the reply
+ * is stored or posted.
+ */
+export function postableReply(text: string, config: object): string {
+  return maskReply(text, secretsOf(config));
+}
+
+/** The run as it is recorded: its transcript masked as the reply is, with `reply` (postableReply's) as its reply. */
+export function recordableRun(run: AgentRun | undefined, config: object, reply?: string): AgentRun | undefined {
+  const secrets = secretsOf(config);
+  return run && maskedRun(run, (text) => redactSecrets(text, secrets), reply);
 }
 
 export async function runAgentStep(step: Step, subscription: Subscription, payload: Record<string, unknown>): Promise<{ reply: string } | MessageOutcome> {
@@ -79,14 +97,13 @@ export async function runAgentStep(step: Step, subscription: Subscription, paylo
       allowedTools: [...new Set(skills.flatMap((s) => s.tools))], timeoutMs: subscription.timeout_ms ?? deps.config.agent.timeout_ms, maxSteps: subscription.max_steps ?? deps.config.agent.max_steps,
       message, payload, ...((subscription.max_tokens ?? deps.config.agent.max_tokens) ? { maxTokens: subscription.max_tokens ?? deps.config.agent.max_tokens } : {}),
     });
-    // A configured secret never leaves in a reply (a tool's error text, an echoed header the model repeated): masked before it is stored or posted.
-    const reply = redactSecrets(result.text, secretsOf(deps.config));
+    const reply = postableReply(result.text, deps.config);
     const warnings = [...rendered.warnings, ...result.refusedTools.map((t) => `tool '${t}' refused: no attached skill declares it`)];
     // The full reply is delivered; the record keeps what fits.
-    await writer.save({ reply, warnings, ...(model ? { model } : {}), timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined, ...await recordAgentRun(deps, message, result.run, writer.current.usage, writer.current.transcript_ref) });
+    await writer.save({ reply, warnings, ...(model ? { model } : {}), timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined, ...await recordAgentRun(deps, message, recordableRun(result.run, deps.config, reply), writer.current.usage, writer.current.transcript_ref) });
     return { reply };
   } catch (error) {
-    const run = runOf(error);
+    const run = recordableRun(runOf(error), deps.config);
     if (run) await writer.save({ timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, ...await recordAgentRun(deps, message, run, writer.current.usage, writer.current.transcript_ref) });
     const code = isHookError(error) ? error.code : 'agent_failed';
     const text = isHookError(error) ? error.message : describeError(error);
