@@ -106,6 +106,9 @@ export class SqliteQueue implements EventQueue {
       remove: db.prepare('DELETE FROM queue WHERE id = ? AND receipt = ?'),
       removeAny: db.prepare('DELETE FROM queue WHERE id = ?'),
       retime: db.prepare('UPDATE queue SET visible_at = ?, in_flight = 0 WHERE id = ? AND receipt = ?'),
+      rearm: db.prepare(`UPDATE queue SET message_id = ?, visible_at = ?, sent_at = ?, receive_count = 0, receipt = receipt + 1, in_flight = 0
+        WHERE id = (SELECT id FROM queue WHERE event_key = ? AND in_flight = 1 ORDER BY id LIMIT 1)
+        AND NOT EXISTS (SELECT 1 FROM queue WHERE event_key = ? AND in_flight = 0)`),
       releaseAll: db.prepare('UPDATE queue SET visible_at = ?, in_flight = 0 WHERE in_flight = 1 AND visible_at > ?'),
       nextVisible: db.prepare('SELECT MIN(visible_at) FROM queue').pluck(),
       count: db.prepare('SELECT COUNT(*) FROM queue').pluck(),
@@ -167,6 +170,20 @@ export class SqliteQueue implements EventQueue {
       const message = messages?.[i];
       if (key !== null && message) this.handoff.put(key, message, now);
     });
+  }
+
+  /**
+   * For a release of held records (release.ts), inside its write transaction, before
+   * `sendNow`: where a key's only message is in flight, it becomes a new message (new id,
+   * visible now, never received), which `sendNow` then keeps instead of adding another. That
+   * message is the one of the worker that held the record: it acknowledges it, and its
+   * delete, by a receipt now stale, is ignored. Skipped, the release would leave the record
+   * `queued` with no message once that delete landed. A copy that runs while that worker
+   * still does is sent back by the worker lease, as on SQS, where a release sends anew.
+   */
+  rearmNow(eventKeys: string[]): void {
+    const now = this.options.clock.now();
+    for (const key of eventKeys) this.stmts.rearm.run(randomUUID(), now, now, key, key);
   }
 
   /** Messages handed over and not yet received. */

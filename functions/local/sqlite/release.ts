@@ -4,7 +4,8 @@
  * writers across processes, so `webhook resume` and serve's ingest (which releases what it
  * held when a resume raced it) never both queue a record, with no release claim to leave
  * behind; and a process killed mid-release leaves each record held (the next resume
- * releases it) or queued with its message, never queued without one.
+ * releases it) or queued with its message, never queued without one: a message still in
+ * flight for it (the worker that held it is about to delete it) is re-armed as a new one.
  */
 import type Database from 'better-sqlite3';
 import type { AtomicRelease } from '../../core/ports';
@@ -39,6 +40,8 @@ export class SqliteAtomicRelease implements AtomicRelease {
       const [bodies, eventKeys] = SqliteQueue.bodiesOf(messages, true);
       keys = eventKeys;
       this.events.putNow(still);
+      // The worker that held a record may still hold its message, about to delete it.
+      this.queue.rearmNow(eventKeys);
       this.queue.sendNow(bodies, eventKeys, 0, messages);
       return still;
     }).catch((error: unknown) => {
