@@ -11,6 +11,8 @@ import { ignoredTargetSettings } from '../../functions/core/delivery/targets';
 import { pointerKeptUntil } from '../../functions/core/ingest/debounce';
 import { WORKER_TIMEOUT_SECONDS } from '../../functions/aws/limits';
 import type { Subscription } from '../../functions/core/types';
+import { systemClock } from '../../functions/core/ports';
+import { changeSubscription } from '../../functions/core/subscriptions/lifecycle';
 import { printedBaseUrl, withStores, type CliContext } from '../context';
 import { codehostEndpoints, senderSetup } from '../setup-hints';
 import { applyTokenLimits } from './token-options';
@@ -109,18 +111,22 @@ export async function subscribe(ctx: CliContext, name: string, fields: Subscript
 export async function update(ctx: CliContext, name: string, fields: SubscriptionFields): Promise<void> {
   unwrap(validateName(name));
   await withStores(ctx, async (stores) => {
-    const existing = await stores.subscriptions.get(name);
-    if (!existing) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
-    const at = new Date().toISOString();
-    const next = validated(ctx, { ...existing, updated_at: at }, fields);
-    // What a held event is checked against again at its release (held-settle.ts): only when this changed it.
-    const same = (a: readonly string[] | undefined, b: readonly string[] | undefined) => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
-    if (!same(next.events, existing.events) || !same(next.filters, existing.filters)) next.routing_changed_at = at;
-    // Events queued under a longer window are still judged by their subject's latest: later ones must keep recording it.
-    const pointerUntil = pointerKeptUntil(existing, next, Date.parse(at));
-    if (pointerUntil) next.debounce_pointer_until = pointerUntil;
-    else delete next.debounce_pointer_until;
-    await stores.subscriptions.put(next);
+    // Said once, about the version the change landed on (another command's change may make it apply again).
+    let said: Array<() => void> = [];
+    const quiet: CliContext = { ...ctx, out: (t) => said.push(() => ctx.out(t)), warn: (t) => said.push(() => ctx.warn(t)) };
+    await changeSubscription({ subscriptions: stores.subscriptions, clock: systemClock }, name, (existing, at) => {
+      said = [];
+      const next = validated(quiet, { ...existing, updated_at: at }, fields);
+      // What a held event is checked against again at its release (held-settle.ts): only when this changed it.
+      const same = (a: readonly string[] | undefined, b: readonly string[] | undefined) => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
+      if (!same(next.events, existing.events) || !same(next.filters, existing.filters)) next.routing_changed_at = at;
+      // Events queued under a longer window are still judged by their subject's latest: later ones must keep recording it.
+      const pointerUntil = pointerKeptUntil(existing, next, Date.parse(at));
+      if (pointerUntil) next.debounce_pointer_until = pointerUntil;
+      else delete next.debounce_pointer_until;
+      return next;
+    });
+    for (const say of said) say();
     ctx.out(`Updated subscription '${name}' (secret unchanged).`);
   });
   warnUnsendable(ctx, fields);

@@ -1,10 +1,10 @@
 /** SubscriptionStore over the DynamoDB `subscriptions` table (one item per name). */
 import {
-  DeleteItemCommand, GetItemCommand, PutItemCommand, ScanCommand, type DynamoDBClient,
+  DeleteItemCommand, GetItemCommand, PutItemCommand, ScanCommand, type DynamoDBClient, type PutItemCommandInput,
 } from '@aws-sdk/client-dynamodb';
 import { marshall, unmarshall } from '@aws-sdk/util-dynamodb';
 import { HookError } from '../core/errors';
-import type { SubscriptionStore } from '../core/ports';
+import type { SubscriptionStore, SubscriptionVersion } from '../core/ports';
 import type { Subscription } from '../core/types';
 import { isConditionalFailure, storeUnavailable } from './dynamo';
 
@@ -44,12 +44,21 @@ export class DynamoSubscriptionStore implements SubscriptionStore {
   }
 
   async create(subscription: Subscription): Promise<void> {
-    await this.write(subscription, 'attribute_not_exists(#name)', () =>
-      new HookError('subscription_exists', `A subscription named '${subscription.name}' already exists; use 'hookagent webhook update ${subscription.name}' to change it`));
+    if (!(await this.putWhen(subscription, { ConditionExpression: 'attribute_not_exists(#name)', ExpressionAttributeNames: { '#name': 'name' } }))) {
+      throw new HookError('subscription_exists', `A subscription named '${subscription.name}' already exists; use 'hookagent webhook update ${subscription.name}' to change it`);
+    }
   }
 
   async put(subscription: Subscription): Promise<void> {
-    await this.write(subscription, 'attribute_exists(#name)', () => notFound(subscription.name));
+    if (!(await this.putWhen(subscription, { ConditionExpression: 'attribute_exists(#name)', ExpressionAttributeNames: { '#name': 'name' } }))) throw notFound(subscription.name);
+  }
+
+  async putIf(subscription: Subscription, expected: SubscriptionVersion): Promise<boolean> {
+    return this.putWhen(subscription, {
+      ConditionExpression: '#created = :created AND #updated = :updated',
+      ExpressionAttributeNames: { '#created': 'created_at', '#updated': 'updated_at' },
+      ExpressionAttributeValues: marshall({ ':created': expected.created_at, ':updated': expected.updated_at }),
+    });
   }
 
   async delete(name: string): Promise<void> {
@@ -64,14 +73,13 @@ export class DynamoSubscriptionStore implements SubscriptionStore {
     }
   }
 
-  private async write(subscription: Subscription, condition: string, onConflict: () => HookError): Promise<void> {
+  /** A conditional PutItem; false when its condition did not hold. */
+  private async putWhen(subscription: Subscription, condition: Pick<PutItemCommandInput, 'ConditionExpression' | 'ExpressionAttributeNames' | 'ExpressionAttributeValues'>): Promise<boolean> {
     try {
-      await this.client.send(new PutItemCommand({
-        TableName: this.table, Item: toItem(subscription),
-        ConditionExpression: condition, ExpressionAttributeNames: { '#name': 'name' },
-      }));
+      await this.client.send(new PutItemCommand({ TableName: this.table, Item: toItem(subscription), ...condition }));
+      return true;
     } catch (error) {
-      if (isConditionalFailure(error)) throw onConflict();
+      if (isConditionalFailure(error)) return false;
       throw storeUnavailable('The subscription store', error);
     }
   }

@@ -4,6 +4,9 @@
  */
 import type { EventRecord, EventStatus, EventSummary, QueueMessage, RequestOutcome, RequestRecord, Source, Subscription } from './types';
 
+/** What tells one stored version of a subscription from another (SubscriptionStore.putIf). */
+export type SubscriptionVersion = Pick<Subscription, 'created_at' | 'updated_at'>;
+
 export interface SubscriptionStore {
   list(): Promise<Subscription[]>;
   get(name: string): Promise<Subscription | undefined>;
@@ -11,6 +14,14 @@ export interface SubscriptionStore {
   create(subscription: Subscription): Promise<void>;
   /** Replaces an existing subscription: throws HookError `subscription_not_found` when absent. */
   put(subscription: Subscription): Promise<void>;
+  /**
+   * Replaces the subscription only while it is still the version `expected` was read at
+   * (same `created_at` and `updated_at`), checked in the same write; false when it is not
+   * (changed, or deleted and maybe created again, since): the caller reads it again. Every
+   * change moves `updated_at` on (changeSubscription); a subscription created again under
+   * the name has a new `created_at`.
+   */
+  putIf(subscription: Subscription, expected: SubscriptionVersion): Promise<boolean>;
   /** Throws HookError `subscription_not_found` when absent. */
   delete(name: string): Promise<void>;
 }

@@ -3,7 +3,7 @@
  * for fuzzing at volume. Not durable; `serve` uses the on-disk store.
  */
 import { HookError } from '../../functions/core/errors';
-import type { Claim, ClaimOptions, Clock, DedupStore, EventLog, EventQueue, PayloadStore, SubscriptionStore } from '../../functions/core/ports';
+import type { Claim, ClaimOptions, Clock, DedupStore, EventLog, EventQueue, PayloadStore, SubscriptionStore, SubscriptionVersion } from '../../functions/core/ports';
 import type { EventRecord, EventStatus, QueueMessage, Subscription } from '../../functions/core/types';
 
 export class MemorySubscriptionStore implements SubscriptionStore {
@@ -22,6 +22,12 @@ export class MemorySubscriptionStore implements SubscriptionStore {
   async put(subscription: Subscription): Promise<void> {
     if (!this.items.has(subscription.name)) throw new HookError('subscription_not_found', `No subscription named '${subscription.name}'`);
     this.items.set(subscription.name, structuredClone(subscription));
+  }
+  async putIf(subscription: Subscription, expected: SubscriptionVersion): Promise<boolean> {
+    const stored = this.items.get(subscription.name);
+    if (stored?.created_at !== expected.created_at || stored.updated_at !== expected.updated_at) return false;
+    this.items.set(subscription.name, structuredClone(subscription));
+    return true;
   }
   async delete(name: string): Promise<void> {
     if (!this.items.delete(name)) throw new HookError('subscription_not_found', `No subscription named '${name}'`);

@@ -63,13 +63,46 @@ export async function requireSubscription(deps: Pick<LifecycleDeps, 'subscriptio
 
 const iso = (deps: Pick<LifecycleDeps, 'clock'>) => new Date(deps.clock.now()).toISOString();
 
+/** A change that lost this many races in a row to other writers gives up and says so. */
+const CHANGE_ATTEMPTS = 5;
+
+/** Now, but always after the version it replaces: putIf tells versions apart by `updated_at`. */
+function nextUpdatedAt(nowMs: number, previous: string): string {
+  const after = Date.parse(previous) + 1;
+  return new Date(Number.isNaN(after) ? nowMs : Math.max(nowMs, after)).toISOString();
+}
+
+/**
+ * Read-modify-write of one subscription that loses no other change (the CLI, the console
+ * and serve may change one at the same moment): reads it, applies `change` (undefined:
+ * nothing to change) and writes the result only while the store still holds the version
+ * read; when another change landed in between, reads again and applies `change` to that.
+ * `at` is the new `updated_at`. Returns the version the change was applied to, and the
+ * one written.
+ */
+export async function changeSubscription(
+  deps: Pick<LifecycleDeps, 'subscriptions' | 'clock'>, name: string, change: (current: Subscription, at: string) => Subscription | undefined,
+): Promise<{ before: Subscription; after?: Subscription }> {
+  for (let attempt = 1; ; attempt++) {
+    const before = await requireSubscription(deps, name);
+    const at = nextUpdatedAt(deps.clock.now(), before.updated_at);
+    const next = change(before, at);
+    if (!next) return { before };
+    const after: Subscription = { ...next, updated_at: at };
+    if (await deps.subscriptions.putIf(after, before)) return { before, after };
+    if (attempt === CHANGE_ATTEMPTS) {
+      throw new HookError('store_busy', `Subscription '${name}' was changed by others ${CHANGE_ATTEMPTS} times while this command ran, so this command changed nothing: run it again`);
+    }
+  }
+}
+
 /** Pauses; false when it was already paused. */
 export async function pauseSubscription(deps: LifecycleDeps, name: string): Promise<boolean> {
-  const subscription = await requireSubscription(deps, name);
-  if (subscription.state === 'paused') return false;
-  await deps.subscriptions.put({ ...subscription, state: 'paused', updated_at: iso(deps) });
-  return true;
+  const { after } = await changeSubscription(deps, name, (s) => (s.state === 'paused' ? undefined : { ...s, state: 'paused' }));
+  return after !== undefined;
 }
+
+const activate = (s: Subscription): Subscription | undefined => (s.state === 'active' ? undefined : { ...s, state: 'active' });
 
 /** Messages of records just written (their records hold them): by reference where the queue can. */
 export function sendRecorded(queue: EventQueue, messages: QueueMessage[]): Promise<void> {
@@ -143,11 +176,11 @@ export type ResumeResult =
   | { kind: 'resumed'; released: number; claimedElsewhere?: number; notTaken?: number };
 
 export async function resumeSubscription(deps: LifecycleDeps, name: string, options: { discardHeld?: boolean } = {}): Promise<ResumeResult> {
-  const subscription = await requireSubscription(deps, name);
   if (options.discardHeld) {
+    await requireSubscription(deps, name);
     const held = await deps.events.listByStatus(name, 'held');
     await deps.events.deleteAll(held);
-    if (subscription.state === 'paused') await deps.subscriptions.put({ ...subscription, state: 'active', updated_at: iso(deps) });
+    await changeSubscription(deps, name, activate);
     return { kind: 'discarded', discarded: held.length };
   }
   const holder = `resume-${randomUUID()}`;
@@ -156,8 +189,7 @@ export async function resumeSubscription(deps: LifecycleDeps, name: string, opti
   // by the worker (which holds what it receives for a paused subscription). Held records
   // written before the flip are found by the pass after it; ingest releases those written
   // after it (releaseIfResumed).
-  const wasActive = subscription.state === 'active';
-  if (!wasActive) await deps.subscriptions.put({ ...subscription, state: 'active', updated_at: iso(deps) });
+  const wasActive = (await changeSubscription(deps, name, activate)).after === undefined;
   // Counted once each, over the passes.
   const releasedIds = new Set<string>();
   let notTaken = 0;

@@ -5,7 +5,7 @@
  * change applies to the very next request without a restart.
  */
 import { HookError } from '../../core/errors';
-import type { SubscriptionStore } from '../../core/ports';
+import type { SubscriptionStore, SubscriptionVersion } from '../../core/ports';
 import type { Subscription } from '../../core/types';
 import type { StoreDb } from './db';
 
@@ -26,6 +26,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   private readonly one;
   private readonly insert;
   private readonly update;
+  private readonly updateIf;
   private readonly remove;
 
   constructor(private readonly store: StoreDb) {
@@ -35,6 +36,7 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
     this.one = db.prepare('SELECT body FROM subscriptions WHERE name = ?').pluck();
     this.insert = db.prepare('INSERT OR IGNORE INTO subscriptions (name, body) VALUES (?, ?)');
     this.update = db.prepare('UPDATE subscriptions SET body = ? WHERE name = ?');
+    this.updateIf = db.prepare("UPDATE subscriptions SET body = ? WHERE name = ? AND json_extract(body, '$.created_at') = ? AND json_extract(body, '$.updated_at') = ?");
     this.remove = db.prepare('DELETE FROM subscriptions WHERE name = ?');
   }
 
@@ -64,6 +66,12 @@ export class SqliteSubscriptionStore implements SubscriptionStore {
   async put(subscription: Subscription): Promise<void> {
     const updated = await this.store.write(() => this.update.run(JSON.stringify(subscription), subscription.name).changes);
     if (updated === 0) throw notFound(subscription.name);
+  }
+
+  /** The version is checked by the UPDATE itself, inside the write transaction (no other process writes in between). */
+  async putIf(subscription: Subscription, expected: SubscriptionVersion): Promise<boolean> {
+    const updated = await this.store.write(() => this.updateIf.run(JSON.stringify(subscription), subscription.name, expected.created_at, expected.updated_at).changes);
+    return updated > 0;
   }
 
   async delete(name: string): Promise<void> {
