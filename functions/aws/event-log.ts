@@ -12,7 +12,7 @@
  * message inline (attribute `message`) and are read as they are.
  */
 import {
-  BatchGetItemCommand, BatchWriteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type WriteRequest,
+  BatchGetItemCommand, BatchWriteItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { EventLog, EventSearch, EventSearchPage, RecordedSubscriptions } from '../core/ports';
@@ -21,6 +21,9 @@ import { isConditionalFailure, storeUnavailable } from './dynamo';
 import { MESSAGE_SUFFIX, eventItems, fromItem, joined, messageKey, type Item } from './event-items';
 import { RecordedNames, searchSubscription } from './event-search';
 import { EVENTS_BY_SUBSCRIPTION_INDEX } from './tables';
+
+/** Conditional deletes sent at once by deleteHeld. */
+const DELETE_HELD_AT_ONCE = 10;
 
 export class DynamoEventLog implements EventLog {
   /** `namesScanItems`: records read per call while looking for deleted subscriptions' names (event-search.ts). */
@@ -42,6 +45,29 @@ export class DynamoEventLog implements EventLog {
     await this.batchWrite(keys.flatMap(({ event_id, subscription }) => [
       { DeleteRequest: { Key: marshall({ event_id, subscription }) } }, { DeleteRequest: { Key: messageKey(event_id, subscription) } },
     ]));
+  }
+
+  /**
+   * A conditional DeleteItem of each record (a few at once), then the message items of
+   * those deleted; a message item left by a crash in between expires with its TTL.
+   */
+  async deleteHeld(keys: Array<{ event_id: string; subscription: string }>): Promise<number> {
+    const deleted: Array<{ event_id: string; subscription: string }> = [];
+    for (let i = 0; i < keys.length; i += DELETE_HELD_AT_ONCE) {
+      await Promise.all(keys.slice(i, i + DELETE_HELD_AT_ONCE).map(async ({ event_id, subscription }) => {
+        try {
+          await this.client.send(new DeleteItemCommand({
+            TableName: this.table, Key: marshall({ event_id, subscription }), ConditionExpression: '#status = :held',
+            ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':held': { S: 'held' } },
+          }));
+          deleted.push({ event_id, subscription });
+        } catch (error) {
+          if (!isConditionalFailure(error)) throw storeUnavailable('The event log', error);
+        }
+      }));
+    }
+    await this.batchWrite(deleted.map(({ event_id, subscription }) => ({ DeleteRequest: { Key: messageKey(event_id, subscription) } })));
+    return deleted.length;
   }
 
   /** `known`: the message the caller has (the worker's, from the queue): then the record item alone is read. */

@@ -231,6 +231,12 @@ export interface EventLog {
   listSummariesByStatus?(subscription: string, status: EventStatus, page: { receivedBefore: string; limit: number; after?: Pick<EventRecord, 'event_id' | 'received_at'> }): Promise<EventSummary[]>;
   deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void>;
   /**
+   * Deletes those of `keys` whose record is still `held`, each checked in the same write as
+   * its delete (`resume --discard-held`): one released meanwhile, its message queued, is
+   * left as it is. Returns how many it deleted.
+   */
+  deleteHeld(keys: Array<{ event_id: string; subscription: string }>): Promise<number>;
+  /**
    * Optional (both stores have it): one subscription's records newest first, as
    * listBySubscription orders them, filtered in the store, without their message, prompt
    * and reply, reading at most `search.examine` records. The console merges these per

@@ -94,6 +94,11 @@ export class MemoryEventLog implements EventLog {
   async deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void> {
     for (const k of keys) this.records.delete(this.key(k.event_id, k.subscription));
   }
+  async deleteHeld(keys: Array<{ event_id: string; subscription: string }>): Promise<number> {
+    const held = keys.filter((k) => this.records.get(this.key(k.event_id, k.subscription))?.status === 'held');
+    await this.deleteAll(held);
+    return held.length;
+  }
   private arrival(subscription: string): EventRecord[] {
     return [...this.records.values()]
       .filter((r) => r.subscription === subscription)

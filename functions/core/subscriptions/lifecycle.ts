@@ -170,25 +170,53 @@ export async function releaseHeld(deps: LifecycleDeps, name: string): Promise<nu
   return (await releaseRecords(deps, await deps.events.listByStatus(name, 'held'))).length;
 }
 
+const afterIndexLag = (deps: LifecycleDeps): Promise<void> =>
+  (deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))))(deps.indexLagMs ?? 0);
+
+/**
+ * Deletes those of `held` still held. Where a release is not one atomic write (DynamoDB),
+ * each record is deleted under its release claim, as a releaser handles it: a releaser that
+ * read the record held and is sending its message keeps it.
+ */
+async function discard(deps: LifecycleDeps, held: EventRecord[]): Promise<number> {
+  const leases = deps.release ? undefined : deps.leases;
+  if (!leases) return deps.events.deleteHeld(held);
+  const holder = `discard-${randomUUID()}`;
+  let deleted = 0;
+  for (let i = 0; i < held.length; i += RELEASE_CHUNK) {
+    const mine: EventRecord[] = [];
+    for (const record of held.slice(i, i + RELEASE_CHUNK)) {
+      if (await leases.acquire(record.event_id, releaseKey(record.subscription), holder, RELEASE_CLAIM_MS)) mine.push(record);
+    }
+    deleted += await deps.events.deleteHeld(mine);
+    // Deleted, or moved on by a releaser before the claim: nothing left to guard.
+    await Promise.allSettled(mine.map((r) => leases.release(r.event_id, releaseKey(r.subscription), holder)));
+  }
+  return deleted;
+}
+
 export type ResumeResult =
   | { kind: 'discarded'; discarded: number }
   | { kind: 'unchanged'; claimedElsewhere?: number }
   | { kind: 'resumed'; released: number; claimedElsewhere?: number; notTaken?: number };
 
 export async function resumeSubscription(deps: LifecycleDeps, name: string, options: { discardHeld?: boolean } = {}): Promise<ResumeResult> {
+  // Active first, then released (or discarded): released while still paused, a record would
+  // be held again by the worker (which holds what it receives for a paused subscription).
+  // Held records written before the flip are found by the pass after it; ingest releases
+  // those written after it (releaseIfResumed), and a discard deletes only what is still held.
   if (options.discardHeld) {
-    await requireSubscription(deps, name);
-    const held = await deps.events.listByStatus(name, 'held');
-    await deps.events.deleteAll(held);
     await changeSubscription(deps, name, activate);
-    return { kind: 'discarded', discarded: held.length };
+    const pass = async () => discard(deps, await deps.events.listByStatus(name, 'held'));
+    let discarded = await pass();
+    if (deps.indexLagMs && deps.indexLagMs > 0) {
+      await afterIndexLag(deps);
+      discarded += await pass();
+    }
+    return { kind: 'discarded', discarded };
   }
   const holder = `resume-${randomUUID()}`;
   const pass = async () => release(deps, await deps.events.listByStatus(name, 'held'), holder);
-  // Active first, then released: released while still paused, a record would be held again
-  // by the worker (which holds what it receives for a paused subscription). Held records
-  // written before the flip are found by the pass after it; ingest releases those written
-  // after it (releaseIfResumed).
   const wasActive = (await changeSubscription(deps, name, activate)).after === undefined;
   // Counted once each, over the passes.
   const releasedIds = new Set<string>();
@@ -204,7 +232,7 @@ export async function resumeSubscription(deps: LifecycleDeps, name: string, opti
   const claimed = () => (last.claimedElsewhere > 0 ? { claimedElsewhere: last.claimedElsewhere } : {});
   if (wasActive && released() === 0) return { kind: 'unchanged', ...claimed() };
   if (deps.indexLagMs && deps.indexLagMs > 0) {
-    await (deps.sleep ?? ((ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms))))(deps.indexLagMs);
+    await afterIndexLag(deps);
     last = count(await pass());
   }
   return { kind: 'resumed', released: released(), ...claimed(), ...(notTaken > 0 ? { notTaken } : {}) };

@@ -22,6 +22,8 @@ interface Row {
 
 /** The two large text fields, kept in event_texts. */
 const TEXTS = ['prompt', 'reply'] as const;
+/** Held records deleted per transaction by deleteHeld. */
+const DELETE_HELD_CHUNK = 500;
 
 function dataOf(record: EventRecord): string {
   const { message: _message, prompt: _prompt, reply: _reply, ...rest } = record;
@@ -42,6 +44,7 @@ export class SqliteEventLog implements EventLog {
   private readonly byStatus;
   private readonly summariesByStatus;
   private readonly remove;
+  private readonly removeHeld;
   private readonly upsertMessage;
   private readonly removeMessage;
   private readonly removeTexts;
@@ -67,6 +70,7 @@ export class SqliteEventLog implements EventLog {
     this.summariesByStatus = db.prepare(`SELECT data FROM events WHERE subscription = ? AND status = ? AND received_at < ? AND (received_at, event_id) > (?, ?)
       ORDER BY received_at, event_id LIMIT ?`).pluck();
     this.remove = db.prepare('DELETE FROM events WHERE event_id = ? AND subscription = ?');
+    this.removeHeld = db.prepare("DELETE FROM events WHERE event_id = ? AND subscription = ? AND status = 'held'");
     this.removeMessage = db.prepare('DELETE FROM event_messages WHERE event_id = ? AND subscription = ?');
     this.removeTexts = db.prepare('DELETE FROM event_texts WHERE event_id = ? AND subscription = ?');
   }
@@ -173,6 +177,20 @@ export class SqliteEventLog implements EventLog {
 
   async recordedSubscriptions(known: string[]): Promise<RecordedSubscriptions> {
     return (this.searcher ??= new SqliteEventSearch(this.store)).recorded(known);
+  }
+
+  /** A chunk per transaction: a discard of thousands does not hold the write lock long. */
+  async deleteHeld(keys: Array<{ event_id: string; subscription: string }>): Promise<number> {
+    let deleted = 0;
+    for (let i = 0; i < keys.length; i += DELETE_HELD_CHUNK) {
+      deleted += await this.store.write(() => keys.slice(i, i + DELETE_HELD_CHUNK).filter((key) => {
+        if (this.removeHeld.run(key.event_id, key.subscription).changes === 0) return false;
+        this.removeMessage.run(key.event_id, key.subscription);
+        this.removeTexts.run(key.event_id, key.subscription);
+        return true;
+      }).length);
+    }
+    return deleted;
   }
 
   async deleteAll(keys: Array<{ event_id: string; subscription: string }>): Promise<void> {
