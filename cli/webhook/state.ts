@@ -1,11 +1,12 @@
 /** `pause`, `resume`, `delete` and `replay`: the lifecycle use cases (functions/core/subscriptions/lifecycle.ts) with CLI messages. */
 import { systemClock } from '../../functions/core/ports';
-import { pauseSubscription, resumeSubscription, replayEvent, type LifecycleDeps } from '../../functions/core/subscriptions/lifecycle';
+import { pauseSubscription, resumeSubscription, type LifecycleDeps } from '../../functions/core/subscriptions/lifecycle';
+import { replayEvent } from '../../functions/core/subscriptions/replay';
 import { deleteSubscription } from '../../functions/core/subscriptions/held-settle';
 import { withStores, type CliContext, type Stores } from '../context';
 import { asInvoked } from '../invocation';
 
-export { replayRecord } from '../../functions/core/subscriptions/lifecycle';
+export { replayRecord } from '../../functions/core/subscriptions/replay';
 
 /** On AWS the event log's status index trails its writes by a moment: resume makes one more pass after it. */
 const AWS_INDEX_LAG_MS = 2_000;

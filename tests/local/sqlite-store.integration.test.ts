@@ -14,7 +14,8 @@ import { SqlitePayloadStore } from '../../functions/local/sqlite/payloads';
 import { SqliteRequestLog } from '../../functions/local/sqlite/request-log';
 import { SqliteSubscriptionStore } from '../../functions/local/sqlite/subscriptions';
 import type { EventRecord, RequestRecord, Subscription } from '../../functions/core/types';
-import { replayEvent, resumeSubscription, type LifecycleDeps } from '../../functions/core/subscriptions/lifecycle';
+import { resumeSubscription, type LifecycleDeps } from '../../functions/core/subscriptions/lifecycle';
+import { replayEvent } from '../../functions/core/subscriptions/replay';
 import { tempStore, type TestStore } from '../support/local-store';
 import { ManualClock } from '../support/recording-queue';
 

@@ -1,0 +1,55 @@
+/** Replaying an event: a new attempt of each of its records, held where the subscription is paused. */
+import { HookError } from '../errors';
+import { newEventId } from '../ids';
+import type { EventRecord, Subscription } from '../types';
+import { eventRecord } from '../worker/record';
+import { releaseIfResumed, requireSubscription, sendRecorded, type LifecycleDeps } from './lifecycle';
+
+/** A new attempt of an event: a new event id (so dedup and idempotency do not stop it), `replay_of` set. */
+export function replayRecord(original: EventRecord, nowMs: number, status: 'queued' | 'held' = 'queued', subscriptionCreatedAt?: string): EventRecord {
+  const eventId = newEventId(nowMs);
+  const at = new Date(nowMs).toISOString();
+  // A replay is for the subscription as it is now (one created again under the name takes it).
+  const stamp = subscriptionCreatedAt ? { subscription_created_at: subscriptionCreatedAt } : {};
+  return eventRecord({ ...original.message, event_id: eventId, received_at: at, replay_of: original.event_id, ...stamp }, status, at);
+}
+
+export interface ReplayResult {
+  /** The new attempts: `queued`, or `held` where the subscription is paused (resume releases them with its other held events). */
+  copies: EventRecord[];
+  /** Subscriptions whose record of the event is itself still held: not copied, resume delivers it (a copy would go out twice). */
+  stillHeld: string[];
+}
+
+/**
+ * A new attempt of each record of an event (or of one subscription's). A paused
+ * subscription holds its copy, as it holds what arrives while paused; a record still
+ * held is not copied at all. Throws when that leaves nothing to replay.
+ */
+export async function replayEvent(deps: LifecycleDeps, eventId: string, only?: string): Promise<ReplayResult> {
+  const records = (await deps.events.getEvent(eventId)).filter((r) => !only || r.subscription === only);
+  if (records.length === 0) throw new HookError('event_not_found', `No event '${eventId}'${only ? ` for '${only}'` : ''} in the event log (it keeps 14 days)`);
+  const stillHeld = records.filter((r) => r.status === 'held').map((r) => r.subscription);
+  const replayed = records.filter((r) => r.status !== 'held');
+  if (replayed.length === 0) {
+    const names = stillHeld.map((n) => `'${n}'`).join(', ');
+    throw new HookError('event_held', `Event '${eventId}' is still held for ${names} (paused): it is delivered when you resume (hookagent webhook resume ${stillHeld[0]}); replaying it too would deliver it twice`);
+  }
+  const current = new Map<string, Subscription>();
+  for (const record of replayed) current.set(record.subscription, await requireSubscription(deps, record.subscription));
+  const now = deps.clock.now();
+  let copies = replayed.map((r) => {
+    const subscription = current.get(r.subscription) as Subscription;
+    return replayRecord(r, now, subscription.state === 'paused' ? 'held' : 'queued', subscription.created_at);
+  });
+  await deps.events.putAll(copies);
+  const queued = copies.filter((c) => c.status === 'queued');
+  if (queued.length > 0) await sendRecorded(deps.queue, queued.map((r) => r.message));
+  const held = copies.filter((c) => c.status === 'held');
+  if (held.length > 0) {
+    // As ingest does: a resume that ran meanwhile may have missed these; release them then.
+    const released = new Set(await releaseIfResumed(deps, held));
+    copies = copies.map((c) => (c.status === 'held' && released.has(c.subscription) ? { ...c, status: 'queued' } : c));
+  }
+  return { copies, stillHeld };
+}
