@@ -6,9 +6,10 @@
  */
 import { watch, type FSWatcher } from 'node:fs';
 import type { AddressInfo } from 'node:net';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import { HookError } from '../../functions/core/errors';
-import { DEFAULT_CLAIM_LEASE_MS, createIngest } from '../../functions/core/ingest/service';
+import { DEFAULT_CLAIM_LEASE_MS, createIngest, type Ingest } from '../../functions/core/ingest/service';
+import { RETRY_AFTER_SECONDS, errorReply } from '../../functions/core/ingest/responses';
 import { abandonStranded } from '../../functions/core/ingest/abandoned';
 import { jsonLogger, textLogger, type Logger } from '../../functions/core/log';
 import { systemClock } from '../../functions/core/ports';
@@ -107,6 +108,22 @@ export async function serve(options: ServeOptions): Promise<void> {
   sweeper.unref();
 
   const consumer = new QueueConsumer(queue, (event) => worker(event), { batchSize: 10, concurrency: 2, idleCheckMs: 5_000, logger });
+  // The store file removed or replaced under serve (db.ts, `lost`): nothing it writes is kept any more.
+  runtime.store.onLost((file, error) => {
+    logger.error('the local store was removed or replaced: answering 503 and no longer taking work from the queue; restart serve', { file, reason: error.message });
+    clearInterval(sweeper);
+    void consumer.stop(options.graceMs ?? 10_000);
+  });
+  // Every request then gets the reason (ingest's own 503 does not say it); the data dir's path stays out of it.
+  const refused = (file: string) => errorReply(503, 'unavailable', `The store file ${basename(file)} in serve's data dir was removed or replaced while serve had it open (what it accepts now would be lost); restart serve`, { 'retry-after': String(RETRY_AFTER_SECONDS) });
+  const lostFile = (): string | undefined => runtime.store.lost?.file;
+  const answer: Ingest = async (request) => {
+    const before = lostFile();
+    if (before) return refused(before);
+    const replied = await ingest(request);
+    const after = lostFile();
+    return after && replied.status === 503 ? refused(after) : replied;
+  };
 
   // config.yaml and .env apply without a restart; an invalid edit keeps what runs.
   let loadedAt = new Date().toISOString();
@@ -141,7 +158,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   }
 
   const server = createLocalHttpServer({
-    handler: apiGatewayHandler(async () => ingest, logger), maxBodyBytes: () => config.webhooks.max_payload_size, trustProxy: options.trustProxy, logger,
+    handler: apiGatewayHandler(async () => answer, logger), maxBodyBytes: () => config.webhooks.max_payload_size, trustProxy: options.trustProxy, logger,
     // The event console, for peers on this machine only.
     before: createConsoleHandler({
       subscriptions: subscriptionStore, events, queue, payloads: runtime.payloads, requests: runtime.requests, release: runtime.release,

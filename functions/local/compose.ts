@@ -28,7 +28,7 @@ import { SqlitePayloadStore } from './sqlite/payloads';
 import { SqliteQueue } from './sqlite/queue';
 import { SqliteAtomicRelease } from './sqlite/release';
 import { SqliteRequestLog } from './sqlite/request-log';
-import { acquireServeLock, type ServeLock } from './sqlite/serve-lock';
+import { acquireServeLock, storeReplacedUnderServe, type ServeLock } from './sqlite/serve-lock';
 import { SqliteSubscriptionStore } from './sqlite/subscriptions';
 
 export const LOCAL_VISIBILITY_TIMEOUT_MS = 6 * 60_000;
@@ -73,6 +73,14 @@ export interface LocalRuntime {
   close(): Promise<void>;
 }
 
+/** A CLI command refused because the store file is not the one the running serve opened. */
+function storeReplacedError(file: string, pid: number | undefined): HookError {
+  return new HookError('store_unavailable', [
+    `The local store ${file} is not the file the running hookagent serve${pid ? ` (pid ${pid})` : ''} has open: it was removed or replaced while serve ran.`,
+    'serve answers 503 until it is restarted, and nothing was created in its place: restart serve (stop it and start it again), then run this command again.',
+  ].join('\n'));
+}
+
 export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOptions): Promise<LocalRuntime> {
   let lock: ServeLock | undefined;
   let store: StoreDb | undefined;
@@ -82,9 +90,14 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
       if (existsSync(join(dataDir, LEGACY_DIR))) await migrateDynalite(dataDir, options.logger);
     } else if (existsSync(join(dataDir, LEGACY_DIR))) {
       throw new HookError('store_migration_needed', `${join(dataDir, LEGACY_DIR)} holds data of the previous local store (dynalite). Run 'hookagent serve' once to migrate it to ${join(dataDir, 'hookagent.db')}, then run this command again.`);
+    } else {
+      // Opening would create a new, empty store (or use another file) beside a serve that writes to the lost one.
+      const replaced = storeReplacedUnderServe(dataDir);
+      if (replaced) throw storeReplacedError(replaced.file, replaced.pid);
     }
     store = StoreDb.open(dataDir, { ...(options.maxPageCount ? { maxPageCount: options.maxPageCount } : {}), checkpointInBackground: options.role === 'serve' });
     const opened = store;
+    lock?.publishStore(opened.files.db);
     const openedAt = options.clock.now();
     const maxReceiveCount = options.maxReceiveCount ?? LOCAL_MAX_RECEIVE_COUNT;
     const queue = new SqliteQueue(opened, {

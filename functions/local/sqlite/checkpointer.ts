@@ -16,9 +16,13 @@
  * nothing until the WAL outgrew it again, and at 80 MB/s of WAL under load 200 ms is 16 MB:
  * the automatic checkpoint still found up to ~20 MB to copy, and stalled serve for 20–55 ms
  * about every 2,000 events (measured: 13 commits over 20 ms in 16 s of load).
+ *
+ * The same loop checks that the database and WAL files at their paths are still the ones
+ * serve opened (db.ts, `lost`): off the event loop, so an idle serve notices too.
  */
 import { statSync } from 'node:fs';
 import { Worker } from 'node:worker_threads';
+import type { OpenedFiles } from './db';
 
 const POLL_MS = 25;
 
@@ -26,11 +30,32 @@ const POLL_MS = 25;
 // thread does not resolve modules from hookagent's directory).
 const WORKER = `
 const { parentPort, workerData } = require('node:worker_threads');
+const { statSync } = require('node:fs');
 const Database = require(workerData.module);
 const db = new Database(workerData.file, { timeout: 5000 });
 let checkpoints = 0;
 let copied = -1;
+let moved = false;
+// As db.ts's fileIdentity: dev:ino of the file now at the path.
+const identity = (path) => {
+  const stat = statSync(path, { bigint: true, throwIfNoEntry: false });
+  return stat ? stat.dev + ':' + stat.ino : undefined;
+};
+const watch = () => {
+  const { path, db: opened, wal } = workerData.files;
+  const changed = identity(path) !== opened ? path : wal !== undefined && identity(path + '-wal') !== wal ? path + '-wal' : undefined;
+  if (changed === undefined) return;
+  moved = true;
+  parentPort.postMessage({ moved: changed });
+};
 const tick = () => {
+  if (workerData.files && !moved) {
+    try {
+      watch();
+    } catch (error) {
+      parentPort.postMessage({ error: String(error && error.message || error) });
+    }
+  }
   try {
     // [{ busy, log, checkpointed }]: frames in the WAL, and how many of them are in the database file now.
     const [result] = db.pragma('wal_checkpoint(PASSIVE)');
@@ -60,13 +85,17 @@ export interface Checkpointer {
   stop(): Promise<void>;
 }
 
-/** Starts the thread; undefined when a worker thread cannot be had (the caller keeps SQLite's automatic checkpoints). */
-export function startCheckpointer(file: string, options: { onError?: (message: string) => void } = {}): Checkpointer | undefined {
+/**
+ * Starts the thread; undefined when a worker thread cannot be had (the caller keeps SQLite's
+ * automatic checkpoints). With `files`, the first of them found no longer at its path is
+ * reported once to `onMoved`, by its path.
+ */
+export function startCheckpointer(file: string, options: { onError?: (message: string) => void; files?: OpenedFiles; onMoved?: (path: string) => void } = {}): Checkpointer | undefined {
   let worker: Worker;
   try {
     worker = new Worker(WORKER, {
       eval: true,
-      workerData: { file, module: require.resolve('better-sqlite3'), pollMs: POLL_MS },
+      workerData: { file, module: require.resolve('better-sqlite3'), pollMs: POLL_MS, files: options.files },
     });
   } catch {
     return undefined;
@@ -74,8 +103,9 @@ export function startCheckpointer(file: string, options: { onError?: (message: s
   worker.unref();
   let checkpoints = 0;
   let waiters: Array<() => void> = [];
-  worker.on('message', (message: { checkpoints?: number; error?: string }) => {
+  worker.on('message', (message: { checkpoints?: number; error?: string; moved?: string }) => {
     if (message.error) options.onError?.(message.error);
+    if (message.moved) options.onMoved?.(message.moved);
     if (message.checkpoints === undefined) return;
     checkpoints = message.checkpoints;
     const ready = waiters;
