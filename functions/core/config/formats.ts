@@ -2,9 +2,8 @@
 import bytes from 'bytes';
 import ipaddr from 'ipaddr.js';
 
-/** How sizes and durations are written, for the messages that refuse one. */
-export const SIZE_FORMAT = 'a size such as 1MB, 512KB, 2MiB or a number of bytes';
-export const DURATION_FORMAT = 'a duration such as 10s, 2m, 500ms or a number of seconds';
+/** How sizes and durations are written (for the messages that refuse one), and what a URL is. */
+export { DURATION_FORMAT, isHttpUrl, SIZE_FORMAT } from './format-rules';
 
 /** `1MB` = 1,048,576 bytes; `512KB`, `2MiB`, `1048576` (plain bytes). */
 export function parseSize(value: string | number): number | undefined {
@@ -48,11 +47,4 @@ export function parseCidr(value: string): string | undefined {
   return `${address.toString()}/${Number(bitsText)}`;
 }
 
-export function isHttpUrl(value: string): boolean {
-  try {
-    const url = new URL(value);
-    return url.protocol === 'https:' || url.protocol === 'http:';
-  } catch {
-    return false;
-  }
-}
+

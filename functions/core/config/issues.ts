@@ -5,7 +5,7 @@
 import type { ErrorObject } from 'ajv';
 import { closest } from '../suggest';
 import { referenceName } from './references';
-import { DURATION_FORMAT, SIZE_FORMAT } from './formats';
+import { DURATION_FORMAT, SIZE_FORMAT } from './format-rules';
 import { SECRET_KEYS } from './schema';
 
 export interface ConfigIssue {

@@ -3,7 +3,7 @@
  * typo never passes silently. Formats that need code (sizes, durations, CIDR, references)
  * are checked after the schema, in load.ts.
  */
-import { DURATION_FORMAT, SIZE_FORMAT } from './formats';
+import { DURATION_FORMAT, SIZE_FORMAT } from './format-rules';
 
 const secretRef = {
   type: 'string',

@@ -5,7 +5,7 @@
  * webhook URL without its scheme failed every delivery. The message names the key and the
  * variable, never the value: a webhook URL is a secret.
  */
-import { isHttpUrl } from './formats';
+import { isHttpUrl } from './format-rules';
 import { valueAt } from './header-safe';
 import type { ConfigIssue } from './issues';
 import { referencedNames } from './references';
