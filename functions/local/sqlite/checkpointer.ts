@@ -56,6 +56,9 @@ const tick = () => {
       parentPort.postMessage({ error: String(error && error.message || error) });
     }
   }
+  // Once a file moved, serve empties the WAL itself (db.ts): a checkpoint running here would
+  // make its TRUNCATE fail at once with SQLITE_BUSY (one checkpointer at a time).
+  if (moved) return;
   try {
     // [{ busy, log, checkpointed }]: frames in the WAL, and how many of them are in the database file now.
     const [result] = db.pragma('wal_checkpoint(PASSIVE)');

@@ -67,6 +67,8 @@ export class StoreDb {
   /** See `lost`. */
   private lostFile: { file: string; error: HookError } | undefined;
   private lostListeners: Array<(file: string, error: HookError) => void> = [];
+  /** A lost store's WAL was copied into the open file and emptied (see `emptyWal`). */
+  private walEmptied = false;
   private readonly begin: Database.Statement;
   private readonly commit: Database.Statement;
   private readonly rollback: Database.Statement;
@@ -314,13 +316,26 @@ export class StoreDb {
     // Nothing is written from here on. The WAL left at the path would be replayed onto the file
     // found there at the next start (a record this serve refused showed up as a duplicate): copy
     // it into the database file this connection has open (a store moved aside gets it all) and
-    // empty it. Once, on the event loop: serve only answers 503 from now on.
-    try {
-      this.db.pragma('wal_checkpoint(TRUNCATE)');
-    } catch {
-      // Busy beyond the timeout: closing serve checkpoints and removes the WAL as the last connection.
-    }
+    // empty it. serve only answers 503 from now on.
+    this.emptyWal();
     for (const listener of this.lostListeners) listener(file, error);
+  }
+
+  /**
+   * TRUNCATE checkpoint of a lost store, tried until it goes through: SQLite refuses it at
+   * once (SQLITE_BUSY, or a busy result) while another connection runs a checkpoint, such as
+   * the checkpoint thread's in its last round before it saw the move (it stops checkpointing
+   * then). Retried every 10 ms for up to 2 s, and once more at close.
+   */
+  private emptyWal(attempt = 0): void {
+    if (this.walEmptied || !this.db.open) return;
+    try {
+      const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+      this.walEmptied = result?.busy === 0;
+    } catch {
+      this.walEmptied = false;
+    }
+    if (!this.walEmptied && !this.closed && attempt < 200) setTimeout(() => this.emptyWal(attempt + 1), 10).unref();
   }
 
   /**
@@ -344,7 +359,8 @@ export class StoreDb {
     }
     const stopped = this.checkpointer?.stop() ?? Promise.resolve();
     try {
-      this.db.pragma('wal_checkpoint(PASSIVE)');
+      if (this.lostFile && !this.walEmptied) this.emptyWal(200);
+      else this.db.pragma('wal_checkpoint(PASSIVE)');
     } catch {
       // Checkpointing is housekeeping; the WAL is replayed on the next open anyway.
     }
