@@ -88,10 +88,18 @@ async function alsoTaking(ctx: CliContext, sample: Sample, name: string): Promis
 
 const FINAL = new Set(['delivered', 'suppressed', 'failed']);
 
-/** What the request log says about `name` for this delivery: the filter that failed, or why it was not a candidate. */
+/**
+ * What the request log says about `name` for this delivery: the filter that failed, or why it
+ * was not a candidate. serve answers before its request-log entry is committed (with the next
+ * group commit, a few ms later): looked for up to 2 s.
+ */
 async function turnedAway(stores: Stores, name: string, deliveryId: string): Promise<string | undefined> {
-  const entry = (await stores.requests?.list({ limit: 100, since: Date.now() - 60_000 }))?.find((r) => r.delivery_id === deliveryId);
-  return entry?.candidates?.find((c) => c.subscription === name && !c.matched)?.reason;
+  for (let attempt = 0; attempt < 40; attempt++) {
+    const entry = (await stores.requests?.list({ limit: 100, since: Date.now() - 60_000 }))?.find((r) => r.delivery_id === deliveryId);
+    if (entry || !stores.requests) return entry?.candidates?.find((c) => c.subscription === name && !c.matched)?.reason;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  return undefined;
 }
 
 export async function send(ctx: CliContext, name: string, payload: Record<string, unknown> | undefined, event: string | undefined, urlOption: string | undefined, waitMs: number): Promise<void> {

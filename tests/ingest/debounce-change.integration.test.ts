@@ -55,23 +55,29 @@ describe('the time until which `update` keeps the pointer', () => {
   });
 });
 
-/** One temporary directory for a describe's payloads and skills, removed after it. */
-function useTempDir(): () => string {
+/**
+ * One temporary directory for a describe's payloads, skills and store. Removed after the
+ * describe's own afterAll (jest runs afterAll hooks in the order declared, and a store must
+ * be closed, its checkpoint thread gone, before its files are removed).
+ */
+function useTempDir(): { dir: () => string; remove: () => void } {
   let dir = '';
   beforeAll(() => {
     dir = mkdtempSync(join(tmpdir(), 'hookagent-debounce-change-'));
   });
-  afterAll(() => rmSync(dir, { recursive: true, force: true }));
-  return () => dir;
+  return { dir: () => dir, remove: () => rmSync(dir, { recursive: true, force: true, maxRetries: 5 }) };
 }
 
 describe('AWS (dynalite): ingest and the worker', () => {
   let h: Harness;
-  const temp = useTempDir();
+  const { dir: temp, remove } = useTempDir();
   beforeAll(async () => {
     h = await startHarness();
   });
-  afterAll(async () => h.close());
+  afterAll(async () => {
+    await h.close();
+    remove();
+  });
 
   const worker = (): WorkerDeps => ({
     events: h.events, subscriptions: h.subscriptions, payloads: new FilePayloadStore(join(temp(), 'payloads')), agent: echoAgent,
@@ -144,11 +150,14 @@ describe('local store: ingest and the worker', () => {
   });
   let runtime: LocalRuntime;
   const clock = new ManualClock(Date.now());
-  const temp = useTempDir();
+  const { dir: temp, remove } = useTempDir();
   beforeAll(async () => {
     runtime = await openLocalRuntime(join(temp(), 'data'), { role: 'serve', clock });
   });
-  afterAll(async () => runtime.close());
+  afterAll(async () => {
+    await runtime.close();
+    remove();
+  });
 
   /** serve's worker over what the queue hands out now; the event ids it ran, in order. */
   async function drain(): Promise<string[]> {
