@@ -3,20 +3,9 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { configDir, readConfigFile } from '../../functions/core/config/file';
-import { parseConfig, resolveConfig, type ConfigError } from '../../functions/core/config/load';
-import type { Config } from '../../functions/core/config/types';
+import { parseConfig, resolveConfig } from '../../functions/core/config/load';
+import { invalid, valid } from '../support/parse-config';
 
-function valid(text: string): Config {
-  const result = parseConfig(text);
-  if (!result.ok) throw new Error(result.error.message);
-  return result.value;
-}
-
-function invalid(text: string): ConfigError {
-  const result = parseConfig(text);
-  if (result.ok) throw new Error('expected a configuration error');
-  return result.error;
-}
 
 const DESIGN_EXAMPLE = `
 webhooks:

@@ -4,20 +4,8 @@
  * (`"1.5"`) or a number (`1.5`). Before, the unquoted one was refused with ajv's "must be a
  * string or a integer". Sizes stay whole bytes, refused with the size message, not ajv's.
  */
-import { parseConfig, type ConfigError } from '../../functions/core/config/load';
-import type { Config } from '../../functions/core/config/types';
+import { invalid, valid } from '../support/parse-config';
 
-function valid(text: string): Config {
-  const result = parseConfig(text);
-  if (!result.ok) throw new Error(result.error.message);
-  return result.value;
-}
-
-function invalid(text: string): ConfigError {
-  const result = parseConfig(text);
-  if (result.ok) throw new Error('expected a configuration error');
-  return result.error;
-}
 
 const DURATION = 'must be a duration such as 10s, 2m, 500ms or a number of seconds';
 const SIZE = 'must be a size such as 1MB, 512KB, 2MiB or a number of bytes';
