@@ -96,23 +96,22 @@ test('waiting leaves nothing behind: idle checks and waits for a free slot undo 
     handled += event.Records.length;
   }, { batchSize: 1, concurrency: 1, idleCheckMs: 1, logger: silentLogger });
   const stopEntries = (consumer as unknown as { onStop: Set<unknown> }).onStop;
-  const wakeCallbacks = (q as unknown as { waiters: Set<unknown> }).waiters;
   consumer.start();
   try {
     // Idle checks that time out (no sends), then batches that each wait for the one slot.
     await new Promise((resolve) => setTimeout(resolve, 100));
-    expect(wakeCallbacks.size).toBeLessThanOrEqual(1);
+    expect(q.waitingCount).toBeLessThanOrEqual(1);
     await q.sendBodies(Array.from({ length: 50 }, (_, i) => `m${i}`));
     await until(() => handled === 50);
     await new Promise((resolve) => setTimeout(resolve, 50));
     // One wait at a time, each holding one stop entry and at most one wake callback.
     expect(stopEntries.size).toBeLessThanOrEqual(1);
-    expect(wakeCallbacks.size).toBeLessThanOrEqual(1);
+    expect(q.waitingCount).toBeLessThanOrEqual(1);
   } finally {
     await consumer.stop(1000);
   }
   expect(stopEntries.size).toBe(0);
-  expect(wakeCallbacks.size).toBe(0);
+  expect(q.waitingCount).toBe(0);
 });
 
 test('a message accepted in this process reaches the worker handler already parsed, with its text as the body', async () => {

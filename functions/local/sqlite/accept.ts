@@ -11,7 +11,8 @@ import type { StoreDb } from './db';
 import type { SqliteDebounceStore } from './debounce';
 import type { SqliteDedupStore } from './dedup';
 import type { SqliteEventLog } from './event-log';
-import { SqliteQueue } from './queue';
+import type { SqliteQueue } from './queue';
+import { bodiesOf, delayMs } from './queue-rows';
 
 export class SqliteAtomicAccept implements AtomicAccept {
   constructor(
@@ -24,7 +25,7 @@ export class SqliteAtomicAccept implements AtomicAccept {
 
   async acceptNew(input: { dedupKey?: string; claim: ClaimOptions; records: EventRecord[]; messages: QueueMessage[]; delayed?: DelayedMessage[] }): Promise<Claim> {
     // The messages are the records' own, written in this same transaction: queued by reference.
-    const [bodies, keys] = SqliteQueue.bodiesOf(input.messages, true);
+    const [bodies, keys] = bodiesOf(input.messages, true);
     const delayed = input.delayed ?? [];
     const claim = await this.store.write((): Claim => {
       const found: Claim = input.dedupKey ? this.dedup.claimNow(input.dedupKey, input.claim, true) : { kind: 'new' };
@@ -33,8 +34,8 @@ export class SqliteAtomicAccept implements AtomicAccept {
       this.queue.sendNow(bodies, keys, 0, input.messages);
       for (const { message, delaySeconds } of delayed) {
         // Not handed to the consumer: it will not want it before the delay.
-        const [body, key] = SqliteQueue.bodiesOf([message], true);
-        this.queue.sendNow(body, key, SqliteQueue.delayMs(delaySeconds));
+        const [body, key] = bodiesOf([message], true);
+        this.queue.sendNow(body, key, delayMs(delaySeconds));
         this.debounce.setLatestNow(message.subscription, message.subject_key as string, message.event_id, DEBOUNCE_TTL_SECONDS);
       }
       return found;

@@ -24,19 +24,19 @@
  * WAL every 25 ms; once one differs, the store is `lost`: every write and read fails with
  * the reason.
  */
-import Database from 'better-sqlite3';
-import { closeSync, fdatasync, fdatasyncSync, fstatSync, openSync } from 'node:fs';
+import type Database from 'better-sqlite3';
+import { closeSync, fdatasync, fdatasyncSync } from 'node:fs';
 import { join } from 'node:path';
 import { HookError } from '../../core/errors';
 import { startCheckpointer, type Checkpointer } from './checkpointer';
-import { migrate } from './schema';
+import { openConnection, type ConnectionOptions } from './connection';
 import { DAMAGED, damagedStore, sqliteCode, storeUnavailable } from './store-errors';
-import { DB_FILE, fileIdentity, ownerOnly, type OpenedFiles } from './store-files';
+import { DB_FILE, fileIdentity, type OpenedFiles } from './store-files';
+import { runInTransaction, transactionStatements, type TransactionStatements } from './transaction';
 
 export { damagedStore, isDiskFull, storeUnavailable } from './store-errors';
 export { DB_FILE, fileIdentity, ownerOnly, type OpenedFiles } from './store-files';
 
-const BUSY_TIMEOUT_MS = 5_000;
 /** Writes held back while an fsync runs before they are committed anyway (bounds latency and memory). */
 const MAX_HELD_WRITES = 1_000;
 
@@ -46,8 +46,6 @@ interface Pending {
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
-
-
 
 export class StoreDb {
   readonly db: Database.Database;
@@ -69,75 +67,34 @@ export class StoreDb {
   private lostListeners: Array<(file: string, error: HookError) => void> = [];
   /** A lost store's WAL was copied into the open file and emptied (see `emptyWal`). */
   private walEmptied = false;
-  private readonly begin: Database.Statement;
-  private readonly commit: Database.Statement;
-  private readonly rollback: Database.Statement;
-  private readonly savepoint: Database.Statement;
-  private readonly releaseSavepoint: Database.Statement;
-  private readonly rollbackToSavepoint: Database.Statement;
+  private readonly stmts: TransactionStatements;
 
   private constructor(db: Database.Database, readonly dataDir: string, private readonly walFd: number | undefined, readonly files: OpenedFiles) {
     this.db = db;
-    this.begin = db.prepare('BEGIN IMMEDIATE');
-    this.commit = db.prepare('COMMIT');
-    this.rollback = db.prepare('ROLLBACK');
-    this.savepoint = db.prepare('SAVEPOINT write');
-    this.releaseSavepoint = db.prepare('RELEASE write');
-    this.rollbackToSavepoint = db.prepare('ROLLBACK TO write');
+    this.stmts = transactionStatements(db);
   }
 
-  /** Opens (creating when absent) and migrates the store in `dataDir`. */
   /**
+   * Opens (creating when absent) and migrates the store in `dataDir`.
    * `checkpointInBackground` (serve): WAL checkpoints run in a worker thread (checkpointer.ts)
    * instead of inside a commit on the event loop.
    */
-  static open(dataDir: string, options: { maxPageCount?: number; syncInline?: boolean; checkpointInBackground?: boolean } = {}): StoreDb {
+  static open(dataDir: string, options: ConnectionOptions & { checkpointInBackground?: boolean } = {}): StoreDb {
     const file = join(dataDir, DB_FILE);
     let db: Database.Database | undefined;
     try {
-      // Inside: a data dir this user may not write is reported as the store that cannot be opened.
-      ownerOnly(dataDir, file);
-      db = new Database(file, { timeout: BUSY_TIMEOUT_MS });
-      db.pragma('journal_mode = WAL');
-      db.pragma('synchronous = FULL');
-      db.pragma('foreign_keys = OFF');
-      // Savepoint (statement) journals in memory: each write runs in a savepoint of its own,
-      // and SQLite spills a transaction's statement journal to a temporary file past 64 KB,
-      // which under load was 4–6 extra pwrite calls per event (strace, two runs).
-      db.pragma('temp_store = MEMORY');
-      if (options.maxPageCount) db.pragma(`max_page_count = ${options.maxPageCount}`);
-      migrate(db, file);
-      const files: OpenedFiles = { path: file, db: fileIdentity(file) };
-      let walFd: number | undefined;
-      if (!options.syncInline) {
-        // The WAL exists from here on while this connection is open; its inode never changes meanwhile.
-        try {
-          walFd = openSync(`${file}-wal`, 'r+');
-          fdatasyncSync(walFd);
-          const wal = fstatSync(walFd, { bigint: true });
-          files.wal = `${wal.dev}:${wal.ino}`;
-        } catch {
-          // No WAL file to hold on to: SQLite syncs at each commit itself (synchronous=FULL).
-          walFd = undefined;
-        }
-      }
+      const opened = openConnection(dataDir, file, options);
+      db = opened.db;
+      const { walFd, files } = opened;
       const store = new StoreDb(db, dataDir, walFd, files);
-      if (walFd !== undefined) {
-        db.pragma('synchronous = NORMAL');
-        // Checkpoint rarely (about 128 MB of WAL): queue rows added and deleted in between
-        // never reach the database file, and each such checkpoint stalls the event loop for
-        // a moment; the WAL is cut back to 64 MB at most afterwards.
-        db.pragma('wal_autocheckpoint = 32000');
-        db.pragma('journal_size_limit = 67108864');
-        // The thread copies most pages ahead (PASSIVE, beside the writes); SQLite's own
-        // checkpoint then has little left to copy on the event loop, and only a checkpoint
-        // that catches up with the writer lets the WAL start over.
-        // It also watches the paths: an idle serve notices a lost store without a write.
-        if (options.checkpointInBackground) store.checkpointer = startCheckpointer(file, { files, onMoved: (moved) => store.markLost(moved) });
-      }
+      // The thread copies most pages ahead (PASSIVE, beside the writes); SQLite's own
+      // checkpoint then has little left to copy on the event loop, and only a checkpoint
+      // that catches up with the writer lets the WAL start over.
+      // It also watches the paths: an idle serve notices a lost store without a write.
+      if (walFd !== undefined && options.checkpointInBackground) store.checkpointer = startCheckpointer(file, { files, onMoved: (moved) => store.markLost(moved) });
       return store;
     } catch (error) {
-      db?.close();
+      if (db?.open) db.close();
       if (DAMAGED.has(sqliteCode(error) ?? '')) throw damagedStore(dataDir, error);
       if (error instanceof HookError) throw error;
       throw new HookError('store_unavailable', `Cannot open the local store ${file}: ${error instanceof Error ? error.message : String(error)}`, { cause: error });
@@ -204,50 +161,12 @@ export class StoreDb {
       for (const item of batch) item.reject(error);
       return;
     }
-    try {
-      this.begin.run();
-    } catch (error) {
-      for (const item of batch) item.reject(storeUnavailable('The local store', error));
+    const result = runInTransaction(this.db, this.stmts, batch.map((item) => item.run));
+    if ('failed' in result) {
+      for (const item of batch) item.reject(storeUnavailable('The local store', result.failed));
       return;
     }
-    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = [];
-    /** The failure after which SQLite had rolled the whole transaction back (a full disk). */
-    let rolledBackBy: unknown;
-    for (const item of batch) {
-      // Nothing more runs in a transaction SQLite rolled back; COMMIT below fails them all with its cause.
-      if (!this.db.inTransaction) break;
-      // Each write in a savepoint of its own: one that throws is undone alone.
-      try {
-        this.savepoint.run();
-      } catch (error) {
-        outcomes.push({ ok: false, error });
-        continue;
-      }
-      try {
-        const value = item.run();
-        this.releaseSavepoint.run();
-        outcomes.push({ ok: true, value });
-      } catch (error) {
-        try {
-          this.rollbackToSavepoint.run();
-          this.releaseSavepoint.run();
-        } catch {
-          rolledBackBy = error;
-        }
-        outcomes.push({ ok: false, error });
-      }
-    }
-    try {
-      this.commit.run();
-    } catch (error) {
-      try {
-        if (this.db.inTransaction) this.rollback.run();
-      } catch {
-        // SQLite rolled it back already.
-      }
-      for (const item of batch) item.reject(storeUnavailable('The local store', rolledBackBy ?? error));
-      return;
-    }
+    const { outcomes } = result;
     this.commits += 1;
     // Without a WAL fsync of our own (below), each commit checks the file itself: it fsyncs inline anyway.
     if (this.walFd === undefined && !this.fileInPlace()) {

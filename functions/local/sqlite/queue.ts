@@ -12,13 +12,13 @@
  * per event, not once more in the queue, nor again each time a receive re-times the row.
  */
 import { randomUUID } from 'node:crypto';
-import { HookError } from '../../core/errors';
 import type { Clock, DeadLetterSink, EventQueue, SendOptions } from '../../core/ports';
 import type { QueueMessage } from '../../core/types';
 import { messageJson } from '../../core/message-json';
 import type { StoreDb } from './db';
-import { GaveUpRecords, type EventKey } from './gave-up';
+import { GaveUpRecords } from './gave-up';
 import { MessageHandoff } from './handoff';
+import { bodiesOf, delayMs, eventKeyOf, eventOfKey, eventOfRow, parseReceipt, queueUnavailable, Waiters, type QueueRow as Row } from './queue-rows';
 
 export interface SqliteQueueOptions {
   visibilityTimeoutMs: number;
@@ -46,50 +46,8 @@ export interface DeadLetter {
   deadAt: number;
 }
 
-interface Row {
-  id: number;
-  message_id: string;
-  /** Empty: the message is the event record's (`event_key` names it). */
-  body: string;
-  event_key: string | null;
-  receive_count: number;
-  receipt: number;
-  sent_at: number;
-}
-
-/** SQS's limit for DelaySeconds and visibility changes used by the worker (15 minutes). */
-const MAX_DELAY_SECONDS = 900;
-
-/** `event_id` NUL `subscription`, as the queue keys event messages. */
-function eventOfKey(key: string | null): { event_id: string; subscription: string } {
-  const at = (key ?? '').indexOf('\u0000');
-  return { event_id: (key ?? '').slice(0, at), subscription: (key ?? '').slice(at + 1) };
-}
-
-/** The (event, subscription) a row's message is for: its key, or (a redriven message has none) its body's. */
-function eventOfRow(row: Pick<Row, 'event_key'>, body: string): EventKey | undefined {
-  if (row.event_key !== null) return eventOfKey(row.event_key);
-  try {
-    const message = JSON.parse(body) as Partial<QueueMessage>;
-    return typeof message.event_id === 'string' && typeof message.subscription === 'string' ? { event_id: message.event_id, subscription: message.subscription } : undefined;
-  } catch {
-    return undefined; // a malformed body names no event
-  }
-}
-
-/** A send that failed: retryable, so ingest answers 503 and the sender tries again. */
-function queueUnavailable(error: unknown): HookError {
-  return new HookError('unavailable', `The local queue is unavailable (${error instanceof Error ? error.message : String(error)})`, { retryable: true, cause: error });
-}
-
-function parseReceipt(receiptHandle: string): [number, number] {
-  const match = /^(\d+)\.(\d+)$/.exec(receiptHandle);
-  if (!match) throw new HookError('receipt_invalid', 'Not a receipt handle of the local queue');
-  return [Number(match[1]), Number(match[2])];
-}
-
 export class SqliteQueue implements EventQueue {
-  private readonly waiters = new Set<() => void>();
+  private readonly waiters = new Waiters();
   private readonly stmts;
   private readonly handoff = new MessageHandoff();
   private readonly gaveUp: GaveUpRecords;
@@ -118,11 +76,6 @@ export class SqliteQueue implements EventQueue {
     this.gaveUp = new GaveUpRecords(db);
   }
 
-  /** A send's delay in ms: `delaySeconds` bounded to 0…900 s, as SQS has it. */
-  static delayMs(delaySeconds: number | undefined): number {
-    return Math.min(Math.max(0, delaySeconds ?? 0), MAX_DELAY_SECONDS) * 1000;
-  }
-
   /**
    * Sends event messages. A message for an (event, subscription) that still has one in the
    * queue (waiting or in flight) is not added again: ingest re-sends the message of a
@@ -130,14 +83,14 @@ export class SqliteQueue implements EventQueue {
    * would otherwise be processed side by side.
    */
   async send(messages: QueueMessage[], options: SendOptions = {}): Promise<void> {
-    const [bodies, keys] = SqliteQueue.bodiesOf(messages);
+    const [bodies, keys] = bodiesOf(messages);
     await this.sendBodies(bodies, options, keys);
   }
 
   /** By reference to the event records (see EventQueue.sendRecorded), and handed to this process's consumer. */
   async sendRecorded(messages: QueueMessage[]): Promise<void> {
     if (messages.length === 0) return;
-    const [bodies, keys] = SqliteQueue.bodiesOf(messages, true);
+    const [bodies, keys] = bodiesOf(messages, true);
     await this.store.write(() => this.sendNow(bodies, keys, 0, messages)).catch((error: unknown) => {
       this.forget(keys);
       throw queueUnavailable(error);
@@ -147,7 +100,7 @@ export class SqliteQueue implements EventQueue {
 
   async sendBodies(bodies: string[], options: SendOptions = {}, eventKeys: string[] = []): Promise<void> {
     if (bodies.length === 0) return;
-    const delay = SqliteQueue.delayMs(options.delaySeconds);
+    const delay = delayMs(options.delaySeconds);
     await this.store.write(() => this.sendNow(bodies, eventKeys, delay)).catch((error: unknown) => {
       throw queueUnavailable(error);
     });
@@ -200,11 +153,6 @@ export class SqliteQueue implements EventQueue {
   sent(): void {
     this.wake();
     this.options.onSend?.();
-  }
-
-  /** The bodies (empty: by reference to the event record) and (event, subscription) keys of event messages. */
-  static bodiesOf(messages: QueueMessage[], byReference = false): [string[], string[]] {
-    return [messages.map((m) => (byReference ? '' : messageJson(m))), messages.map((m) => `${m.event_id}\u0000${m.subscription}`)];
   }
 
   /** The message handed over for a row stored by reference, while its event record is there. */
@@ -301,17 +249,9 @@ export class SqliteQueue implements EventQueue {
   /** `event_id` + NUL + `subscription` of every message the queue holds, visible or in flight (the abandoned-records sweep). */
   async heldEvents(): Promise<Set<string>> {
     const held = new Set<string>();
-    for (const { body, event_key } of this.store.db.prepare('SELECT body, event_key FROM queue').iterate() as Iterable<Pick<Row, 'body' | 'event_key'>>) {
-      if (event_key !== null) {
-        held.add(event_key);
-        continue;
-      }
-      try {
-        const message = JSON.parse(body) as { event_id?: unknown; subscription?: unknown };
-        if (typeof message.event_id === 'string' && typeof message.subscription === 'string') held.add(`${message.event_id}\u0000${message.subscription}`);
-      } catch {
-        // A malformed body names no event.
-      }
+    for (const row of this.store.db.prepare('SELECT body, event_key FROM queue').iterate() as Iterable<Pick<Row, 'body' | 'event_key'>>) {
+      const event = eventOfRow(row, row.body);
+      if (event) held.add(eventKeyOf(event));
     }
     return held;
   }
@@ -342,13 +282,15 @@ export class SqliteQueue implements EventQueue {
    * the callbacks of an idle process would pile up until the next send.
    */
   onNextMessages(wake: () => void): () => void {
-    this.waiters.add(wake);
-    return () => this.waiters.delete(wake);
+    return this.waiters.add(wake);
+  }
+
+  /** Wake callbacks registered and neither run nor cancelled (a consumer holds one at most). */
+  get waitingCount(): number {
+    return this.waiters.size;
   }
 
   wake(): void {
-    const waiters = [...this.waiters];
-    this.waiters.clear();
-    for (const resolve of waiters) resolve();
+    this.waiters.wake();
   }
 }

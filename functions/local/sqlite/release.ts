@@ -12,7 +12,8 @@ import type { AtomicRelease } from '../../core/ports';
 import type { EventRecord } from '../../core/types';
 import type { StoreDb } from './db';
 import type { SqliteEventLog } from './event-log';
-import { SqliteQueue } from './queue';
+import type { SqliteQueue } from './queue';
+import { bodiesOf } from './queue-rows';
 
 /** Records per transaction: a release of thousands neither holds the write lock long nor waits for one huge commit. */
 const CHUNK = 200;
@@ -37,7 +38,7 @@ export class SqliteAtomicRelease implements AtomicRelease {
         .filter((r) => this.status.get(r.event_id, r.subscription) === 'held')
         .map((r): EventRecord => ({ ...r, status: 'queued', updated_at: at }));
       const messages = still.map((r) => r.message);
-      const [bodies, eventKeys] = SqliteQueue.bodiesOf(messages, true);
+      const [bodies, eventKeys] = bodiesOf(messages, true);
       keys = eventKeys;
       this.events.putNow(still);
       // The worker that held a record may still hold its message, about to delete it.
