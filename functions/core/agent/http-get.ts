@@ -21,6 +21,39 @@ const MAX_REDIRECTS = 3;
 /** The characters of a non-2xx body that its error quotes. */
 const ERROR_EXCERPT = 2000;
 
+/**
+ * The path as a server that decodes before it resolves dot segments reads it (Python's
+ * http.server, nginx's URI normalisation, Tomcat's `..;`): `%2F` and `%5C` become `/`, and
+ * `.`/`..` segments are resolved after decoding. The URL parser keeps `..%2f` as one segment,
+ * so a path under the prefix for it can name a file outside it for such a server. Undefined
+ * when the path is not valid percent-encoding.
+ */
+function pathAsDecoded(path: string): string | undefined {
+  let decoded: string;
+  try {
+    decoded = decodeURIComponent(path);
+  } catch {
+    return undefined;
+  }
+  const segments: string[] = [];
+  const parts = decoded.replace(/\\/g, '/').split('/').slice(1);
+  parts.forEach((segment, i) => {
+    const name = segment.split(';')[0];
+    if (name === '..') segments.pop();
+    if (name === '.' || name === '..') {
+      if (i === parts.length - 1) segments.push('');
+      return;
+    }
+    segments.push(segment);
+  });
+  return `/${segments.join('/')}`;
+}
+
+/** A prefix ending without `/` matches itself and what follows a `/`, `?` or nothing: /api/v1 never matches /api/v10. */
+function under(path: string, base: string): boolean {
+  return base.endsWith('/') ? path.startsWith(base) : path === base || path.startsWith(`${base}/`);
+}
+
 /** The allow entry a URL falls under, or undefined. Exported for tests. */
 export function allowedEntry(raw: string, allow: Allowed[]): { url: URL; entry: Allowed } | undefined {
   let url: URL;
@@ -33,11 +66,11 @@ export function allowedEntry(raw: string, allow: Allowed[]): { url: URL; entry: 
   for (const entry of allow) {
     const prefix = new URL(entry.prefix);
     if (url.origin !== prefix.origin) continue;
-    const path = url.pathname;
+    // Under the prefix as parsed, and as read by a server that decodes `%2F` first
+    // (`/api/v4/projects/group%2Fproject` stays under `/api/v4/`; `/runbooks/..%2fsecret` does not).
+    const decoded = pathAsDecoded(url.pathname);
     const base = prefix.pathname;
-    // A prefix ending without `/` matches itself and what follows a `/`, `?` or nothing: /api/v1 never matches /api/v10.
-    const under = base.endsWith('/') ? path.startsWith(base) : path === base || path.startsWith(`${base}/`);
-    if (under) return { url, entry };
+    if (under(url.pathname, base) && decoded !== undefined && under(decoded, pathAsDecoded(base) ?? base)) return { url, entry };
   }
   return undefined;
 }
