@@ -6,6 +6,7 @@
  */
 import { HookError } from '../../functions/core/errors';
 import { eventOrigin } from '../../functions/core/events/known';
+import { splitType } from '../../functions/core/events/filters';
 import alertmanager from './alerts/alertmanager.json';
 import grafana from './alerts/grafana.json';
 import pagerduty from './alerts/pagerduty_v3.json';
@@ -53,7 +54,9 @@ export function githubSample(event: string, action: string | undefined): Payload
 export function sampleFor(filter: string): SampleEvent | undefined {
   const colon = filter.indexOf(':');
   const qualifier = colon > 0 ? filter.slice(0, colon) : undefined;
-  const [event = 'custom', action] = (colon > 0 ? filter.slice(colon + 1) : filter).split('.');
+  // The action is everything after the first dot, as ingest reads PagerDuty's `incident.responder.added`.
+  const [name, action] = splitType(colon > 0 ? filter.slice(colon + 1) : filter);
+  const event = name || 'custom';
   const origin = eventOrigin(event);
   if (qualifier !== 'gitlab' && qualifier !== 'custom' && (origin === 'github' || origin === 'both')) {
     const payload = githubSample(event, action);
@@ -68,7 +71,11 @@ export function sampleFor(filter: string): SampleEvent | undefined {
     const payload = action === 'resolved' ? { ...alertmanager, status: 'resolved' } : alertmanager;
     return { source: 'custom', event, action: action ?? 'firing', payload };
   }
-  if (event === 'incident') return { source: 'custom', event, action: 'priority_updated', payload: pagerduty };
+  if (event === 'incident') {
+    // The sample is the event the filter names (`incident.triggered`), so the subscription takes it.
+    const payload = action ? { ...pagerduty, event: { ...pagerduty.event, event_type: `incident.${action}` } } : pagerduty;
+    return { source: 'custom', event, action: action ?? 'priority_updated', payload };
+  }
   return undefined;
 }
 

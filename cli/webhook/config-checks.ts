@@ -7,7 +7,7 @@ import type { Config } from '../../functions/core/config/types';
 import { unsendable, valueAt } from '../../functions/core/config/header-safe';
 import { referencedNames, substitute } from '../../functions/core/config/references';
 import { ALERT_SENDER_ACTIONS } from '../../functions/core/events/alert-senders';
-import { splitSource } from '../../functions/core/events/filters';
+import { splitSource, splitType } from '../../functions/core/events/filters';
 import { loadDotEnv } from '../local/first-run';
 
 /** What each alert sender sends: Alertmanager and Grafana `alert.firing`/`alert.resolved`, PagerDuty `incident.<verb>`. */
@@ -22,7 +22,7 @@ export function alertSenderFilters(events: readonly string[]): { others: string[
   const warnings: string[] = [];
   for (const filter of events) {
     const { source, rest } = splitSource(filter);
-    const [name = rest, action] = rest.split('.');
+    const [name = rest, action] = splitType(rest);
     if ((source !== undefined && source !== 'custom') || !(name in ALERT_ACTIONS)) {
       others.push(filter);
       continue;

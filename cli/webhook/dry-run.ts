@@ -10,7 +10,7 @@ import { runOf, usageSummary, type AgentRun } from '../../functions/core/agent/r
 import { fencePrompt, systemPrompt } from '../../functions/core/agent/system-prompt';
 import { resolveConfig } from '../../functions/core/config/load';
 import { HookError, isHookError } from '../../functions/core/errors';
-import { splitSource } from '../../functions/core/events/filters';
+import { splitSource, splitType } from '../../functions/core/events/filters';
 import type { QueueMessage } from '../../functions/core/types';
 import { renderPrompt } from '../../functions/core/templates/template';
 import { flattenFindings, replyParts } from '../../functions/core/delivery/findings';
@@ -41,7 +41,7 @@ export async function dryRun(ctx: CliContext, name: string, payloadOption: strin
   if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
   // The sample `--send` takes: a `github:*` subscription's is a pull request, not a stub named `*` (hunt 8 D1).
   const filter = sampleChoice(subscription.events, { eventOption }).filter;
-  const [sampleEvent = 'custom', sampleAction] = splitSource(filter).rest.split('.');
+  const [sampleEvent = 'custom', sampleAction] = splitType(splitSource(filter).rest);
   const payload = payloadOption === undefined ? samplePayload(filter, sampleEvent, sampleAction) : readPayload(payloadOption);
   const { event, action, source } = previewEvent(subscription, payload, eventOption);
   loadDotEnv(ctx.configDir);

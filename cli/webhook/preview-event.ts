@@ -5,7 +5,7 @@
  * `issues.opened` that a delivered reply shows, not the first filter's bare name.
  */
 import { classifyEvent, gitlabHeaderFor, type Payload } from '../../functions/core/events/classify';
-import { splitSource } from '../../functions/core/events/filters';
+import { splitSource, splitType } from '../../functions/core/events/filters';
 import { eventOrigin } from '../../functions/core/events/known';
 import type { Source, Subscription } from '../../functions/core/types';
 import { githubEventKeys, githubEventOf, holdsKeys } from './github-event-keys';
@@ -76,7 +76,7 @@ export function previewEvent(subscription: Pick<Subscription, 'events'>, payload
   // A wildcard shows no event: the one the payload is, on the endpoint its sender posts to.
   const filter = fitting === undefined ? undefined : concreteFilter(fitting, payload);
   const { source, rest } = filter === undefined ? { source: 'custom' as const, rest: '*' } : splitSource(filter);
-  const [name = '*', filterAction] = rest.split('.');
+  const [name = '*', filterAction] = splitType(rest);
   const origin = eventOrigin(name);
   const endpoint: Source = source ?? (typeof payload.object_kind === 'string' && origin !== 'github' ? 'gitlab' : origin === 'github' || origin === 'both' ? 'github' : origin === 'gitlab' ? 'gitlab' : 'custom');
   // `--event` naming its event decides; a wildcard made concrete is classified below, with its action.

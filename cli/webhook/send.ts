@@ -9,7 +9,7 @@ import { HookError } from '../../functions/core/errors';
 import { classifyEvent, gitlabHeaderFor } from '../../functions/core/events/classify';
 import { eventOrigin } from '../../functions/core/events/known';
 import { selectSubscriptions } from '../../functions/core/ingest/select';
-import { splitSource } from '../../functions/core/events/filters';
+import { splitSource, splitType } from '../../functions/core/events/filters';
 import type { EventRecord, Subscription } from '../../functions/core/types';
 import { loadDotEnv } from '../local/first-run';
 import { dataDir } from '../context';
@@ -40,7 +40,7 @@ async function buildSample(ctx: CliContext, subscription: Subscription, payloadO
   // Your own payload goes where its sender would send it (a GitLab merge request to /webhooks/gitlab), as `webhook test` judges it.
   const choice = sampleChoice(subscription.events, { payload: payloadOption, eventOption, configured: (host) => hasSecret(resolved.value, host) });
   const qualified = splitSource(choice.filter);
-  const [event = 'custom', action] = qualified.rest.split('.');
+  const [event = 'custom', action] = splitType(qualified.rest);
   // A subscription without events is reached only through its custom endpoint; a qualified filter names its endpoint.
   const origin = subscription.events.length === 0 || qualified.source === 'custom' ? 'unknown' : qualified.source ?? eventOrigin(event);
   const id = randomUUID();

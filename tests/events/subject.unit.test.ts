@@ -50,6 +50,21 @@ describe('subjectOf: what an event is about', () => {
     expect(subjectOf('custom', 'custom', fixture('alerts/pagerduty_v3.json'), 'e1').kind).toBe('alert');
   });
 
+  it('an alert group belongs to the Alertmanager or Grafana that formed it: the same groupKey of two instances is two subjects', () => {
+    const am = fixture('alerts/alertmanager.json');
+    const key = (payload: Record<string, unknown>) => subjectOf('custom', 'alert', payload, 'e1').key;
+    const prod = { ...am, externalURL: 'http://alertmanager.prod.example.com:9093' };
+    const staging = { ...am, externalURL: 'http://alertmanager.staging.example.com:9093' };
+    expect(key(prod)).not.toBe(key(staging));
+    // HA replicas share their externalURL: their duplicate notifications stay one subject.
+    expect(key({ ...prod, alerts: [] })).toBe(key(prod));
+    // Grafana: one instance, two orgs, its documented groupKey `{}:{}`.
+    const grafana = fixture('alerts/grafana.json');
+    expect(key({ ...grafana, orgId: 2 })).not.toBe(key(grafana));
+    expect(key({ ...grafana, externalURL: 'https://grafana.example.com/' })).not.toBe(key(grafana));
+    expect(key({ ...grafana })).toBe(key(grafana));
+  });
+
   it('no subject: the key is the event itself, so unrelated events are never merged', () => {
     expect(subjectOf('custom', 'deploy', { service: 'api' }, 'e1')).toEqual({ kind: 'other', key: 'event:e1' });
   });

@@ -51,6 +51,21 @@ describe('alert senders on custom endpoints', () => {
     expect(alertSenderEvent(triggered)).toEqual({ sender: 'pagerduty', event: 'incident', action: 'triggered' });
   });
 
+  test('PagerDuty event types with three parts keep their whole verb: incident.responder.added, incident.workflow.completed', async () => {
+    const pagerduty = (eventType: string) => ({ event: { ...(PAGERDUTY.event as object), event_type: eventType } });
+    expect(alertSenderEvent(pagerduty('incident.responder.added'))).toEqual({ sender: 'pagerduty', event: 'incident', action: 'responder.added' });
+    const sub = await h.addSubscription({ name: 'workflow', events: ['incident.workflow.completed'] });
+    expect(bodyOf(await post('workflow', sub.secret, pagerduty('incident.workflow.completed')))).toMatchObject({ status: 'accepted', event: 'incident' });
+    expect(h.queue.sent[0]).toMatchObject({ event: 'incident', action: 'workflow.completed' });
+    // The other verb of the family is another event, and the request log names it whole.
+    expect(bodyOf(await post('workflow', sub.secret, pagerduty('incident.workflow.started')))).toMatchObject({ status: 'ignored', reason: 'Event not handled' });
+    const reasons = (await h.requests.list({ limit: 10 })).flatMap((r) => r.candidates ?? []).map((c) => c.reason);
+    expect(reasons).toEqual(expect.arrayContaining([
+      'event filter incident.workflow.completed matches custom:incident.workflow.completed',
+      'event filters incident.workflow.completed do not match custom:incident.workflow.started',
+    ]));
+  });
+
   test('an explicit X-Event-Type or payload event_type still wins', async () => {
     const sub = await h.addSubscription({ name: 'explicit', events: ['deploy', 'ops'] });
     expect(bodyOf(await post('explicit', sub.secret, ALERTMANAGER, { 'x-event-type': 'deploy' }))).toMatchObject({ status: 'accepted', event: 'deploy' });
@@ -63,5 +78,8 @@ describe('alert senders on custom endpoints', () => {
     expect(alertSenderEvent({ groupKey: 'x', status: 'firing' })).toBeUndefined();
     expect(alertSenderEvent({ event: { event_type: 'incident.triggered' } })).toBeUndefined();
     expect(alertSenderEvent({ event: { event_type: '../x.y z', resource_type: 'incident', occurred_at: 'now' } })).toBeUndefined();
+    for (const eventType of ['incident.', 'incident..added', 'incident.responder.', 'incident.Responder.added', `incident.${'a.'.repeat(50)}b`]) {
+      expect(alertSenderEvent({ event: { event_type: eventType, resource_type: 'incident', occurred_at: 'now' } })).toBeUndefined();
+    }
   });
 });

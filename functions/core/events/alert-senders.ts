@@ -4,7 +4,8 @@
  * cannot be told from resolved by `--events`. Recognised by the shape of their payloads,
  * they get event types a filter can name: `alert.firing` / `alert.resolved` (Alertmanager
  * and Grafana) and PagerDuty's own `incident.<verb>` (`incident.triggered`,
- * `incident.resolved`, …). An explicit `X-Event-Type` or payload `event_type` still wins.
+ * `incident.resolved`, `incident.responder.added`, …). An explicit `X-Event-Type` or
+ * payload `event_type` still wins.
  */
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj | undefined => (v && typeof v === 'object' && !Array.isArray(v) ? (v as Obj) : undefined);
@@ -19,7 +20,9 @@ export interface AlertSenderEvent {
 export const ALERT_SENDER_ACTIONS: Readonly<Record<string, readonly string[] | undefined>> = { alert: ['firing', 'resolved'], incident: undefined };
 
 const ALERT_STATUS = new Set(ALERT_SENDER_ACTIONS.alert);
-const VERB = /^[a-z][a-z0-9_]{0,63}$/;
+const PART = /^[a-z][a-z0-9_]{0,63}$/;
+/** An action is at most 100 characters, as any event type (classify.ts). */
+const ACTION_MAX = 100;
 
 export function alertSenderEvent(payload: Obj): AlertSenderEvent | undefined {
   // Alertmanager (webhook_config, version "4") and Grafana's unified alerting share the
@@ -32,8 +35,14 @@ export function alertSenderEvent(payload: Obj): AlertSenderEvent | undefined {
   const event = obj(payload.event);
   const type = event?.event_type;
   if (typeof type === 'string' && typeof event?.resource_type === 'string' && typeof event.occurred_at === 'string') {
-    const [resource, verb] = type.split('.', 2);
-    if (resource && verb && VERB.test(resource) && VERB.test(verb)) return { sender: 'pagerduty', event: resource, action: verb };
+    // The verb is everything after the first dot: `incident.responder.added` is event `incident`,
+    // action `responder.added`, which the filter `incident.responder.added` names (filters.ts).
+    const dot = type.indexOf('.');
+    const resource = type.slice(0, dot);
+    const verb = type.slice(dot + 1);
+    if (dot > 0 && PART.test(resource) && verb.length <= ACTION_MAX && verb.split('.').every((part) => PART.test(part))) {
+      return { sender: 'pagerduty', event: resource, action: verb };
+    }
   }
   return undefined;
 }

@@ -23,6 +23,16 @@ export function splitSource(filter: string): { source?: Source; rest: string } {
 }
 
 /** Whether one filter matches an event; `source` undefined ignores source qualifiers. */
+/**
+ * The event and action of a filter's type for a sample or a preview: split at the first dot,
+ * the action keeping the rest (`incident.responder.added` → `incident`, `responder.added`).
+ * `filterMatches` takes that pair, as it takes `deploy.finished` + `ok`.
+ */
+export function splitType(rest: string): [event: string, action: string | undefined] {
+  const dot = rest.indexOf('.');
+  return dot < 0 ? [rest, undefined] : [rest.slice(0, dot), rest.slice(dot + 1) || undefined];
+}
+
 export function filterMatches(filter: string, event: string, action: string | undefined, source?: Source): boolean {
   const split = splitSource(filter);
   if (split.source && source && split.source !== source) return false;

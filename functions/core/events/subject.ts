@@ -181,10 +181,17 @@ function gitlabSubject(p: Obj, kind: string): Subject | undefined {
   }
 }
 
-/** Alertmanager / Grafana group keys and PagerDuty incidents: one subject per alert group. */
+/**
+ * Alertmanager / Grafana group keys and PagerDuty incidents: one subject per alert group.
+ * A groupKey (route key + group labels) is unique only within the Alertmanager or Grafana org
+ * that formed it: the sender's externalURL (and Grafana's orgId) are part of the subject, so
+ * prod's and staging's `{}:{alertname="DiskRunningFull"}` never supersede each other, while
+ * HA replicas, which share their externalURL, still merge.
+ */
 function alertSubject(p: Obj): Subject | undefined {
   const group = str(p.groupKey);
-  if (group) return { kind: 'alert', key: `alert:${hashKey(group)}` };
+  const org = typeof p.orgId === 'number' || typeof p.orgId === 'string' ? p.orgId : '';
+  if (group) return { kind: 'alert', key: `alert:${hashKey(JSON.stringify([str(p.externalURL) ?? '', org, group]))}` };
   const incident = obj(obj(p.event)?.data);
   const id = str(incident?.id);
   if (id && str(obj(p.event)?.event_type)?.startsWith('incident.')) return { kind: 'alert', key: `pagerduty:${hashKey(id)}` };
