@@ -5,15 +5,20 @@
  * checked against the live diff first, and posted against the head that diff is of
  * (live-change.ts; the head is read again after the diff, and the diff again if it moved).
  * Findings outside it, positions the host rejects, and any failure here are folded into
- * the summary comment instead, so this step never fails the delivery. A review GitHub
+ * the summary comment instead, so this step does not fail the delivery; the one exception
+ * is a GitLab merge request not prepared yet (gitlab-prepared.ts): that delivery fails
+ * retryably after a short wait, as its findings will have a diff soon. A review GitHub
  * refuses (422, which names no comment) is sent again in halves, so only the refused
  * comments are folded. Failed writes are tried again after a look for their markers, rate
  * limits waited out (inline-send.ts). A finding already posted on the same place (hidden
  * marker: place and a hash of the finding) is not repeated; a different one there is posted.
  */
+import { HookError } from '../errors';
 import type { Subject } from '../events/subject';
 import { isFailure, type CodehostClient, type Page } from './codehost-api';
 import { commentableLines, findingBody, findingMarker, postedFindingKeys, FINDING_MARKER_HEAD, type DiffLines, type Finding } from './findings';
+import { unpreparedMessage, whenPrepared } from './gitlab-prepared';
+import { realSleep } from './http';
 import { inlinePacing, sendInline, sendInParts } from './inline-send';
 import { changePathOf, type LiveChange, type LiveChangeReader } from './live-change';
 
@@ -55,8 +60,21 @@ async function findingKeysIn(client: CodehostClient, comments: Listed[]): Promis
   return new Set(marked.filter(([comment]) => own(comment)).flatMap(([, body]) => postedFindingKeys(body)));
 }
 
-/** GitHub marks a review comment whose line changed since as outdated (`line: null`): it no longer holds its place. */
-const outdated = (comment: unknown) => (comment as Obj | null)?.line === null;
+/**
+ * A comment whose line changed since no longer holds its place. GitHub marks it (`line: null`).
+ * GitLab sends no `line`: it moves a diff note's position forward to the new diff_refs when
+ * its line is unchanged, and leaves it at the old version's otherwise, so a note counts only
+ * when its position is of the live diff.
+ */
+function outdated(comment: unknown, live: LiveChange): boolean {
+  const c = comment as Obj | null;
+  if (c?.line === null) return true;
+  const position = c?.position as Obj | null | undefined;
+  if (!position || typeof position !== 'object' || !live.refs) return false;
+  // A position naming no diff version (none GitLab writes) says nothing either way.
+  const of = (key: 'head_sha' | 'start_sha') => typeof position[key] === 'string' && position[key] !== live.refs?.[key];
+  return of('head_sha') || of('start_sha');
+}
 
 /** After a failed try: whether a comment carrying one of these findings' markers is there now (made before the answer was lost). */
 function landedAny(client: CodehostClient, change: string, subscription: string, findings: Finding[]): () => Promise<boolean> {
@@ -77,7 +95,7 @@ export async function postInlineFindings(client: CodehostClient, subject: Subjec
     foldAll(findings, 'not a pull/merge request');
     return result;
   }
-  const { live, files } = await diffAtHead(client, change, options.live);
+  const { live, files } = await preparedDiff(client, subject, change, options);
   if (!files.ok) {
     foldAll(findings, `the diff could not be read (${files.failure.code})`);
     return result;
@@ -93,7 +111,7 @@ export async function postInlineFindings(client: CodehostClient, subject: Subjec
     oldPaths.set(path, old);
     if (old !== path) renamedFrom.set(old, path);
   }
-  const existing = await findingKeysIn(client, (await listInline(client, change)).filter(([comment]) => !outdated(comment)));
+  const existing = await findingKeysIn(client, (await listInline(client, change)).filter(([comment]) => !outdated(comment, live)));
   const inline: Finding[] = [];
   for (const found of findings) {
     // A finding on a renamed file may name it by its old path (natural for a removed line):
@@ -159,6 +177,23 @@ async function diffAtHead(client: CodehostClient, change: string, reader: LiveCh
     if (sameChange(live, now) || reads === DIFF_READS) return { live: now, files };
     live = now;
   }
+}
+
+/**
+ * The diff and its head, once GitLab has prepared the merge request (gitlab-prepared.ts):
+ * missing diff_refs or an empty list are read again after a few seconds' wait. Still not
+ * prepared then, or the merge request unreadable for a passing reason, the delivery fails
+ * retryably (the queue tries it again), instead of folding every finding for good.
+ */
+async function preparedDiff(client: CodehostClient, subject: Subject, change: string, options: InlineOptions): Promise<{ live: LiveChange; files: Page<Obj> }> {
+  const read = () => diffAtHead(client, change, options.live);
+  if (client.host !== 'gitlab') return read();
+  const suspect = ({ live, files }: { live: LiveChange; files: Page<Obj> }) => (files.ok && (!live.refs || files.items.length === 0) ? files.items.length : undefined);
+  const got = await whenPrepared(client, change, read, suspect, options.sleep ?? realSleep);
+  const mr = `merge request !${subject.number ?? '?'}`;
+  if (got.unprepared) throw new HookError('unavailable', `${unpreparedMessage(got.unprepared, mr)}: the delivery is tried again later`, { retryable: true });
+  if (got.failure?.retryable) throw new HookError('unavailable', `GitLab's ${mr} could not be read to place the findings (${got.failure.message}): the delivery is tried again later`, { retryable: true });
+  return got.value;
 }
 
 /** A GitLab text position; a context line carries both numbers, whichever side the finding names. */

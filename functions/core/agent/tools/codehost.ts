@@ -8,7 +8,8 @@ import { HookError } from '../../errors';
 import { subjectOf, type Subject } from '../../events/subject';
 import { codehostClient, isFailure, type CodehostClient } from '../../delivery/codehost-api';
 import { installationIdOf } from '../../delivery/github-app';
-import type { HttpResult } from '../../delivery/http';
+import { pause, type HttpResult } from '../../delivery/http';
+import { unpreparedMessage, whenPrepared } from '../../delivery/gitlab-prepared';
 import type { ToolContext } from '../tools';
 import { cutText } from '../../cut-text';
 
@@ -22,6 +23,9 @@ export interface Opened {
   subject: Subject;
   /** The pull/merge request or issue number. */
   number: number;
+  /** A wait of the run (the test's sleep; over when the run's time runs out), and whether that time ran out. */
+  pause: (ms: number) => Promise<void>;
+  aborted: () => boolean;
 }
 
 export function subjectOfContext(context: ToolContext): Subject {
@@ -45,7 +49,10 @@ export function openSubject(context: ToolContext, want: 'change' | 'issue' | 'an
   if (!ok || subject.number === undefined) {
     throw new HookError('tool_no_change', want === 'change' ? 'This event names no pull request or merge request' : 'This event names no issue, pull request or merge request');
   }
-  return { client: clientFor(context, subject), subject, number: subject.number };
+  return {
+    client: clientFor(context, subject), subject, number: subject.number,
+    pause: (ms) => pause(ms, context.sleep, context.signal), aborted: () => context.signal.aborted,
+  };
 }
 
 /** The API path of the change: GitHub `/pulls/{n}`, GitLab `/merge_requests/{iid}`. */
@@ -129,11 +136,21 @@ export function githubFile(f: Record<string, unknown>): FileChange {
 /** GitHub lists at most 3,000 files of a pull request; GitLab's diffs API is paginated likewise. */
 export const MAX_FILES = 3000;
 
-/** The change's own files and diffs (base...head, as its page shows them). */
+/**
+ * The change's own files and diffs (base...head, as its page shows them). An empty GitLab
+ * list is only taken once the merge request says it is prepared (delivery/gitlab-prepared.ts):
+ * a few seconds are waited for it, then the read fails retryably.
+ */
 export async function changedFiles(opened: Opened): Promise<{ files: FileChange[]; note: string }> {
-  const github = opened.client.host === 'github';
-  const { items, note } = await listAll<Record<string, unknown>>(opened, `${changePath(opened)}/${github ? 'files' : 'diffs'}`, MAX_FILES);
-  return { note, files: items.map(github ? githubFile : gitlabFile) };
+  if (opened.client.host === 'github') {
+    const { items, note } = await listAll<Record<string, unknown>>(opened, `${changePath(opened)}/files`, MAX_FILES);
+    return { note, files: items.map(githubFile) };
+  }
+  const read = () => listAll<Record<string, unknown>>(opened, `${changePath(opened)}/diffs`, MAX_FILES);
+  const listed = await whenPrepared(opened.client, changePath(opened), read, (list) => (list.items.length === 0 ? 0 : undefined), opened.pause, opened.aborted);
+  if (listed.failure) throw toolError(listed.failure);
+  if (listed.unprepared) throw new HookError('tool_unprepared', `${unpreparedMessage(listed.unprepared)}; the diff cannot be read now`, { retryable: true });
+  return { note: listed.value.note, files: listed.value.items.map(gitlabFile) };
 }
 
 /** A GitLab diff entry (`/merge_requests/:iid/diffs`, `/repository/compare`) as a changed file. */

@@ -7,14 +7,15 @@
 import { HookError } from '../../errors';
 import type { Tool } from '../tools';
 import { changePath, changedFiles, getJson, inputOf, listAll, obj, openSubject, positiveLine, s, safeFilePath, safeRef, capText, answerText, MAX_FILES, type FileChange, type Opened } from './codehost';
+import { gitlabCi } from './gitlab-ci';
 import { headRead, lastReviewedCommit } from './since';
 
 export { MAX_FILES } from './codehost';
+export { LOG_TAIL } from './gitlab-ci';
 export const MAX_COMMITS = 250;
 export const DIFF_CAP = 20_000;
 export const FILE_CAP = 20_000;
 export const FILE_LINES = 400;
-export const LOG_TAIL = 4_000;
 
 
 const none = { type: 'object', properties: {}, additionalProperties: false };
@@ -149,11 +150,11 @@ export const REVIEW_TOOLS: Record<string, Tool> = {
   },
   get_ci_status: {
     name: 'get_ci_status',
-    description: 'CI results for the change\'s head: GitHub check runs and commit statuses; GitLab\'s latest pipeline, its failed jobs and the tail of the first failed job\'s log.',
+    description: 'CI results for the change\'s head: GitHub check runs and commit statuses; GitLab\'s latest pipeline, its failed jobs and the tail of the first failed job\'s log (for a merge request from a fork, read in the fork).',
     parameters: none,
     async run(_input, context) {
       const opened = openSubject(context, 'change');
-      return opened.client.host === 'github' ? githubCi(opened, await headRead(opened, context)) : gitlabCi(opened);
+      return opened.client.host === 'github' ? githubCi(opened, await headRead(opened, context)) : gitlabCi(opened, context);
     },
   },
 };
@@ -170,22 +171,4 @@ async function githubCi(opened: Opened, head: string): Promise<string> {
   if ((runs.total_count ?? 0) > (runs.check_runs?.length ?? 0)) lines.push(`…[${(runs.total_count ?? 0) - (runs.check_runs?.length ?? 0)} more check runs not shown]`);
   for (const st of status.statuses ?? []) lines.push(`status ${s(st.context)}: ${s(st.state)}${st.description ? ` — ${s(st.description)}` : ''}`);
   return capText(lines.join('\n'), DIFF_CAP, 'more CI results not shown');
-}
-
-async function gitlabCi(opened: Opened): Promise<string> {
-  const pipelines = await getJson<Array<Record<string, unknown>>>(opened, `${changePath(opened)}/pipelines?per_page=5`);
-  const latest = pipelines[0];
-  if (!latest) return 'No pipeline has run for this merge request.';
-  const id = Number(latest.id);
-  if (!Number.isSafeInteger(id) || id < 1) throw new HookError('tool_bad_answer', 'GitLab answered a pipeline without a numeric id');
-  const lines = [`pipeline ${id}: ${s(latest.status)} at ${s(latest.sha).slice(0, 12)}`];
-  const { items: failed } = await listAll<Record<string, unknown>>(opened, `/pipelines/${id}/jobs?scope[]=failed`, 100);
-  for (const job of failed) lines.push(`failed job ${s(job.name)} (stage ${s(job.stage)})`);
-  const first = failed.find((j) => Number.isSafeInteger(Number(j.id)) && Number(j.id) > 0);
-  if (first) {
-    const log = answerText(await opened.client.request(`/jobs/${Number(first.id)}/trace`, { accept: 'text/plain' }));
-    const tail = log.length > LOG_TAIL ? `…[log cut: only the last ${LOG_TAIL} of ${log.length} characters]\n${log.slice(-LOG_TAIL)}` : log;
-    lines.push(`\nlog of ${s(first.name)}:\n${tail}`);
-  }
-  return lines.join('\n');
 }
