@@ -5,7 +5,9 @@
  * times goes to the dead-letter table on its next receive, `delaySeconds` defers a send,
  * and `changeVisibility` re-times a received message (paced retries). Receipt handles
  * are `{id}.{receipt}`: a receipt is stale once the message was received again.
- * Any process may send; serve's consumer is woken by in-process sends and `wake()`.
+ * Any process may send; serve's consumer is woken by in-process sends and `wake()`. Times
+ * on disk are the wall clock's; the consumer keeps its waits through steps of that clock
+ * (queue-clock.ts).
  *
  * A message accepted together with its event record (accept.ts) is stored by reference:
  * an empty body, read from event_messages on receive. The payload is then written once
@@ -18,12 +20,15 @@ import { messageJson } from '../../core/message-json';
 import type { StoreDb } from './db';
 import { GaveUpRecords } from './gave-up';
 import { MessageHandoff } from './handoff';
+import { QueueClock } from './queue-clock';
 import { bodiesOf, delayMs, eventKeyOf, eventOfKey, eventOfRow, parseReceipt, queueUnavailable, Waiters, type QueueRow as Row } from './queue-rows';
 
 export interface SqliteQueueOptions {
   visibilityTimeoutMs: number;
   maxReceiveCount: number;
   clock: Clock;
+  /** The monotonic clock beside `clock` (clock-steps.ts: performance.now() for the system clock). */
+  monotonic?: () => number;
   /** Called after every send, so a consumer in another process can be woken. */
   onSend?: () => void;
 }
@@ -51,6 +56,8 @@ export class SqliteQueue implements EventQueue {
   private readonly stmts;
   private readonly handoff = new MessageHandoff();
   private readonly gaveUp: GaveUpRecords;
+  /** Writes that time rows: on the wall clock, their waits kept through its steps. */
+  private readonly times: QueueClock;
 
   constructor(private readonly store: StoreDb, private readonly options: SqliteQueueOptions) {
     const db = store.db;
@@ -74,6 +81,7 @@ export class SqliteQueue implements EventQueue {
       deadList: db.prepare('SELECT message_id AS messageId, body, receive_count AS receiveCount, reason, dead_at AS deadAt FROM dead_letters ORDER BY id'),
     };
     this.gaveUp = new GaveUpRecords(db);
+    this.times = new QueueClock(store, options.clock, options.monotonic);
   }
 
   /**
@@ -176,8 +184,7 @@ export class SqliteQueue implements EventQueue {
    * same transaction: the worker's own give-up never ran if its last attempt was cut off.
    */
   receive(max: number): Promise<ReceivedMessage[]> {
-    return this.store.write(() => {
-      const now = this.options.clock.now();
+    return this.times.write(true, (now) => {
       const until = now + this.options.visibilityTimeoutMs;
       const received: ReceivedMessage[] = [];
       for (const row of this.stmts.visible.all(now, max * 2) as Row[]) {
@@ -218,7 +225,7 @@ export class SqliteQueue implements EventQueue {
   async changeVisibility(receiptHandle: string, seconds: number): Promise<void> {
     const [id, receipt] = parseReceipt(receiptHandle);
     const delay = Math.min(Math.max(0, seconds), 12 * 3600) * 1000;
-    await this.store.write(() => this.stmts.retime.run(this.options.clock.now() + delay, id, receipt));
+    await this.times.write(false, (now) => this.stmts.retime.run(now + delay, id, receipt));
     this.wake();
   }
 
