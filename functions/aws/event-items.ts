@@ -10,6 +10,19 @@ import type { EventRecord, QueueMessage } from '../core/types';
 
 export const EVENT_RETENTION_SECONDS = 14 * 24 * 3600;
 
+/**
+ * The TTL (epoch seconds) of a record's two items: 14 days from this write (its arrival,
+ * its release, its end when the worker writes it whole). None while it is held: a paused
+ * subscription keeps its events until `resume`, however long, and the release writes both
+ * items again with it. Queued and processing records keep theirs: no queue keeps a
+ * message longer (the queue 4 days, the dead-letter queue 14 from the first send; a
+ * redrive writes the record again).
+ */
+export function eventExpiresAt(record: Pick<EventRecord, 'status' | 'received_at' | 'updated_at'>): number | undefined {
+  if (record.status === 'held') return undefined;
+  return Math.floor((Date.parse(record.updated_at) || Date.parse(record.received_at) || Date.now()) / 1000) + EVENT_RETENTION_SECONDS;
+}
+
 export type Item = Record<string, AttributeValue>;
 
 /** The sort key of an event's message item. */
@@ -20,9 +33,10 @@ export const isMessageItem = (item: Item) => item.subscription?.S?.endsWith(MESS
 /** A record's two items, its message's first (also written by the dedup store's claim transaction). */
 export function eventItems(record: EventRecord): [message: Item, record: Item] {
   const { message, ...rest } = record;
-  const expires = Math.floor(Date.parse(record.received_at) / 1000) + EVENT_RETENTION_SECONDS;
+  const expires = eventExpiresAt(record);
   return [
-    { ...messageKey(record.event_id, record.subscription), message: { S: messageJson(message) }, expires_at: { N: String(expires) } },
+    { ...messageKey(record.event_id, record.subscription), message: { S: messageJson(message) }, ...(expires === undefined ? {} : { expires_at: { N: String(expires) } }) },
+    // A PutItem replaces the whole item: a held record written over one with a TTL loses it.
     marshall({ ...rest, arrival: `${record.received_at}#${record.event_id}`, expires_at: expires }, { removeUndefinedValues: true }),
   ];
 }

@@ -1,7 +1,7 @@
 /**
  * EventLog over the DynamoDB `events` table: one item per (event, subscription), kept
- * 14 days (TTL attribute `expires_at`), listed per subscription through the
- * `by_subscription` index ordered by arrival.
+ * 14 days (TTL attribute `expires_at`; none while held: event-items.ts), listed per
+ * subscription through the `by_subscription` index ordered by arrival.
  *
  * The event's queue message (with its payload, ~20 KB for a pull request) is an item of
  * its own beside the record, sort key `{subscription}#message` (names cannot hold '#'),

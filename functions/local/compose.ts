@@ -109,7 +109,8 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
     if (options.role === 'serve') {
       recovered = await queue.releaseAll();
       await leases.dropWorkerLeases();
-      await expireOld(opened, openedAt);
+      // What expired while serve was stopped; startHousekeeping (housekeeping.ts) keeps it up while serve runs.
+      await expireOld(opened, openedAt, options.logger ? { logger: options.logger } : {});
     }
     const events = new SqliteEventLog(opened);
     const runtime: LocalRuntime = {

@@ -2,8 +2,9 @@
  * EventLog over SQLite: one row per (event, subscription). The queue message (which may
  * carry the whole payload) is written once, with the record, in event_messages; the
  * prompt and reply have columns of their own; status changes rewrite only the small
- * `data` column (and a text column when it changes). Records are kept 14 days, like the
- * DynamoDB table's TTL.
+ * `data` column (and a text column when it changes). A record is kept 14 days from its
+ * last whole write (its arrival, or its release) or from when it ended, whichever is
+ * later; one still waiting (held, queued, processing) is never dropped (housekeeping.ts).
  */
 import type { EventLog, EventSearch, EventSearchPage, RecordedSubscriptions, UpdateOptions } from '../../core/ports';
 import type { EventRecord, EventStatus, EventSummary, QueueMessage } from '../../core/types';
@@ -12,6 +13,12 @@ import type { StoreDb } from './db';
 import { SqliteEventSearch } from './event-search';
 
 export const EVENT_RETENTION_MS = 14 * 24 * 3600 * 1000;
+
+/** Statuses that still promise work (`resume` releases a held record however long the pause): never expired. */
+export const WAITING_STATUSES: readonly EventStatus[] = ['held', 'queued', 'processing'];
+
+/** Epoch ms when a record written or ended at `at` (ISO time) expires. */
+const expiresFrom = (at: string | undefined): number => (Date.parse(at ?? '') || Date.now()) + EVENT_RETENTION_MS;
 
 interface Row {
   event_id: string;
@@ -62,7 +69,8 @@ export class SqliteEventLog implements EventLog {
     const columns = 'SELECT e.event_id AS event_id, e.subscription AS subscription, e.data AS data, m.message AS message FROM events e JOIN event_messages m ON m.event_id = e.event_id AND m.subscription = e.subscription';
     this.selectOne = db.prepare(`${columns} WHERE e.event_id = ? AND e.subscription = ?`);
     this.selectData = db.prepare('SELECT data FROM events WHERE event_id = ? AND subscription = ?').pluck();
-    this.setData = db.prepare('UPDATE events SET data = ?, status = ? WHERE event_id = ? AND subscription = ?');
+    // An expiry is only ever pushed later: a record that ends keeps its 14 days from then.
+    this.setData = db.prepare('UPDATE events SET data = ?, status = ?, expires_at = MAX(expires_at, ?) WHERE event_id = ? AND subscription = ?');
     this.selectEvent = db.prepare(`${columns} WHERE e.event_id = ? ORDER BY e.subscription`);
     this.bySubscription = db.prepare(`${columns} WHERE e.subscription = ? ORDER BY e.received_at DESC, e.event_id DESC LIMIT ?`);
     this.bySubscriptionBefore = db.prepare(`${columns} WHERE e.subscription = ? AND (e.received_at, e.event_id) < (?, ?) ORDER BY e.received_at DESC, e.event_id DESC LIMIT ?`);
@@ -106,7 +114,7 @@ export class SqliteEventLog implements EventLog {
   /** Writes whole records inside the caller's write transaction. */
   putNow(records: EventRecord[]): void {
     for (const record of records) {
-      const expires = (Date.parse(record.received_at) || Date.now()) + EVENT_RETENTION_MS;
+      const expires = expiresFrom(record.updated_at || record.received_at);
       this.upsert.run(record.event_id, record.subscription, record.received_at, record.status, dataOf(record), expires);
       this.upsertMessage.run(record.event_id, record.subscription, messageJson(record.message));
       for (const name of TEXTS) this.setText(record.event_id, record.subscription, name, record[name]);
@@ -127,7 +135,9 @@ export class SqliteEventLog implements EventLog {
 
       }
       for (const key of Object.keys(next)) if (next[key] === undefined) delete next[key];
-      this.setData.run(JSON.stringify(next), next.status as string, eventId, subscription);
+      const status = next.status as EventStatus;
+      const ended = 'status' in rest && !WAITING_STATUSES.includes(status);
+      this.setData.run(JSON.stringify(next), status, ended ? expiresFrom(next.updated_at as string | undefined) : 0, eventId, subscription);
       // The worker's progress: a crash before the next fsync only repeats work the queue gives back.
     }, { durable: false, now: options.immediately === true });
   }

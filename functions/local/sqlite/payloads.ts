@@ -1,9 +1,10 @@
 /**
  * PayloadStore in the SQLite store: large payloads are written in the same group-committed
  * transaction as the rest of the request, so a 202 covers them too. Pointers are
- * `sqlite:{key}`; payloads are dropped with their events after 14 days. Pointers of the
- * previous file store (`file://{data}/payloads/{key}.json`, in messages migrated from a
- * dynalite data dir) are still read.
+ * `sqlite:{key}`; a payload is dropped once it is 14 days old and no record needs it any
+ * more (housekeeping.ts: its event's records are gone, and no waiting replay reads it).
+ * Pointers of the previous file store (`file://{data}/payloads/{key}.json`, in messages
+ * migrated from a dynalite data dir) are still read.
  */
 import { readFileSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
@@ -12,6 +13,13 @@ import type { PayloadStore } from '../../core/ports';
 import type { StoreDb } from './db';
 
 const PREFIX = 'sqlite:';
+
+/** The key a pointer names (`sqlite:{key}`, or a migrated `file://…/{key}.json`), if it is one of this store's. */
+export function payloadKeyOf(pointer: string): string | undefined {
+  if (pointer.startsWith(PREFIX)) return pointer.slice(PREFIX.length);
+  if (pointer.startsWith('file://')) return basename(pointer, '.json');
+  return undefined;
+}
 
 export class SqlitePayloadStore implements PayloadStore {
   private readonly insert;

@@ -65,6 +65,16 @@ const MIGRATIONS: string[] = [
   ALTER TABLE queue ADD COLUMN in_flight INTEGER NOT NULL DEFAULT 0;
   UPDATE queue SET in_flight = 1 WHERE receive_count > 0;
   `,
+  // Retention runs while serve runs (housekeeping.ts), a bounded batch at a time: what has
+  // expired is found through these instead of a scan of the whole table per batch (a
+  // payload's created_at lies after its body, which a scan reads through). Records still
+  // waiting (held, queued, processing) never expire; the partial index finds the payloads
+  // they need.
+  `
+  CREATE INDEX events_by_expiry ON events (expires_at);
+  CREATE INDEX events_waiting ON events (status) WHERE status IN ('held', 'queued', 'processing');
+  CREATE INDEX payloads_by_age ON payloads (created_at, key);
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
