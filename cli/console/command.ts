@@ -96,7 +96,7 @@ export async function runConsole(ctx: CliContext, global: GlobalOptions, options
     const requests = requestLogOf(stores);
     return {
       subscriptions: stores.subscriptions, events: stores.events, queue: stores.queue, payloads, where: stores.where,
-      ...(stores.leases ? { leases: stores.leases } : {}), ...(stores.release ? { release: stores.release } : {}),
+      ...(stores.leases ? { leases: stores.leases } : {}), ...(stores.release ? { release: stores.release } : {}), ...(stores.dedup ? { dedup: stores.dedup } : {}),
       publicUrl: baseUrl(ctx.config, ctx.configDir, ctx.warn), secretValues: () => secrets, ...(requests ? { requests } : {}),
     };
   };

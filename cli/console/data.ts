@@ -13,12 +13,14 @@ import { scrub } from './redact';
 import { chart, durationMs, endpointOf, listEvents, SEARCH_BUDGET, tokensShown, type EventFilters } from './list-view';
 import { bounded, findRequestEntry } from './shape';
 import { codehostEndpoints, receivesCustom, type Endpoint } from '../setup-hints';
+import { AbandonedCheck } from './abandoned-check';
 
 /**
  * The stores the console reads, the same members as the CLI's (`Stores`): pause, resume and
  * replay hand them on whole (lifecycle.ts). `requests`: when this build has an adapter for it.
+ * `dedup` (AWS): the claims that tell a request that died before its event was queued.
  */
-export type SharedStores = Pick<Stores, 'subscriptions' | 'events' | 'queue' | 'payloads' | 'requests' | 'leases' | 'release' | 'where'>;
+export type SharedStores = Pick<Stores, 'subscriptions' | 'events' | 'queue' | 'payloads' | 'requests' | 'leases' | 'release' | 'dedup' | 'where'>;
 
 export interface ConsoleSources extends SharedStores {
   /** Where the webhook endpoints are reached from outside (`webhooks.public_url`). */
@@ -46,8 +48,11 @@ export function eventSummary(r: EventRecord) {
 }
 
 export class ConsoleData {
-  /** `searchBudget`: records one list answer reads at most (list-view.ts). */
-  constructor(private readonly sources: ConsoleSources, private readonly searchBudget = SEARCH_BUDGET) {}
+  /**
+   * `searchBudget`: records one list answer reads at most (list-view.ts). `abandoned`: the
+   * handler's check, kept across requests (it checks each subscription once a minute at most).
+   */
+  constructor(private readonly sources: ConsoleSources, private readonly searchBudget = SEARCH_BUDGET, private readonly abandoned = new AbandonedCheck()) {}
 
   private async secrets(): Promise<string[]> {
     const subscriptions = await this.sources.subscriptions.list();
@@ -68,7 +73,10 @@ export class ConsoleData {
 
   /** The whole event log, newest first, filtered in the store (list-view.ts, event-list.ts). */
   async listEvents(filters: EventFilters) {
-    return this.clean(await listEvents(this.sources.events, await this.sources.subscriptions.list(), filters, this.searchBudget));
+    const subscriptions = await this.sources.subscriptions.list();
+    // As `webhook events` does before it lists: records of requests that died before queueing end `abandoned` (AWS).
+    await this.abandoned.subscriptions(this.sources, filters.subscription ? [filters.subscription] : subscriptions.map((s) => s.name));
+    return this.clean(await listEvents(this.sources.events, subscriptions, filters, this.searchBudget));
   }
 
   /** Events per hour for the last 24 h, by outcome. */
@@ -128,8 +136,9 @@ export class ConsoleData {
 
   /** Every record of one event (one per subscription) with its payload, prompt, transcript and targets. */
   async event(eventId: string) {
-    const records = await this.sources.events.getEvent(eventId);
-    if (records.length === 0) return undefined;
+    const read = await this.sources.events.getEvent(eventId);
+    if (read.length === 0) return undefined;
+    const records = await this.abandoned.shown(this.sources, read);
     const first = records[0]!;
     const { payload, payload_error } = await this.payloadOf(first);
     const request = await this.requestOf(first);

@@ -8,6 +8,7 @@ import { HookError } from '../../functions/core/errors';
 import { SUBSCRIPTION_NAME_PATTERN } from '../../functions/core/types';
 import type { Logger } from '../../functions/core/log';
 import { ConsoleData, type ConsoleSources } from './data';
+import { AbandonedCheck } from './abandoned-check';
 import { decodeCursor } from './event-list';
 import { actionFor, bodyOptions } from './action-input';
 import { runUseCase } from './lifecycle';
@@ -17,8 +18,12 @@ import page from './page.html';
 import { AUTH_COOKIE, ConsoleGuard, SESSION_COOKIE, cookies, hostIsLoopback, isLoopbackPeer, securityHeaders } from './security';
 
 export interface ConsoleOptions {
-  /** Required when the console is reachable off loopback. */
+  /** Required when the console is reachable off loopback, and always on serve's port. */
   authToken?: string;
+  /** The key of the auth cookie's digest. serve keeps one across restarts, so the cookie outlives the process; default: a new one per process. */
+  authCookieKey?: Buffer;
+  /** Where the user finds the token, for the 401 answers (default: the --auth-token value). */
+  tokenFrom?: string;
   /** Answer only peers on this machine (serve's mount). */
   loopbackPeersOnly?: boolean;
   /** Refuse Host headers that do not name loopback (DNS rebinding); on unless bound elsewhere with a token. */
@@ -85,7 +90,9 @@ function forwardedByProxy(req: IncomingMessage): boolean {
 
 export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, options: ConsoleOptions = {}): ConsoleHandler {
   const consoleOptions = options;
-  const guard = new ConsoleGuard(options.authToken);
+  const guard = new ConsoleGuard(options.authToken, options.authCookieKey);
+  // One for the handler's life: it checks each subscription at most once a minute across requests.
+  const abandoned = new AbandonedCheck(options.logger ? { logger: options.logger } : {});
   const withSources: SourcesProvider = typeof provide === 'function' ? provide : (fn) => fn(provide);
   const now = options.now ?? Date.now;
   const loopbackHostsOnly = options.loopbackHostsOnly ?? true;
@@ -107,7 +114,7 @@ export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, 
   }
 
   async function api(req: IncomingMessage, res: ServerResponse, path: string, url: URL, sources: ConsoleSources): Promise<void> {
-    const data = new ConsoleData(sources, consoleOptions.searchBudget);
+    const data = new ConsoleData(sources, consoleOptions.searchBudget, abandoned);
     const method = req.method ?? 'GET';
     const q = url.searchParams;
     if (method === 'POST') {
@@ -185,12 +192,12 @@ export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, 
     try {
       if (loopbackHostsOnly && !hostIsLoopback(req)) return problem(res, 421, 'host_not_allowed', 'The console answers only to loopback host names: 127.x.y.z, localhost or [::1]'), true;
       if (guard.needsToken && path === '/console' && url.searchParams.has('token')) {
-        if (!guard.tokenMatches(url.searchParams.get('token') ?? '')) return problem(res, 401, 'unauthorized', 'Wrong token: use the one given to hookagent console --auth-token'), true;
+        if (!guard.tokenMatches(url.searchParams.get('token') ?? '')) return problem(res, 401, 'unauthorized', `Wrong token: use ${options.tokenFrom ?? 'the one given to hookagent console --auth-token'}`), true;
         res.writeHead(303, { location: '/console', 'set-cookie': `${AUTH_COOKIE}=${guard.authCookieValue()}; Path=/console; HttpOnly; SameSite=Strict`, ...securityHeaders() });
         res.end();
         return true;
       }
-      if (!guard.authorized(req)) return problem(res, 401, 'unauthorized', 'This console needs its token: open /console?token=<the --auth-token value>, or send Authorization: Bearer <token>'), true;
+      if (!guard.authorized(req)) return problem(res, 401, 'unauthorized', `This console needs its token: open /console?token=<${options.tokenFrom ?? 'the --auth-token value'}>, or send Authorization: Bearer <token>`), true;
       if (path === '/console' || path === '/console/') {
         if (req.method !== 'GET' && req.method !== 'HEAD') return problem(res, 405, 'method_not_allowed', 'Use GET'), true;
         servePage(req, res);

@@ -1,7 +1,7 @@
 /**
- * The console's guards: loopback Host names (against DNS rebinding), an optional access
- * token (required off loopback), a per-session CSRF token on every state-changing action,
- * and response headers that keep the page to itself.
+ * The console's guards: loopback Host names (against DNS rebinding), an access token
+ * (required off loopback, and always on serve's port), a per-session CSRF token on every
+ * state-changing action, and response headers that keep the page to itself.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
@@ -57,9 +57,8 @@ export function hostIsLoopback(req: IncomingMessage): boolean {
 }
 
 export class ConsoleGuard {
-  private readonly key = randomBytes(32);
-
-  constructor(private readonly authToken: string | undefined) {}
+  /** `key` keys the CSRF and auth cookie digests: per process unless the caller keeps one (serve, so its cookie survives a restart). */
+  constructor(private readonly authToken: string | undefined, private readonly key: Buffer = randomBytes(32)) {}
 
   get needsToken(): boolean {
     return this.authToken !== undefined;

@@ -18,6 +18,7 @@ import { agentsByModel } from '../../functions/worker/agents-by-model';
 import { apiGatewayHandler } from '../../functions/ingest/api-gateway';
 import { QueueConsumer } from '../../functions/local/consumer';
 import { openLocalRuntime } from '../../functions/local/compose';
+import { startHousekeeping } from '../../functions/local/sqlite/housekeeping';
 import { createAgent } from '../../functions/worker/agent-factory';
 import { DynamoCounterStore } from '../../functions/aws/counter-store';
 import { createWorkerHandler } from '../../functions/worker/batch';
@@ -30,6 +31,7 @@ import { secretWarnings } from '../setup-hints';
 import { createLocalHttpServer } from './http-server';
 import { turnBufferedWriter } from './log-writer';
 import { createConsoleHandler } from '../console/handler';
+import { CONSOLE_TOKEN_FROM, consoleToken, consoleUrl } from './console-token';
 import { secretValuesOf } from '../console/redact';
 
 export interface ServeOptions {
@@ -106,12 +108,15 @@ export async function serve(options: ServeOptions): Promise<void> {
   await sweepAbandoned(runtime.openedAt);
   const sweeper = setInterval(() => void sweepAbandoned(Date.now() - DEFAULT_CLAIM_LEASE_MS), DEFAULT_CLAIM_LEASE_MS);
   sweeper.unref();
+  // Retention while serve runs: what expires goes every hour (openLocalRuntime drops what expired before it started).
+  const stopHousekeeping = startHousekeeping(runtime.store, { clock: systemClock, logger });
 
   const consumer = new QueueConsumer(queue, (event) => worker(event), { batchSize: 10, concurrency: 2, idleCheckMs: 5_000, logger });
   // The store file removed or replaced under serve (db.ts, `lost`): nothing it writes is kept any more.
   runtime.store.onLost((file, error) => {
     logger.error('the local store was removed or replaced: answering 503 and no longer taking work from the queue; restart serve', { file, reason: error.message });
     clearInterval(sweeper);
+    void stopHousekeeping();
     void consumer.stop(options.graceMs ?? 10_000);
   });
   // Every request then gets the reason (ingest's own 503 does not say it); the data dir's path stays out of it.
@@ -157,16 +162,18 @@ export async function serve(options: ServeOptions): Promise<void> {
     // Without file watching, CLI sends are picked up by the consumer's idle check.
   }
 
+  // The console's token, always asked for on this port (console-token.ts): printed in the banner, never logged.
+  const consoleAuth = consoleToken(data);
   const server = createLocalHttpServer({
     handler: apiGatewayHandler(async () => answer, logger), maxBodyBytes: () => config.webhooks.max_payload_size, trustProxy: options.trustProxy, logger,
-    // The event console, for peers on this machine only.
+    // The event console, for peers on this machine only, with the token.
     before: createConsoleHandler({
       subscriptions: subscriptionStore, events, queue, payloads: runtime.payloads, requests: runtime.requests, release: runtime.release,
       // Read at each use: a reloaded config.yaml's public_url shows without a restart.
       get publicUrl() { return config.webhooks.public_url ?? ''; },
       where: `the local store in ${data}`, // .env read at each use: serve reloads it.
       secretValues: () => [...secretValuesOf(config), ...dotEnvSecretValues(options.configDir)],
-    }, { loopbackPeersOnly: true, logger }),
+    }, { loopbackPeersOnly: true, logger, authToken: consoleAuth.token, authCookieKey: consoleAuth.cookieKey, tokenFrom: CONSOLE_TOKEN_FROM }),
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', (error: NodeJS.ErrnoException) => reject(new HookError('listen_failed', error.code === 'EADDRINUSE' ? `Port ${options.port} on ${options.host} is in use; choose another with --port` : `Cannot listen on ${options.host}:${options.port}: ${error.message}`)));
@@ -174,6 +181,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   }).catch(async (error: unknown) => {
     watcher?.close();
     configWatcher.close();
+    clearInterval(sweeper);
+    await stopHousekeeping();
     await store.close();
     throw error;
   });
@@ -187,7 +196,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   out([
     `hookagent is listening on ${base}`,
     `  POST ${base}/webhooks/github   POST ${base}/webhooks/gitlab   POST ${base}/webhooks/custom/<name>   GET ${base}/health`,
-    `  console: ${base}/console (from this machine only)`,
+    `  console: ${consoleUrl(address, consoleAuth.token)} (from this machine only)`,
     `  subscriptions: ${active.length > 0 ? active.join(', ') : `none yet (${commandName()} webhook subscribe <name> …)`}`,
     ...secretWarnings(config).map((w) => `  warning: ${w}`),
     `  agent: ${config.agent.provider}${config.agent.model ? ` (${config.agent.model})` : ''}   data: ${data}${recovered > 0 ? `   recovered ${recovered} unfinished message(s)` : ''}`,
@@ -206,7 +215,7 @@ export async function serve(options: ServeOptions): Promise<void> {
           configWatcher.close();
           clearInterval(sweeper);
           logger.info('stopped', { signal, unfinished_returned_to_queue: consumer.returned });
-          return store.close();
+          return stopHousekeeping().then(() => store.close());
         })
         .then(resolve, resolve);
     };

@@ -7,6 +7,7 @@
 import { loadTranscript } from '../../functions/core/agent/transcript-store';
 import { usageSummary, type Transcript } from '../../functions/core/agent/run-record';
 import { HookError, isHookError } from '../../functions/core/errors';
+import { settleShown } from '../../functions/core/ingest/abandoned';
 import type { EventRecord, Subscription } from '../../functions/core/types';
 import { withStores, type CliContext } from '../context';
 import { escapeTerminal } from '../../functions/core/log';
@@ -91,7 +92,8 @@ export async function event(ctx: CliContext, eventId: string, json: boolean): Pr
     return ctx.out(json ? JSON.stringify(entry, null, 2) : requestText(entry));
   }
   const stories = await withStores(ctx, async (stores) => {
-    const records = await stores.events.getEvent(eventId);
+    // A request that died before queueing reads `abandoned`, as in `webhook events` and the console.
+    const records = await settleShown(stores, await stores.events.getEvent(eventId));
     if (records.length === 0) throw new HookError('event_not_found', `No event '${eventId}' in the event log (records are kept 14 days); list recent ones with 'hookagent webhook events <name>'`);
     const subscriptions = new Map<string, Subscription | undefined>();
     const out: EventStory[] = [];

@@ -1,9 +1,7 @@
 /** `list`, `show` and `events`: read-only views; secrets only with --show-secret. */
 import { HookError } from '../../functions/core/errors';
 import type { EventRecord } from '../../functions/core/types';
-import type { DedupStore } from '../../functions/core/ports';
-import { abandonUncommitted } from '../../functions/core/ingest/abandoned';
-import { DEFAULT_CLAIM_LEASE_MS } from '../../functions/core/ingest/service';
+import { settleAbandoned } from '../../functions/core/ingest/abandoned';
 import { describeSubscription, eventJson, eventRow, subscriptionJson, subscriptionRow, table } from '../output';
 import { printedBaseUrl, withStores, type CliContext, type Stores } from '../context';
 import { senderSetup } from '../setup-hints';
@@ -56,11 +54,8 @@ export async function printEvents(ctx: CliContext, stores: Stores, name: string,
     before = await stores.events.get(options.before, name);
     if (!before) throw new HookError('event_not_found', `No event '${options.before}' for '${name}'; --before takes an event id from an earlier page of 'hookagent webhook events ${name}'`);
   }
-  if (stores.dedup?.inspect) {
-    // On AWS, records of requests that died before their event was queued are found here (locally serve sweeps them).
-    const now = Date.now();
-    await abandonUncommitted(stores.events, stores.dedup as Required<Pick<DedupStore, 'inspect'>>, name, { receivedBefore: now - DEFAULT_CLAIM_LEASE_MS, leaseMs: DEFAULT_CLAIM_LEASE_MS, now });
-  }
+  // On AWS, records of requests that died before their event was queued are found here (locally serve sweeps them).
+  await settleAbandoned(stores, name);
   const records = onlyFiltered ? [] : await page(stores, name, limit, before, status);
   // On the first page, the requests its payload filters turned away (from the request log) too, newest first.
   const filtered = status || before ? [] : await filteredFor(stores, name, limit);

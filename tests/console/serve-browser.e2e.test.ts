@@ -18,11 +18,14 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { signStandardWebhooks } from '../../functions/core/auth/signatures';
 import { buildCli, runCli } from '../support/cli';
 import { eventually, startServe, stopServe, type Serve } from '../support/serve';
+import { serveConsole, type ServeConsole } from './serve-console-link';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
 let dir: string;
 let serve: Serve;
+/** serve's console link (its banner's), with the token: the browser opens it once. */
+let consoleLink: ServeConsole;
 let browser: Browser;
 let page: Page;
 const pageErrors: string[] = [];
@@ -52,7 +55,7 @@ async function send(name: string, body: string): Promise<{ status: number; json:
 }
 
 async function statusOf(eventId: string): Promise<string | undefined> {
-  const res = await fetch(`${serve.url}/console/api/events/${eventId}`);
+  const res = await fetch(`${serve.url}/console/api/events/${eventId}`, { headers: consoleLink.headers });
   if (!res.ok) return undefined;
   return ((await res.json()) as { records: Array<{ status: string }> }).records[0]?.status;
 }
@@ -75,6 +78,10 @@ beforeAll(async () => {
   });
   page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
   page.on('pageerror', (error) => pageErrors.push(error.message));
+  // As a user does: the banner's link once, which sets the console's auth cookie and redirects to /console.
+  consoleLink = serveConsole(serve);
+  await page.goto(consoleLink.link);
+  await page.waitForURL(`${serve.url}/console`);
 }, 90_000);
 afterEach(() => expect(pageErrors).toEqual([]));
 afterAll(async () => {
@@ -90,10 +97,10 @@ test('a req_ id that webhook events lists opens in the console, and the Requests
   const requestId = /req_[0-9a-z]+/.exec(listed)?.[0];
   expect(requestId).toBeDefined();
 
-  const api = await fetch(`${serve.url}/console/api/requests/${requestId}`);
+  const api = await fetch(`${serve.url}/console/api/requests/${requestId}`, { headers: consoleLink.headers });
   expect(api.status).toBe(200);
   expect(await api.json()).toEqual(expect.objectContaining({ request_id: requestId, outcome: 'filtered', endpoint: 'custom/big-only' }));
-  expect((await fetch(`${serve.url}/console/api/requests/req_0000000000000nope`)).status).toBe(404);
+  expect((await fetch(`${serve.url}/console/api/requests/req_0000000000000nope`, { headers: consoleLink.headers })).status).toBe(404);
 
   await page.goto(`${serve.url}/console#/event/${requestId}`);
   await page.locator('#request-id').waitFor();
@@ -135,7 +142,7 @@ test('a payload nested 3,000 levels deep: the event page still shows the event, 
   // Before the fix the event's own page answered 500 here: wait on the CLI's view of it.
   await eventually(async () => (await cli('webhook', 'events', 'deep')).includes(`${eventId}\tcustom\tdelivered`), 'the deep event delivered');
 
-  const api = await fetch(`${serve.url}/console/api/events/${eventId}`);
+  const api = await fetch(`${serve.url}/console/api/events/${eventId}`, { headers: consoleLink.headers });
   expect(api.status).toBe(200);
   expect(await api.text()).toContain('nested deeper than 64 levels');
   await openEvent(eventId);

@@ -11,6 +11,7 @@ import { MASK } from '../../cli/console/redact';
 import { isLoopbackPeer } from '../../cli/console/security';
 import { buildCli, runCli } from '../support/cli';
 import { eventually, startServe, stopServe } from '../support/serve';
+import { serveConsole } from './serve-console-link';
 
 beforeAll(() => buildCli(), 60_000);
 
@@ -21,15 +22,17 @@ test('serve mounts the console at /console; webhooks still reach ingest', async 
   writeFileSync(join(dir, '.env'), 'UNUSED_API_TOKEN="tok-unreferenced-9f8e7d"\nDEPLOY_ZONE=eu-west-zone-b\n');
   const serve = await startServe(dir, { AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' });
   try {
-    expect(serve.output()).toContain(`console: ${serve.url}/console`);
+    // The banner's link carries the token serve's console asks for (scripts send it as Bearer).
+    const { token, headers } = serveConsole(serve);
+    expect(serve.output()).toContain(`console: ${serve.url}/console?token=${token} (from this machine only)`);
     const subscribed = await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'alerts']);
     expect(subscribed.code).toBe(0);
     const secret = /whsec_[A-Za-z0-9+/=]+/.exec(subscribed.stdout)![0];
 
-    const page = await fetch(`${serve.url}/console`);
+    const page = await fetch(`${serve.url}/console`, { headers });
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<title>hookagent console</title>');
-    const subs = await (await fetch(`${serve.url}/console/api/subscriptions`)).text();
+    const subs = await (await fetch(`${serve.url}/console/api/subscriptions`, { headers })).text();
     expect(JSON.parse(subs)).toEqual([expect.objectContaining({ name: 'alerts', urls: expect.objectContaining({ custom: `${serve.url}/webhooks/custom/alerts` }) })]);
     expect(subs).not.toContain(secret);
 
@@ -42,10 +45,10 @@ test('serve mounts the console at /console; webhooks still reach ingest', async 
     expect(accepted.status).toBe(202);
     const { event_id: eventId } = (await accepted.json()) as { event_id: string };
     await eventually(async () => {
-      const list = ((await (await fetch(`${serve.url}/console/api/events`)).json()) as { events: Array<{ event_id: string; status: string }> }).events;
+      const list = ((await (await fetch(`${serve.url}/console/api/events`, { headers })).json()) as { events: Array<{ event_id: string; status: string }> }).events;
       return list.some((e) => e.event_id === eventId && e.status === 'delivered');
     }, 'the event delivered in the console list');
-    const detail = await (await fetch(`${serve.url}/console/api/events/${eventId}`)).text();
+    const detail = await (await fetch(`${serve.url}/console/api/events/${eventId}`, { headers })).text();
     expect(detail).not.toContain('tok-unreferenced-9f8e7d');
     expect(detail).toContain(`pasted ${MASK} in eu-west-zone-b`);
     expect((await fetch(`${serve.url}/health`)).status).toBe(200);

@@ -10,6 +10,7 @@ import githubExamples from '@octokit/webhooks-examples';
 import { signHub } from '../../functions/core/auth/signatures';
 import { buildCli, runCli } from '../support/cli';
 import { eventually, startServe, stopServe, type Serve } from '../support/serve';
+import { serveConsole } from '../console/serve-console-link';
 
 const pr = githubExamples.find((g) => g.name === 'pull_request')!.examples.find((e) => (e as { action?: string }).action === 'opened')!;
 
@@ -187,7 +188,8 @@ describe('serve\'s console after a reload', () => {
   test('a public_url added to config.yaml shows in the console without a restart', async () => {
     writeFileSync(join(dir, 'config.yaml'), 'webhooks: {}\n');
     const serve = await start();
-    const info = async () => (await (await fetch(`${serve.url}/console/api/info`)).json()) as { public_url: string };
+    const { headers } = serveConsole(serve);
+    const info = async () => (await (await fetch(`${serve.url}/console/api/info`, { headers })).json()) as { public_url: string };
     expect((await info()).public_url).toBe('');
     writeFileSync(join(dir, 'config.yaml'), 'webhooks:\n  public_url: https://hooks.example.com\n');
     await eventually(() => serve.output().includes('configuration reloaded'), 'the reload');
