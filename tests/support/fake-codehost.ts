@@ -1,6 +1,8 @@
 /**
  * A small stateful GitHub REST API and GitLab v4 API on 127.0.0.1 speaking their wire
- * format: paths, `Link` pagination (`page`/`per_page`), comment/note bodies and ids,
+ * format: paths, pagination as each host writes it (GitHub: `Link` prev/next/last/first by
+ * repository id; GitLab: `Link` on its external_url host plus `X-Next-Page` & co., notes
+ * ordered by `order_by`/`sort`), comment/note bodies and ids,
  * PATCH/PUT edits, 404 for deleted comments, pull request files, contents (base64),
  * commits, check runs/statuses, compare, issues and search; merge request diffs,
  * pipelines and job traces; a pull request's head when `pullHead` is set. Tests script
@@ -31,7 +33,11 @@ export function rightLines(patch: string): Set<number> {
 
 export const FAKE_BOT = { id: 4242, login: 'hookagent-bot' };
 
-export interface FakeComment { id: number; body: string; html_url: string; user?: { id: number; login: string; type: string }; author?: { id: number; username: string } }
+export interface FakeComment {
+  id: number; body: string; html_url: string; user?: { id: number; login: string; type: string }; author?: { id: number; username: string };
+  /** GitLab notes: set by the fake when a note is posted or edited, or first listed (in list order) when a test added it without. */
+  created_at?: string; updated_at?: string;
+}
 
 /** A comment or note written by the fake's bot user, as GitHub (`user`) or GitLab (`author`) lists it. */
 export function botComment(id: number, body: string, host: 'github' | 'gitlab' = 'github'): FakeComment {
@@ -67,20 +73,53 @@ export interface FakeCodehost {
 /** The id GitHub's `Link` headers name the repository by. */
 export const FAKE_REPOSITORY_ID = 1300192;
 
+/**
+ * The host GitLab writes its pagination links with: its own configured external_url, not
+ * the address it was asked at (`Gitlab::Pagination::OffsetHeaderBuilder#base_request_uri`
+ * sets `Gitlab.config.gitlab.host`/`.port`), as for a self-managed GitLab that hookagent
+ * reaches at an internal address. Nothing listens there.
+ */
+export const FAKE_GITLAB_EXTERNAL_URL = 'https://gitlab.example.com';
+
+/** One page of `items` as `?page=&per_page=` ask (defaults: GitHub 30, GitLab 20; at most 100). */
 function page<T>(res: ServerResponse, url: URL, items: T[]): void {
-  const perPage = Math.min(100, Number(url.searchParams.get('per_page') ?? '30'));
+  const gitlab = url.pathname.startsWith('/api/v4/');
+  const perPage = Math.min(100, Number(url.searchParams.get('per_page') ?? (gitlab ? '20' : '30')));
   const current = Math.max(1, Number(url.searchParams.get('page') ?? '1'));
+  const last = Math.max(1, Math.ceil(items.length / perPage));
   const slice = items.slice((current - 1) * perPage, current * perPage);
-  const headers: Record<string, string> = {};
-  if (current * perPage < items.length) {
-    const next = new URL(url);
-    next.searchParams.set('page', String(current + 1));
+  const href = (n: number) => {
+    const link = gitlab ? new URL(`${url.pathname}${url.search}`, FAKE_GITLAB_EXTERNAL_URL) : new URL(url);
+    link.searchParams.set('page', String(n));
+    if (gitlab) link.searchParams.set('per_page', String(perPage));
     // As api.github.com writes it: the repository by id (its pagination guide's example,
     // `/repositories/1300192/issues?page=4`), not /repos/{owner}/{repo}.
-    next.pathname = next.pathname.replace(/^\/repos\/[^/]+\/[^/]+\//, `/repositories/${FAKE_REPOSITORY_ID}/`);
-    headers.link = `<${next.href}>; rel="next"`;
+    else link.pathname = link.pathname.replace(/^\/repos\/[^/]+\/[^/]+\//, `/repositories/${FAKE_REPOSITORY_ID}/`);
+    return `<${link.href}>`;
+  };
+  const prev = current > 1 ? [`${href(current - 1)}; rel="prev"`] : [];
+  const next = current < last ? [`${href(current + 1)}; rel="next"`] : [];
+  if (!gitlab) {
+    // GitHub: no Link on a single page; "first" and "prev" only after page 1, "next" and "last" only before the last.
+    const links = [...prev, ...next, ...(current < last ? [`${href(last)}; rel="last"`] : []), ...(current > 1 ? [`${href(1)}; rel="first"`] : [])];
+    return sendJson(res, 200, slice, links.length > 0 ? { link: links.join(', ') } : {});
   }
-  sendJson(res, 200, slice, headers);
+  // GitLab (OffsetHeaderBuilder): prev, next, first, last, and the X- headers, empty where there is no such page.
+  sendJson(res, 200, slice, {
+    link: [...prev, ...next, `${href(1)}; rel="first"`, `${href(last)}; rel="last"`].join(', '),
+    'x-page': String(current), 'x-per-page': String(perPage), 'x-next-page': current < last ? String(current + 1) : '', 'x-prev-page': current > 1 ? String(current - 1) : '',
+    'x-total': String(items.length), 'x-total-pages': String(last),
+  });
+}
+
+let clock = Date.parse('2024-01-01T00:00:00Z');
+const tick = () => new Date((clock += 1000)).toISOString();
+
+/** GitLab's notes order: `order_by` created_at (its default) or updated_at, `sort` desc (its default) or asc. */
+function gitlabNotes(list: FakeComment[], url: URL): FakeComment[] {
+  const key = url.searchParams.get('order_by') === 'updated_at' ? 'updated_at' : 'created_at';
+  const sign = url.searchParams.get('sort') === 'asc' ? 1 : -1;
+  return list.map((note, at) => ({ note, at })).sort((a, b) => sign * (a.note[key]!.localeCompare(b.note[key]!) || a.at - b.at)).map(({ note }) => note);
 }
 
 export async function startFakeCodehost(): Promise<FakeCodehost> {
@@ -108,10 +147,14 @@ export async function startFakeCodehost(): Promise<FakeCodehost> {
     // Comments and notes.
     if ((m = /^(\/repos\/[^/]+\/[^/]+\/issues\/\d+)\/comments$/.exec(path)) || (m = /^(\/api\/v4\/projects\/[^/]+\/(?:merge_requests|issues)\/\d+)\/notes$/.exec(path))) {
       const thread = m[1]!;
+      const gitlab = thread.startsWith('/api/v4/');
       const list = state.comments.get(thread) ?? [];
-      if (req.method === 'GET') return page(res, url, url.searchParams.get('sort') === 'desc' ? [...list].reverse() : list);
+      // A note a test added without times was made before anything the fake does next.
+      if (gitlab) for (const note of list) if (!note.created_at) note.created_at = note.updated_at = tick();
+      if (req.method === 'GET') return page(res, url, gitlab ? gitlabNotes(list, url) : list);
       const body = JSON.parse(req.body) as { body: string };
-      const comment = { ...botComment(++nextId, body.body, thread.startsWith('/api/v4/') ? 'gitlab' : 'github'), html_url: `https://example.test${thread}#note-${nextId}` };
+      const comment: FakeComment = { ...botComment(++nextId, body.body, gitlab ? 'gitlab' : 'github'), html_url: `https://example.test${thread}#note-${nextId}` };
+      if (gitlab) comment.created_at = comment.updated_at = tick();
       state.comments.set(thread, [...list, comment]);
       return sendJson(res, 201, comment);
     }
@@ -121,6 +164,7 @@ export async function startFakeCodehost(): Promise<FakeCodehost> {
         const found = list.find((c) => c.id === id);
         if (found && (req.method === 'PATCH' || req.method === 'PUT')) {
           found.body = (JSON.parse(req.body) as { body: string }).body;
+          if (req.method === 'PUT') found.updated_at = tick();
           return sendJson(res, 200, found);
         }
       }

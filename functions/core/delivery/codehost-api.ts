@@ -4,13 +4,13 @@
  * `{api_url}/repos/<owner>/<repo>/…` or `{api_url}/projects/<id>/…` after URL
  * normalisation, credentials never sent to another origin. GitHub goes through octokit
  * (github-client.ts); GitLab through the fetch client below: headers, no redirect
- * followed, `Link: rel="next"` pagination (GitLab sends it for offset and keyset
- * pagination alike) only on the api_url origin and scope, and GitLab's rate-limit answers
- * (`Retry-After`, `RateLimit-Reset`).
+ * followed, pagination by `X-Next-Page` on the list's own URL (codehost-pages.ts), and
+ * GitLab's rate-limit answers (`Retry-After`, `RateLimit-Reset`).
  */
 import type { CodehostSettings } from '../config/types';
 import { githubRepoPath, gitlabProjectPath, type Subject } from '../events/subject';
 import { githubClient } from './github-client';
+import { githubPages, gitlabPages, walkPages, type WalkOptions } from './codehost-pages';
 import { deliveryRequest, retryAfterMs, type HttpOptions, type HttpResult } from './http';
 import { authoredBy, selfId, type OwnComment } from './own-comments';
 
@@ -50,11 +50,24 @@ export interface CodehostClient {
   request(path: string, init?: RequestInitLite): Promise<HttpResult>;
   /** A request outside the scope, to one of a few fixed API paths (GitHub search). */
   requestFixed(path: '/search/issues', query: Record<string, string>, init?: RequestInitLite): Promise<HttpResult>;
-  /** Every page of a list (up to `maxItems`), following `rel="next"` only on the same origin and scope. */
+  /** Every page of a list (up to `maxItems`), each next page a URL under the scope (codehost-pages.ts). */
   paginate<T>(path: string, maxItems: number, accept?: string): Promise<Page<T>>;
   /** Which listed comments these credentials wrote (own-comments.ts): markers count only in those. */
   ownComments(): Promise<OwnComment | ApiFailure>;
 }
+
+/** The client codehostClient makes: `paginate`, and a list read from either end, checked page by page. */
+export interface ScopedClient extends CodehostClient {
+  /**
+   * Up to `maxItems` of a list, each page under the scope as `paginate` reads it: with
+   * `fromLast`, newest first for lists the host gives oldest first and cannot sort (GitHub's
+   * comments); `until` ends the walk at the page it is looking for.
+   */
+  readList<T>(path: string, maxItems: number, options?: WalkOptions<T>): Promise<Page<T>>;
+}
+
+/** `path` with `per_page=100`: the most either host gives. */
+export const perPage100 = (path: string) => `${path}${path.includes('?') ? '&' : '?'}per_page=100`;
 
 /** Where a client may send requests: the api_url and the subject's repository/project under it. */
 export interface Scope {
@@ -94,38 +107,14 @@ function scopeOf(api: Scope['api'], apiUrl: string, root: URL, scopePath: string
   return scope;
 }
 
-/**
- * The URL of a list's next page from its `rel="next"` link, or why the list stops there.
- * GitHub writes the link by repository id (`{api}/repositories/<id>/pulls/7/files?page=2`,
- * as its pagination guide shows), GitLab may by project id: such a link is read as the same
- * list under the scope's own path, with the link's query (its page or cursor), so credentials
- * still go only under the validated scope. (Before, it was refused as outside the
- * repository, and every GitHub list stopped at its first 100 items: hunt 9.)
- */
-export function nextPageUrl(scope: Scope, link: string): URL | string {
-  let target: URL;
-  try {
-    target = new URL(link, scope.url);
-  } catch {
-    return 'the next page link is not a URL';
-  }
-  if (scope.contains(target)) return target;
-  if (target.origin === scope.root.origin) {
-    const root = scope.root.pathname.replace(/\/+$/, '');
-    const byId = target.pathname.startsWith(`${root}/`) ? (scope.api === 'GitHub' ? /^\/repositories\/\d+(\/[^?#]*)$/ : /^\/projects\/[^/]+(\/[^?#]*)$/).exec(target.pathname.slice(root.length)) : null;
-    const same = byId ? scope.at(`${byId[1]}${target.search}`) : undefined;
-    if (same instanceof URL) return same;
-  }
-  return `the next page is on another origin or path (${target.origin === scope.root.origin ? 'outside the repository' : 'another host'}); not followed with credentials`;
-}
-
-export const nextLink = (header: string | null | undefined) => /<([^<>]+)>\s*;\s*rel="next"/.exec(header ?? '')?.[1];
+// github-client.ts reads its links with these.
+export { nextLink, nextPageUrl } from './codehost-pages';
 
 /**
  * A client for the subject's code host, or a failure with the reason: no host, the host
  * not configured, or no validated repository/project (e.g. `full_name: "../../admin/escape"`).
  */
-export function codehostClient(subject: Subject, settings: Partial<Record<Codehost, CodehostSettings>>, http: Omit<HttpOptions, 'api' | 'rateLimitWait'>, auth: { installationId?: number } = {}): CodehostClient | ApiFailure {
+export function codehostClient(subject: Subject, settings: Partial<Record<Codehost, CodehostSettings>>, http: Omit<HttpOptions, 'api' | 'rateLimitWait'>, auth: { installationId?: number } = {}): ScopedClient | ApiFailure {
   if (!subject.host) return refused('nothing_to_comment', 'This event names no GitHub repository or GitLab project (or one that breaks the naming rules): no code-host request is made');
   const config = settings[subject.host];
   if (!config) return refused('target_unconfigured', `delivery.codehost.${subject.host} is not configured in config.yaml`);
@@ -140,7 +129,18 @@ export function codehostClient(subject: Subject, settings: Partial<Record<Codeho
   const scopePath = github ? (subject.repo ? githubRepoPath(subject.repo) : undefined) : (subject.project ? gitlabProjectPath(subject.project) : undefined);
   if (!scopePath) return refused('unsafe_subject', `The event's ${github ? 'repository' : 'project'} breaks ${github ? "GitHub's" : "GitLab's"} naming rules: no request is made`);
   const scope = scopeOf(github ? 'GitHub' : 'GitLab', apiUrl, root, scopePath);
-  return github ? githubClient(scope, config, http, auth.installationId) : gitlabClient(scope, config.token, http);
+  const client = github ? githubClient(scope, config, http, auth.installationId) : gitlabClient(scope, config.token, http);
+  if (isFailure(client)) return client;
+  // Each page through client.request, so it gets the client's rate-limit and retry handling; the URL is under the scope (scope.at checks it again).
+  const scopePathname = new URL(scope.url).pathname;
+  const fetchPage = (url: URL) => client.request(`${url.pathname.slice(scopePathname.length)}${url.search}`);
+  return Object.assign(client, {
+    readList<T>(path: string, maxItems: number, options?: WalkOptions<T>): Promise<Page<T>> {
+      const first = scope.at(perPage100(path));
+      if (!(first instanceof URL)) return Promise.resolve(first);
+      return walkPages<T>(scope.api, fetchPage, first, github ? githubPages(scope) : gitlabPages(first), maxItems, options);
+    },
+  });
 }
 
 function gitlabClient(scope: Scope, token: string, http: Omit<HttpOptions, 'api' | 'rateLimitWait'>): CodehostClient {
@@ -164,30 +164,9 @@ function gitlabClient(scope: Scope, token: string, http: Omit<HttpOptions, 'api'
       return typeof id === 'number' ? authoredBy(id) : id;
     },
     async paginate<T>(path: string, maxItems: number, accept?: string): Promise<Page<T>> {
-      const first = scope.at(`${path}${path.includes('?') ? '&' : '?'}per_page=100`);
+      const first = scope.at(perPage100(path));
       if (!(first instanceof URL)) return first;
-      const items: T[] = [];
-      for (let url: URL | undefined = first; url !== undefined;) {
-        const answer = await send(url, accept ? { accept } : {});
-        if (!answer.ok) return answer;
-        let page: unknown;
-        try {
-          page = JSON.parse(answer.body);
-        } catch {
-          return { ok: false, failure: { status: 'failed', retryable: true, code: 'bad_answer', message: 'GitLab answered a list with something that is not JSON' } };
-        }
-        if (!Array.isArray(page)) return { ok: false, failure: { status: 'failed', retryable: false, code: 'bad_answer', message: 'GitLab answered a list with something that is not a list' } };
-        for (const item of page as T[]) {
-          if (items.length >= maxItems) return { ok: true, items, truncated: `stopped at ${maxItems} items` };
-          items.push(item);
-        }
-        const link = nextLink(answer.headers.get('link'));
-        if (link === undefined) break;
-        const next = nextPageUrl(scope, link);
-        if (typeof next === 'string') return { ok: true, items, truncated: next };
-        url = next;
-      }
-      return { ok: true, items };
+      return walkPages<T>('GitLab', (url) => send(url, accept ? { accept } : {}), first, gitlabPages(first), maxItems);
     },
   };
 }

@@ -18,6 +18,7 @@ import { subjectOf, type Subject } from '../events/subject';
 import { codehostClient, isFailure, type CodehostClient } from './codehost-api';
 import { postInlineFindings } from './codehost-review';
 import { liveChange, superseded } from './live-change';
+import { searchMarkers, textOf, type Comment } from './marker-search';
 import { installationIdOf } from './github-app';
 import { findingLine, replyParts, unreadNote } from './findings';
 import { fitReply, postOnce, type HttpOptions } from './http';
@@ -27,8 +28,6 @@ import type { DeliveryOutcome, DeliveryRequest } from './target';
 
 export const GITHUB_COMMENT_LIMIT = 65_536;
 export const GITLAB_NOTE_LIMIT = 1_000_000;
-/** How many existing comments are searched for the markers. */
-const SEARCH_LIMIT = 3000;
 
 export interface CommentPlace {
   /** List and create, under the client's scope. */
@@ -70,9 +69,6 @@ export function commentMode(request: DeliveryRequest, subject: Subject): 'sticky
   if (mode) return mode;
   return subject.kind === 'pull_request' || subject.kind === 'merge_request' ? 'sticky' : 'new';
 }
-
-type Comment = { id?: number; body?: string; note?: string; html_url?: string };
-const textOf = (c: Comment) => c.body ?? c.note ?? '';
 
 /** The footer of a sticky comment: the commit reviewed and when, and the hidden markers. */
 export function stickyFooter(subscription: string, eventId: string, subject: Subject, now: Date, earlier: string[] = []): string {
@@ -159,21 +155,12 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   const detail = (c: Comment | undefined) => c?.html_url ?? `${place.path}${c?.id ? `#${c.id}` : ''}`;
 
   const find = async (): Promise<DeliveryOutcome | undefined> => {
-    const listPath = client.host === 'gitlab' && place.field === 'body' ? `${place.path}?sort=desc&order_by=created_at` : place.path;
-    const listed = await client.paginate<Comment>(listPath, SEARCH_LIMIT);
-    if (!listed.ok) return listed.failure;
-    // Markers count only in comments hookagent wrote: anyone can copy one into theirs.
-    const marked = listed.items.filter((c) => textOf(c).includes(MARKER_PREFIX));
-    let items: Comment[] = [];
-    if (marked.length > 0) {
-      const own = await client.ownComments();
-      if (isFailure(own)) return own.failure;
-      items = marked.filter(own);
-    }
-    const existing = items.find((c) => textOf(c).includes(marker));
-    if (existing) return { status: 'delivered', detail: `${detail(existing)} (already posted)` };
-    const mine = stickyMarker(name);
-    const found = sticky ? items.find((c) => typeof c.id === 'number' && textOf(c).includes(mine)) : undefined;
+    const searched = await searchMarkers(client, place.path, client.host === 'gitlab' && place.field === 'body', marker, sticky ? stickyMarker(name) : undefined);
+    if (isFailure(searched)) return searched.failure;
+    if (searched.event) return { status: 'delivered', detail: `${detail(searched.event)} (already posted)` };
+    // Not found in a thread too long to read whole: a duplicate may follow; say so.
+    if (searched.truncated) request.logger.warn('codehost_marker_search_truncated', { event_id: request.message.event_id, subscription: name, read: searched.read, why: searched.truncated });
+    const found = searched.sticky;
     stickyId = found?.id;
     if (!sticky) return undefined;
     const earlier = found ? reviewedCommitOf(textOf(found)) : undefined;
