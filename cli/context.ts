@@ -21,7 +21,7 @@ import { DynamoLeaseStore } from '../functions/aws/lease-store';
 import { DynamoRequestLog } from '../functions/aws/request-log';
 import { SqsEventQueue } from '../functions/aws/sqs-queue';
 import { DynamoSubscriptionStore } from '../functions/aws/subscription-store';
-import { tableNamesForStage } from '../functions/aws/tables';
+import { tableNamesForStage, type TableNames } from '../functions/aws/tables';
 import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_VISIBILITY_TIMEOUT_MS, openLocalRuntime } from '../functions/local/compose';
 import { localStoreStats, type LocalStoreStats } from '../functions/local/sqlite/stats';
 import { referencedNames, substitute } from '../functions/core/config/references';
@@ -99,6 +99,9 @@ export function createContext(options: GlobalOptions): CliContext {
   const config = parsed.value;
   // As serve would refuse it at start: a command must not print or act on such a base URL.
   resolvePublicUrl(config.webhooks.public_url, dir);
+  const misused = regionWithoutStage(config, options);
+  // A usage error (exit 2, command-run.ts), as yargs' own.
+  if (misused) throw new HookError('usage_error', misused);
   const deployment = awsDeployment(config, options);
   return {
     configDir: dir,
@@ -117,11 +120,29 @@ export function awsDeployment(config: Config, options: GlobalOptions): { stage: 
   return stage ? { stage, region: options.region ?? config.aws?.region } : undefined;
 }
 
+/**
+ * `--region` names the region of a deployment: with no stage (no --stage, no `aws` section)
+ * there is none, and dropping it would act on the local store instead.
+ */
+export function regionWithoutStage(config: Config, options: GlobalOptions): string | undefined {
+  if (options.region === undefined || awsDeployment(config, options)) return undefined;
+  return "--region picks the region of an AWS deployment: pass --stage <stage> too (npx osls deploy's default is dev), or add aws: { stage, region } to config.yaml";
+}
+
+/**
+ * The tables of stage `stage`: config.yaml's `aws.tables` names those of `aws.stage` only
+ * (packaging another stage with them is refused: infra/build-plugin.cjs); any other stage's
+ * are hookagent-<stage>-*. Everything that opens a deployment's stores names them here.
+ */
+export function deploymentTables(config: Config, stage: string): TableNames {
+  return tableNamesForStage(stage, stage === config.aws?.stage ? config.aws.tables ?? {} : {});
+}
+
 async function openStores(dir: string, config: Config, options: GlobalOptions): Promise<Stores> {
   const deployment = awsDeployment(config, options);
   if (deployment) {
     const { stage, region } = deployment;
-    const tables = tableNamesForStage(stage, config.aws?.tables ?? {});
+    const tables = deploymentTables(config, stage);
     const dynamo = createDynamoClient(region ? { region } : {});
     const sqs = new SQSClient(region ? { region } : {});
     let queue: SqsEventQueue | undefined;

@@ -20,6 +20,7 @@ const HINTS: Record<string, string> = {
 const AWS_HINTS: Array<[RegExp, string]> = [
   [/ResourceNotFoundException|QueueDoesNotExist/, "The deployment's tables or queue are not there: is the stage deployed in this region (--stage, --region, or the aws section of config.yaml)? 'hookagent status' checks it; 'npx osls deploy' deploys it."],
   [/Region is missing/, 'No AWS region: set aws.region in config.yaml, pass --region <region>, or set AWS_REGION.'],
+  [/CredentialsProviderError|Could not load credentials/, 'No AWS credentials found: set AWS_PROFILE (aws sso login / aws configure), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and run the command again.'],
   [/ExpiredToken|RequestExpired|TokenRefreshRequired|security token included in the request is (expired|invalid)/i, 'The AWS credentials have expired or are not valid: renew them (for example aws sso login, or new keys) and run the command again.'],
   [/Throttl|TooManyRequests|RequestLimitExceeded|SlowDown/, 'AWS is throttling these calls (other tools share the account\'s rate): wait a little and run the command again.'],
 ];

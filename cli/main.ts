@@ -74,6 +74,11 @@ export async function main(args: string[]): Promise<void> {
       .option('trusted-proxies', { type: 'number', describe: 'with proxies chained in front of serve: how many (the client is the Nth X-Forwarded-For entry from the right); implies --trust-proxy', coerce: (n: unknown) => { if (checkTrustedProxies(n) === undefined) throw new Error('--trusted-proxies takes a whole number from 1 to 32'); return Number(n); } })
       .option('log-format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'logs for a person, or JSON lines' })
       .check((a) => checkPort(a.port))
+      // serve is the local service: a deployment's --stage/--region would be silently ignored.
+      .check((a) => {
+        if (a.stage !== undefined || a.region !== undefined) throw new Error('serve runs the whole service on this machine, from the local store; --stage and --region pick an AWS deployment for the other commands');
+        return true;
+      })
       .option('shutdown-grace', { type: 'number', default: 10, describe: 'seconds SIGINT/SIGTERM waits for in-flight work before returning it to the queue' })
       .check((a) => {
         const grace = a.shutdownGrace as number;

@@ -56,8 +56,24 @@ export function secretWarnings(config: Config): string[] {
     `/webhooks/${e} refuses every request (401): no secret is configured; set webhooks.${e}.secret in config.yaml to \${${e.toUpperCase()}_WEBHOOK_SECRET} and put that variable in .env`);
 }
 
-/** The lines `subscribe` and `show` print about where to point senders and with which secret. */
-export function senderSetup(config: Config, base: string, s: Subscription, secretShown: boolean): string[] {
+/**
+ * How to give an endpoint its missing secret: serve reads `.env`; a deployed stage resolves
+ * `${VAR}` from SSM (`secrets set`) and reads config.yaml only as deployed.
+ */
+function missingSecretAdvice(endpoint: 'github' | 'gitlab', name: string, field: string, deployment: { stage: string } | undefined): string {
+  const variable = `${endpoint.toUpperCase()}_WEBHOOK_SECRET`;
+  if (!deployment) {
+    return `warning: no webhooks.${endpoint}.secret is configured, so this endpoint refuses everything (401). Uncomment it in config.yaml, put ${variable}=<a random string> in .env, and paste the same string into ${name}'s "${field}" field`;
+  }
+  const stage = deployment.stage;
+  return `warning: no webhooks.${endpoint}.secret is configured, so stage '${stage}' refuses everything at this endpoint (401). Add webhooks.${endpoint}.secret: \${${variable}} to config.yaml, store a random string with '${commandName()} secrets set ${variable} --stage ${stage}', then npx osls deploy --stage ${stage}; paste the same string into ${name}'s "${field}" field`;
+}
+
+/**
+ * The lines `subscribe` and `show` print about where to point senders and with which secret;
+ * `deployment`: the AWS stage the command acts on (absent: serve on this machine).
+ */
+export function senderSetup(config: Config, base: string, s: Subscription, secretShown: boolean, deployment?: { stage: string }): string[] {
   const lines: string[] = [];
   for (const endpoint of codehostEndpoints(s.events)) {
     const name = endpoint === 'github' ? 'GitHub' : 'GitLab';
@@ -65,7 +81,7 @@ export function senderSetup(config: Config, base: string, s: Subscription, secre
     lines.push(`  ${name}:  ${base}/webhooks/${endpoint}`);
     lines.push(hasSecret(config, endpoint)
       ? `    ${field}: the value of webhooks.${endpoint}.secret in config.yaml (not the custom endpoint's secret)`
-      : `    warning: no webhooks.${endpoint}.secret is configured, so this endpoint refuses everything (401). Uncomment it in config.yaml, put ${endpoint.toUpperCase()}_WEBHOOK_SECRET=<a random string> in .env, and paste the same string into ${name}'s "${field}" field`);
+      : `    ${missingSecretAdvice(endpoint, name, field, deployment)}`);
   }
   // Only `github:`/`gitlab:` filters: the custom endpoint would answer "Event not handled" to everything.
   if (!receivesCustom(s.events)) return lines;

@@ -1,7 +1,7 @@
 /** The `hookagent console` command: options, checks and examples. */
 import type { Argv, CommandModule } from 'yargs';
 import { createContext, type GlobalOptions } from '../context';
-import { formatError } from '../hints';
+import { reportFailure } from '../command-run';
 import { checkPort } from '../usage-errors';
 import { runConsole } from './command';
 
@@ -22,8 +22,7 @@ export const consoleCommand: CommandModule<GlobalOptions, GlobalOptions & { port
       await runConsole(ctx, argv, { port: argv.port, host: argv.host, ...(argv.authToken !== undefined ? { authToken: argv.authToken } : {}) });
       process.exit(0);
     } catch (error) {
-      process.stderr.write(formatError(error));
-      process.exit(1);
+      process.exit(reportFailure(error));
     }
   },
 };

@@ -21,7 +21,7 @@ export async function show(ctx: CliContext, name: string, json: boolean, showSec
   const subscription = await withStores(ctx, (stores) => stores.subscriptions.get(name));
   if (!subscription) throw new HookError('subscription_not_found', `No subscription named '${name}'`);
   if (json) return ctx.out(JSON.stringify(subscriptionJson(subscription, showSecret), null, 2));
-  ctx.out([describeSubscription(subscription, showSecret), 'endpoints:', ...senderSetup(ctx.config, printedBaseUrl(ctx), subscription, false)].join('\n'));
+  ctx.out([describeSubscription(subscription, showSecret), 'endpoints:', ...senderSetup(ctx.config, printedBaseUrl(ctx), subscription, false, ctx.deployment)].join('\n'));
 }
 
 /** Records of one subscription, newest first, from `before` on; with `status`, pages on until `limit` match (bounded). */

@@ -87,7 +87,8 @@ export async function usage(ctx: CliContext, name: string | undefined, since: st
       }
       names = [name];
     } else {
-      ({ names, note } = await recordedNames(stores.events, [...defined]));
+      // One run: the scan for deleted names is read to its end (the console pages it over its refreshes).
+      ({ names, note } = await recordedNames(stores.events, [...defined], { complete: true }));
     }
     const all: EventRecord[] = [];
     for (const n of names) all.push(...(await stores.events.listBySubscription(n, USAGE_SCAN_LIMIT)).filter((r) => Date.parse(r.received_at) >= from));

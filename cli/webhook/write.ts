@@ -143,7 +143,7 @@ function printSetup(ctx: CliContext, s: Subscription): void {
   const lines = [`Created subscription '${s.name}' (active), delivering to ${s.deliver.join(', ')}.`, '', 'Point your sender at:'];
   // Once: resolving it may warn about a ${VAR} with no value.
   const base = printedBaseUrl(ctx);
-  lines.push(...senderSetup(ctx.config, base, s, true));
+  lines.push(...senderSetup(ctx.config, base, s, true, ctx.deployment));
   const codehost = codehostEndpoints(s.events);
   lines.push('', 'Sender setup:', '  Content type: application/json');
   if (codehost.length > 0) lines.push(`  Events to send: ${[...new Set(s.events.map((e) => (e.includes(':') ? e.slice(e.indexOf(':') + 1) : e).split('.')[0]))].join(', ')}`);

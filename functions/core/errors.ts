@@ -25,7 +25,7 @@ export type ErrorCode =
   | 'subscription_exists' | 'subscription_not_found' | 'target_invalid' | 'target_unavailable'
   | 'target_unconfigured' | 'template_invalid' | 'too_large' | 'tool_bad_answer' | 'tool_bad_input'
   | 'tool_http_error' | 'tool_no_change' | 'tool_redirect_refused' | 'tool_unavailable' | 'tool_unconfigured'
-  | 'tool_url_refused' | 'unavailable' | 'unsupported' | 'value_invalid' | 'value_too_large'
+  | 'tool_url_refused' | 'unavailable' | 'unsupported' | 'usage_error' | 'value_invalid' | 'value_too_large'
   | `tool_${string}`;
 
 export interface Failure {

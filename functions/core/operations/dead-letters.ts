@@ -30,13 +30,23 @@ export interface DeadLetter {
   body: string;
 }
 
+/** A listing that may stop short of the whole queue (SQS: 1,000 letters at most). */
+export interface DeadLetterListing {
+  letters: DeadLetter[];
+  /** Set when `letters` are only the first received: the queue's approximate count of all, when it could be read. */
+  truncated?: { approximateTotal?: number };
+}
+
 export interface DeadLetterQueue {
-  /** Every dead letter, oldest first (by `dead_at`, else `queued_at`), without removing or hiding any for long. */
+  /**
+   * The dead letters, oldest first (by `dead_at`, else `queued_at`), without removing or
+   * hiding any for long: every one (SQS: the first 1,000 received; `listing()` says so).
+   */
   list(): Promise<DeadLetter[]>;
   /**
    * Moves the selected dead letters back to the event queue: `beforeRequeue` runs first for
    * each (a failure leaves that letter where it is), then it is sent to the queue and removed.
-   * Returns those moved.
+   * Every letter of the queue is offered to `select`, however many there are. Returns those moved.
    */
   redrive(select: (letter: DeadLetter) => boolean, beforeRequeue: (letter: DeadLetter) => Promise<void>): Promise<DeadLetter[]>;
 }
