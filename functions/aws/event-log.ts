@@ -15,15 +15,16 @@ import {
   BatchGetItemCommand, BatchWriteItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
-import type { EventLog, EventSearch, EventSearchPage, RecordedSubscriptions } from '../core/ports';
+import type { EventLog, EventSearch, EventSearchPage, RecordedSubscriptions, UpdateOptions } from '../core/ports';
 import type { EventRecord, EventStatus, QueueMessage } from '../core/types';
+import { RecordGone } from '../core/worker/record';
 import { isConditionalFailure, storeUnavailable } from './dynamo';
 import { MESSAGE_SUFFIX, eventItems, fromItem, joined, messageKey, type Item } from './event-items';
 import { RecordedNames, searchSubscription } from './event-search';
 import { EVENTS_BY_SUBSCRIPTION_INDEX } from './tables';
 
-/** Conditional deletes sent at once by deleteHeld. */
-const DELETE_HELD_AT_ONCE = 10;
+/** Conditional deletes sent at once by deleteHeld and deleteUnstarted. */
+const DELETE_AT_ONCE = 10;
 
 export class DynamoEventLog implements EventLog {
   /** `namesScanItems`: records read per call while looking for deleted subscriptions' names (event-search.ts). */
@@ -47,27 +48,38 @@ export class DynamoEventLog implements EventLog {
     ]));
   }
 
+  async deleteHeld(keys: Array<{ event_id: string; subscription: string }>): Promise<number> {
+    return (await this.deleteWhere(keys, '#status = :held', { ':held': { S: 'held' } })).length;
+  }
+
+  /** As deleteHeld; an absent item passes the condition (its DeleteItem deletes nothing). */
+  async deleteUnstarted(keys: Array<{ event_id: string; subscription: string }>): Promise<Array<{ event_id: string; subscription: string }>> {
+    const deleted = await this.deleteWhere(keys, 'attribute_not_exists(#status) OR (#status = :queued AND (attribute_not_exists(attempts) OR attempts = :zero))', { ':queued': { S: 'queued' }, ':zero': { N: '0' } });
+    return keys.filter((key) => !deleted.includes(key));
+  }
+
   /**
    * A conditional DeleteItem of each record (a few at once), then the message items of
    * those deleted; a message item left by a crash in between expires with its TTL.
+   * Returns the keys deleted.
    */
-  async deleteHeld(keys: Array<{ event_id: string; subscription: string }>): Promise<number> {
+  private async deleteWhere(keys: Array<{ event_id: string; subscription: string }>, condition: string, values: Item): Promise<Array<{ event_id: string; subscription: string }>> {
     const deleted: Array<{ event_id: string; subscription: string }> = [];
-    for (let i = 0; i < keys.length; i += DELETE_HELD_AT_ONCE) {
-      await Promise.all(keys.slice(i, i + DELETE_HELD_AT_ONCE).map(async ({ event_id, subscription }) => {
+    for (let i = 0; i < keys.length; i += DELETE_AT_ONCE) {
+      await Promise.all(keys.slice(i, i + DELETE_AT_ONCE).map(async (key) => {
         try {
           await this.client.send(new DeleteItemCommand({
-            TableName: this.table, Key: marshall({ event_id, subscription }), ConditionExpression: '#status = :held',
-            ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':held': { S: 'held' } },
+            TableName: this.table, Key: marshall({ event_id: key.event_id, subscription: key.subscription }), ConditionExpression: condition,
+            ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: values,
           }));
-          deleted.push({ event_id, subscription });
+          deleted.push(key);
         } catch (error) {
           if (!isConditionalFailure(error)) throw storeUnavailable('The event log', error);
         }
       }));
     }
     await this.batchWrite(deleted.map(({ event_id, subscription }) => ({ DeleteRequest: { Key: messageKey(event_id, subscription) } })));
-    return deleted.length;
+    return deleted;
   }
 
   /** `known`: the message the caller has (the worker's, from the queue): then the record item alone is read. */
@@ -111,7 +123,7 @@ export class DynamoEventLog implements EventLog {
   }
 
   /** UpdateItem of the changed attributes only (no item returned): the message and payload are not rewritten. */
-  async update(eventId: string, subscription: string, changes: Partial<EventRecord>): Promise<void> {
+  async update(eventId: string, subscription: string, changes: Partial<EventRecord>, options: UpdateOptions = {}): Promise<void> {
     const { event_id: _id, subscription: _sub, message: _message, ...rest } = changes;
     const names: Record<string, string> = { '#pk': 'event_id' };
     const values: Item = {};
@@ -137,8 +149,11 @@ export class DynamoEventLog implements EventLog {
         ReturnValues: 'NONE',
       }));
     } catch (error) {
-      // The record is gone (deleted with its subscription): nothing to update.
-      if (isConditionalFailure(error)) return;
+      // The record is gone (withdrawn by ingest, or expired): nothing to update, unless the caller must know.
+      if (isConditionalFailure(error)) {
+        if (options.existing) throw new RecordGone(eventId, subscription);
+        return;
+      }
       throw storeUnavailable('The event log', error);
     }
   }

@@ -194,6 +194,13 @@ export interface UpdateOptions {
    * at once anyway.
    */
   immediately?: boolean;
+  /**
+   * Only while the record is there, checked in the same write (the worker's first write of
+   * an attempt): when it is gone (ingest withdrew it after a failed queue send) nothing is
+   * written and `update` throws HookError `event_not_found`. Either that delete or this
+   * write happens, never both.
+   */
+  existing?: boolean;
 }
 
 export interface EventLog {
@@ -206,7 +213,8 @@ export interface EventLog {
   get(eventId: string, subscription: string, known?: QueueMessage): Promise<EventRecord | undefined>;
   /**
    * Changes only the given fields of an existing record (a field given as undefined is
-   * removed); the stored message is not rewritten. An absent record is left absent.
+   * removed); the stored message is not rewritten. An absent record is left absent (and
+   * reported with `options.existing`).
    */
   update(eventId: string, subscription: string, changes: Partial<EventRecord>, options?: UpdateOptions): Promise<void>;
   /**
@@ -236,6 +244,13 @@ export interface EventLog {
    * left as it is. Returns how many it deleted.
    */
   deleteHeld(keys: Array<{ event_id: string; subscription: string }>): Promise<number>;
+  /**
+   * Deletes those of `keys` whose record no worker has started (`queued`, no attempt), each
+   * checked in the same write as its delete (ingest, after a queue send that failed but may
+   * have reached the queue): one a worker has moved on is left as it is. An absent record
+   * counts as deleted. Returns the keys it left.
+   */
+  deleteUnstarted(keys: Array<{ event_id: string; subscription: string }>): Promise<Array<{ event_id: string; subscription: string }>>;
   /**
    * Optional (both stores have it): one subscription's records newest first, as
    * listBySubscription orders them, filtered in the store, without their message, prompt

@@ -17,7 +17,7 @@ import { noteGivenBack, recordLogger } from '../core/worker/given-back';
 import { handedOver } from '../core/worker/message';
 import { agentBudgetMs, NOT_STARTED, processMessage, secretsOf, type Late, type MessageOutcome, type WorkerDeps } from '../core/worker/process';
 import { redactSecrets } from '../core/redact';
-import { IN_PROCESS_RETRIES, IN_PROCESS_WAIT_LIMIT_MS, retryDelaySeconds } from '../core/worker/retry-schedule';
+import { IN_PROCESS_RETRIES, IN_PROCESS_WAIT_LIMIT_MS, INVOCATION_MARGIN_MS, retryDelaySeconds } from '../core/worker/retry-schedule';
 
 /** Agent runs at once per process when `agent.concurrency` is not set. */
 export const DEFAULT_AGENT_CONCURRENCY = 4;
@@ -104,7 +104,9 @@ export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOpti
       return late ? { kind: 'retry', reason: NOT_STARTED } : attempt(record, receiveCount, workerDeps);
     });
     if (late) return giveBackLate(record, receiveCount, late);
-    for (let round = 0; round < IN_PROCESS_RETRIES && outcome.kind === 'retry' && outcome.retryAfterMs !== undefined && outcome.retryAfterMs <= IN_PROCESS_WAIT_LIMIT_MS; round++) {
+    // Not into the invocation's last seconds: a message given back then is not cut off by its timeout.
+    const leavesTime = (waitMs: number) => (options.remainingMs?.() ?? Number.POSITIVE_INFINITY) - waitMs >= INVOCATION_MARGIN_MS;
+    for (let round = 0; round < IN_PROCESS_RETRIES && outcome.kind === 'retry' && outcome.retryAfterMs !== undefined && outcome.retryAfterMs <= IN_PROCESS_WAIT_LIMIT_MS && leavesTime(outcome.retryAfterMs); round++) {
       // Cheaper to wait a few seconds here than to give the message back; the slot is free meanwhile.
       await sleep(outcome.retryAfterMs);
       outcome = await limiter.run(() => attempt(record, receiveCount, workerDeps));

@@ -213,7 +213,7 @@ test('payload bucket: private, encrypted, TLS only, objects expire', () => {
 test('IAM: one role per function, each with only the actions its code calls', () => {
   expect(resources('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['IngestRole', 'WorkerRole']);
   expect(roleActions('IngestRole')).toEqual([
-    'dynamodb:BatchWriteItem', 'dynamodb:BatchWriteItem', 'dynamodb:BatchWriteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:PutItem', 'dynamodb:PutItem',
+    'dynamodb:BatchWriteItem', 'dynamodb:BatchWriteItem', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:PutItem', 'dynamodb:PutItem',
     'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem',
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:PutObject', 'sqs:SendMessage', 'ssm:GetParameter',
     'xray:PutTelemetryRecords', 'xray:PutTraceSegments',

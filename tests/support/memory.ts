@@ -3,7 +3,8 @@
  * for fuzzing at volume. Not durable; `serve` uses the on-disk store.
  */
 import { HookError } from '../../functions/core/errors';
-import type { Claim, ClaimOptions, Clock, DedupStore, EventLog, EventQueue, PayloadStore, SubscriptionStore, SubscriptionVersion } from '../../functions/core/ports';
+import type { Claim, ClaimOptions, Clock, DedupStore, EventLog, EventQueue, PayloadStore, SubscriptionStore, SubscriptionVersion, UpdateOptions } from '../../functions/core/ports';
+import { RecordGone } from '../../functions/core/worker/record';
 import type { EventRecord, EventStatus, QueueMessage, Subscription } from '../../functions/core/types';
 
 export class MemorySubscriptionStore implements SubscriptionStore {
@@ -73,9 +74,10 @@ export class MemoryEventLog implements EventLog {
     const record = this.records.get(this.key(eventId, subscription));
     return record && structuredClone(record);
   }
-  async update(eventId: string, subscription: string, changes: Partial<EventRecord>): Promise<void> {
+  async update(eventId: string, subscription: string, changes: Partial<EventRecord>, options: UpdateOptions = {}): Promise<void> {
     const key = this.key(eventId, subscription);
     const record = this.records.get(key);
+    if (!record && options.existing) throw new RecordGone(eventId, subscription);
     if (!record) return;
     const next: Record<string, unknown> = { ...record, ...changes, event_id: eventId, subscription, message: record.message };
     for (const k of Object.keys(next)) if (next[k] === undefined) delete next[k];
@@ -98,6 +100,15 @@ export class MemoryEventLog implements EventLog {
     const held = keys.filter((k) => this.records.get(this.key(k.event_id, k.subscription))?.status === 'held');
     await this.deleteAll(held);
     return held.length;
+  }
+  async deleteUnstarted(keys: Array<{ event_id: string; subscription: string }>): Promise<Array<{ event_id: string; subscription: string }>> {
+    const started = (k: { event_id: string; subscription: string }) => {
+      const record = this.records.get(this.key(k.event_id, k.subscription));
+      return record !== undefined && (record.status !== 'queued' || (record.attempts ?? 0) > 0);
+    };
+    const kept = keys.filter(started);
+    await this.deleteAll(keys.filter((k) => !kept.includes(k)));
+    return kept;
   }
   private arrival(subscription: string): EventRecord[] {
     return [...this.records.values()]

@@ -19,8 +19,9 @@
  *   lease and finished records absorb (one delivery);
  * - committed, not answered: the retry answers 200 `duplicate`.
  * A claim write that failed may still have happened (a timeout), so it is never released:
- * that is the second case. A failed queue send releases the claim and deletes the records
- * (503): if the process dies before that, the second case again.
+ * that is the second case. A failed queue send withdraws the records no worker has started
+ * and releases the claim (503), or finds a worker has them and accepts (`withdraw`): if the
+ * process dies before that, the second case again.
  */
 import type { RawBody } from '../auth/signatures';
 import { describeError } from '../errors';
@@ -128,14 +129,8 @@ export async function accept(deps: IngestDeps, input: Accepted, matched: Subscri
     if (plan.messages.length > 0) await sendRecorded(deps.queue, plan.messages);
     if (plan.delayed.length > 0 && deps.debounce) await sendDebounced(deps.debounce, deps.queue, plan.delayed, logger);
   } catch (error) {
-    // Nothing was accepted: forget what this request wrote and give the delivery id up,
-    // so the sender's retry is processed.
-    const records = plan?.records ?? [];
-    await Promise.allSettled([
-      records.length > 0 ? deps.events.deleteAll(records) : Promise.resolve(),
-      dedupKey ? deps.dedup.release(dedupKey) : Promise.resolve(),
-    ]);
-    throw error;
+    if (!plan || !(await withdraw(deps, plan.records, dedupKey))) throw error;
+    logger.warn('the queue send failed, but it reached the queue: a worker has the event already', { event_id: ids.eventId, delivery_id: deliveryId, error: describeError(error) });
   }
   if (dedupKey) {
     // The request log writes the commit with its entry when it can (withRequestLog, right after this returns).
@@ -143,6 +138,29 @@ export async function accept(deps: IngestDeps, input: Accepted, matched: Subscri
     else await commitClaim(deps, dedupKey, ids);
   }
   return finish(deps, input, plan, ids);
+}
+
+/**
+ * After a failed write or queue send, which may have reached the queue all the same (an
+ * answer lost or failed after SQS stored the message, or one entry of a batch accepted),
+ * so that a worker may have the message already: only records no worker has started are
+ * deleted, each checked in its delete as the worker's first write is checked for the record
+ * (worker/record.ts), so never both; held ones only while still held. True when a worker
+ * has every record: the event is queued, and accepted. Otherwise the claim is released
+ * (503), and the sender's retry takes it over at once, queueing again only the records not
+ * in a worker's hands; a message of a deleted record finds it gone and is dead-lettered.
+ */
+async function withdraw(deps: IngestDeps, records: EventRecord[], dedupKey: string | undefined): Promise<boolean> {
+  const unstarted = records.filter((r) => r.status !== 'held');
+  const held = records.filter((r) => r.status === 'held');
+  const [started, heldDeleted] = await Promise.allSettled([
+    unstarted.length > 0 ? deps.events.deleteUnstarted(unstarted) : Promise.resolve([]),
+    held.length > 0 ? deps.events.deleteHeld(held) : Promise.resolve(0),
+  ]);
+  const taken = started.status === 'fulfilled' && started.value.length > 0 && started.value.length === unstarted.length;
+  if (taken && heldDeleted.status === 'fulfilled' && heldDeleted.value === 0) return true;
+  if (dedupKey) await deps.dedup.release(dedupKey).catch(() => undefined);
+  return false;
 }
 
 /** The records and messages of this request; `earlier`: records of a resumed claim's dead request. */

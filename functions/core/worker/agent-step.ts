@@ -17,6 +17,7 @@ import { redactSecrets } from '../redact';
 import { recordAgentRun } from './agent-record';
 import { budgetRefusal } from './budget';
 import { giveBackRun } from './gates';
+import type { HeldLease } from './lease';
 import type { RecordWriter } from './record';
 import { secretsOf } from './secrets';
 import type { MessageOutcome, WorkerDeps } from './process';
@@ -29,6 +30,8 @@ export interface Step {
   logger: Logger;
   /** When the work on this receive started (ms). */
   started: number;
+  /** The worker lease it runs under, when the worker has leases. */
+  lease?: HeldLease;
   /** Ends the record failed and dead-letters the message. */
   finalFailure(code: string, said: string): Promise<MessageOutcome>;
   /** Gives the message back to the queue (failed for good after the last receive). */

@@ -5,9 +5,10 @@
  */
 import type { DeliveryRequest } from '../delivery/target';
 import type { EventLog } from '../ports';
-import type { Subscription, TargetOutcome } from '../types';
+import type { Subscription, TargetKind, TargetOutcome } from '../types';
 import type { Step } from './agent-step';
 import { fanOut } from './fan-out';
+import { writeChatOutcome } from './outcome-write';
 import type { MessageOutcome } from './process';
 import { secretsOf } from './secrets';
 import { UnrecordedDeliveries } from './unrecorded';
@@ -29,11 +30,13 @@ export async function deliverStep(step: Step, subscription: Subscription, payloa
   // Each target's delivery is recorded as it lands (one write at a time), not only when all are done.
   const unrecorded = unrecordedOf(deps.events);
   let recorded = Promise.resolve();
-  const onDelivered = (kind: string, outcome: TargetOutcome, options: { immediately: boolean }) => {
+  const onDelivered = (kind: TargetKind, outcome: TargetOutcome, options: { immediately: boolean }) => {
     // Noted first: if the write fails, a retry in this process does not deliver it again.
     unrecorded.note(message.event_id, message.subscription, kind, outcome);
+    const save = () => writer.save({ targets: { ...writer.current.targets, [kind]: outcome } }, options);
+    // A chat post's outcome is the one write not given up quickly (outcome-write.ts).
     return (recorded = recorded.then(async () => {
-      await writer.save({ targets: { ...writer.current.targets, [kind]: outcome } }, options);
+      await (deps.targets[kind]?.unrepeatable ? writeChatOutcome(step, save) : save());
     }));
   };
   const { targets, failures } = await fanOut({

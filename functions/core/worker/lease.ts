@@ -25,16 +25,26 @@ export interface HeldLease {
   /** Lengthens it for an agent run of `agentMs`; false when another holder has it. */
   extend(agentMs: number): Promise<boolean>;
   release(): Promise<void>;
+  /** When it ends (epoch ms by the worker's clock, counted from before it was last taken). */
+  until(): number;
 }
 
 /** Takes the lease for agent.timeout; undefined while another copy holds it. */
 export async function takeLease(deps: WorkerDeps & { leases: LeaseStore }, message: QueueMessage, holder: string, logger: Logger): Promise<HeldLease | undefined> {
   const { leases } = deps;
-  if (!(await leases.acquire(message.event_id, message.subscription, holder, leaseMsFor(deps, deps.config.agent.timeout_ms)))) return undefined;
+  let until = 0;
+  const take = async (agentMs: number): Promise<boolean> => {
+    const from = deps.clock.now();
+    const taken = await leases.acquire(message.event_id, message.subscription, holder, leaseMsFor(deps, agentMs));
+    if (taken) until = from + leaseMsFor(deps, agentMs);
+    return taken;
+  };
+  if (!(await take(deps.config.agent.timeout_ms))) return undefined;
   return {
     // A holder renews its own lease (both adapters): no other copy can take it in between.
-    extend: (agentMs) => leases.acquire(message.event_id, message.subscription, holder, leaseMsFor(deps, agentMs)),
+    extend: take,
     release: () => releaseLease(leases, message, holder, logger),
+    until: () => until,
   };
 }
 

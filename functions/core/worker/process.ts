@@ -24,7 +24,7 @@ import { mayHaveDelivered } from './fan-out';
 import { debounceGate, runCapGate } from './gates';
 import { acceptedFor, notThisSubscription } from '../subscriptions/held-settle';
 import { parseQueueMessage } from './message';
-import { RecordWriter, eventRecord, noteMessageBytes } from './record';
+import { RecordGone, RecordWriter, eventRecord, noteMessageBytes } from './record';
 import { redactSecrets } from '../redact';
 
 export { STORED_TEXT_CAP } from './record';
@@ -88,17 +88,39 @@ export async function processMessage(body: string, receiveCount: number, deps: W
     return { kind: 'retry', reason: 'malformed queue message' };
   }
   const logger = childLogger(deps.logger, { event_id: message.event_id, subscription: message.subscription });
-  if (!deps.leases) return processLeased(message, body, receiveCount, deps, logger);
+  const run = async (lease?: HeldLease): Promise<MessageOutcome> => {
+    try {
+      return await processLeased(message, body, receiveCount, deps, logger, lease);
+    } catch (error) {
+      // The first write found the record withdrawn by ingest (record.ts): nothing was delivered.
+      if (error instanceof RecordGone) return recordDeleted(body, receiveCount, deps, logger, 'the event record of this message was deleted before it started');
+      throw error;
+    }
+  };
+  if (!deps.leases) return run();
   const lease = await takeLease({ ...deps, leases: deps.leases }, message, randomUUID(), logger);
   if (!lease) {
     logger.info('another copy of this message is running; retry later', { attempt: receiveCount });
     return { kind: 'retry', reason: ANOTHER_COPY };
   }
   try {
-    return await processLeased(message, body, receiveCount, deps, logger, lease);
+    return await run(lease);
   } finally {
     await lease.release();
   }
+}
+
+/**
+ * A message whose event record is gone: ingest withdrew it after a queue send that failed
+ * but reached the queue, and the sender's retry is processed instead (README, "Ingest's
+ * calls per event"). Dead-lettered unrun, with the README's reason.
+ */
+async function recordDeleted(body: string, receiveCount: number, deps: WorkerDeps, logger: Logger, said: string): Promise<MessageOutcome> {
+  const reason = 'the event record of this message was deleted';
+  logger.warn(said, { attempt: receiveCount });
+  if (!deps.deadLetters) return { kind: 'retry', reason };
+  await deps.deadLetters.send(body, reason, receiveCount);
+  return { kind: 'ack', status: 'failed' };
 }
 
 /** One message under its lease: the record's transitions, the agent run, the fan-out. */
@@ -107,11 +129,7 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
   // A message sent by reference is its record's: read with the record (one read either way).
   const found = await deps.events.get(sent.event_id, sent.subscription, sent.recorded ? undefined : sent);
   if (sent.recorded && (!found || found.message.recorded || (found.message.payload === undefined && !found.message.payload_ref))) {
-    const reason = 'the event record of this message was deleted';
-    logger.warn('the message was sent by reference and its event record is gone', { attempt: receiveCount });
-    if (!deps.deadLetters) return { kind: 'retry', reason };
-    await deps.deadLetters.send(body, reason, receiveCount);
-    return { kind: 'ack', status: 'failed' };
+    return recordDeleted(body, receiveCount, deps, logger, 'the message was sent by reference and its event record is gone');
   }
   const message = sent.recorded && found ? found.message : sent;
   const writer = new RecordWriter(found ?? eventRecord(message, 'queued', now()), deps.events, deps.payloads, now, found !== undefined);
@@ -161,7 +179,7 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
     await writer.save({ status: 'queued', error: { code, message: text } });
     return { kind: 'retry', reason: text, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   };
-  const step: Step = { deps, message, writer, logger, started, finalFailure, retryLater };
+  const step: Step = { deps, message, writer, logger, started, finalFailure, retryLater, ...(lease ? { lease } : {}) };
 
   const attemptsBefore = found?.attempts ?? 0;
   const subscription = await deps.subscriptions.get(message.subscription);

@@ -8,8 +8,19 @@
  */
 import type { EventLog, PayloadStore, UpdateOptions } from '../ports';
 import type { EventRecord, EventStatus, QueueMessage } from '../types';
+import { HookError } from '../errors';
 import { messageJson } from '../message-json';
 import { cutText } from '../cut-text';
+
+/**
+ * What an EventLog update with `existing` throws when the record is gone (ingest withdrew it
+ * after a queue send that failed): the worker's attempt stops there, before delivering.
+ */
+export class RecordGone extends HookError {
+  constructor(eventId: string, subscription: string) {
+    super('event_not_found', `The event record of ${eventId} for '${subscription}' is gone`);
+  }
+}
 
 /** What the event log keeps of a prompt or a reply, in characters, before the byte budget. */
 export const STORED_TEXT_CAP = 64 * 1024;
@@ -107,7 +118,10 @@ export function boundTexts(record: EventRecord): EventRecord {
 /**
  * Applies transitions to one record and writes each, bounded. A staged transition is
  * applied to `current` at once and written with the next save: one write where two
- * follow each other with nothing in between that others need to see.
+ * follow each other with nothing in between that others need to see. The first write to
+ * a record read from the event log is conditional on it still being there (RecordGone):
+ * either ingest withdraws an unstarted record or the worker moves it on, never both. A
+ * save that failed leaves its changes unsaved, so saving again writes them.
  */
 export class RecordWriter {
   /** The record as the event log has it (when `stored`). */
@@ -124,7 +138,11 @@ export class RecordWriter {
     private stored = false,
   ) {
     this.saved = current;
+    this.unclaimed = stored;
   }
+
+  /** Read from the event log and not written since: the next write must find it there. */
+  private unclaimed: boolean;
 
   /** Whether staged changes wait for a save. */
   get unsaved(): boolean {
@@ -157,22 +175,27 @@ export class RecordWriter {
     }
     const previous = this.saved;
     this.current = next;
-    this.saved = next;
+    if (this.stored) {
+      // A status change is a small update: the payload and message are not written again.
+      const changed: Partial<EventRecord> = { updated_at: next.updated_at };
+      for (const key of Object.keys(next) as Array<keyof EventRecord>) {
+        if (key !== 'message' && next[key] !== previous[key]) (changed as Record<string, unknown>)[key] = next[key];
+      }
+      for (const key of Object.keys(previous) as Array<keyof EventRecord>) {
+        if (next[key] === undefined) (changed as Record<string, unknown>)[key] = undefined;
+      }
+      // The message moved its payload out: the whole record follows, once this write has found it.
+      if (this.unclaimed || next.message === previous.message) {
+        await this.events.update(next.event_id, next.subscription, changed, { ...options, ...(this.unclaimed ? { existing: true } : {}) });
+        this.unclaimed = false;
+      }
+    }
     if (!this.stored || next.message !== previous.message) {
       // First write, or the message moved its payload out: the whole record.
       await this.events.putAll([next]);
       this.stored = true;
-      return next;
     }
-    // A status change is a small update: the payload and message are not written again.
-    const changed: Partial<EventRecord> = { updated_at: next.updated_at };
-    for (const key of Object.keys(next) as Array<keyof EventRecord>) {
-      if (key !== 'message' && next[key] !== previous[key]) (changed as Record<string, unknown>)[key] = next[key];
-    }
-    for (const key of Object.keys(previous) as Array<keyof EventRecord>) {
-      if (next[key] === undefined) (changed as Record<string, unknown>)[key] = undefined;
-    }
-    await this.events.update(next.event_id, next.subscription, changed, options);
+    this.saved = next;
     return next;
   }
 }

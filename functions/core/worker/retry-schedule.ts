@@ -11,6 +11,12 @@ export const RETRY_CAP_SECONDS = 15 * 60;
 export const IN_PROCESS_WAIT_LIMIT_MS = 10_000;
 /** In-process re-runs of one message before it is given back to the queue. */
 export const IN_PROCESS_RETRIES = 2;
+/**
+ * Kept at the end of a bounded invocation (Lambda) for a message's last writes, its lease's
+ * release and the batch answer: neither an in-process re-run nor the retries of a chat
+ * post's outcome write (outcome-write.ts) run into it.
+ */
+export const INVOCATION_MARGIN_MS = 10_000;
 
 /** Seconds until the message is visible again, for its `receiveCount`-th receive (1-based). */
 export function retryDelaySeconds(receiveCount: number, retryAfterMs?: number, random: () => number = Math.random): number {

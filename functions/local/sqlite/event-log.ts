@@ -9,6 +9,8 @@
 import type { EventLog, EventSearch, EventSearchPage, RecordedSubscriptions, UpdateOptions } from '../../core/ports';
 import type { EventRecord, EventStatus, EventSummary, QueueMessage } from '../../core/types';
 import { messageJson, rememberMessageText } from '../../core/message-json';
+import type Database from 'better-sqlite3';
+import { RecordGone } from '../../core/worker/record';
 import type { StoreDb } from './db';
 import { SqliteEventSearch } from './event-search';
 
@@ -29,8 +31,8 @@ interface Row {
 
 /** The two large text fields, kept in event_texts. */
 const TEXTS = ['prompt', 'reply'] as const;
-/** Held records deleted per transaction by deleteHeld. */
-const DELETE_HELD_CHUNK = 500;
+/** Records deleted per transaction by deleteHeld and deleteUnstarted. */
+const DELETE_CHUNK = 500;
 
 function dataOf(record: EventRecord): string {
   const { message: _message, prompt: _prompt, reply: _reply, ...rest } = record;
@@ -51,7 +53,8 @@ export class SqliteEventLog implements EventLog {
   private readonly byStatus;
   private readonly summariesByStatus;
   private readonly remove;
-  private readonly removeHeld;
+  private readonly removeHeld: Database.Statement;
+  private readonly removeUnstarted: Database.Statement;
   private readonly upsertMessage;
   private readonly removeMessage;
   private readonly removeTexts;
@@ -79,6 +82,7 @@ export class SqliteEventLog implements EventLog {
       ORDER BY received_at, event_id LIMIT ?`).pluck();
     this.remove = db.prepare('DELETE FROM events WHERE event_id = ? AND subscription = ?');
     this.removeHeld = db.prepare("DELETE FROM events WHERE event_id = ? AND subscription = ? AND status = 'held'");
+    this.removeUnstarted = db.prepare("DELETE FROM events WHERE event_id = ? AND subscription = ? AND status = 'queued' AND COALESCE(json_extract(data, '$.attempts'), 0) = 0");
     this.removeMessage = db.prepare('DELETE FROM event_messages WHERE event_id = ? AND subscription = ?');
     this.removeTexts = db.prepare('DELETE FROM event_texts WHERE event_id = ? AND subscription = ?');
   }
@@ -121,11 +125,11 @@ export class SqliteEventLog implements EventLog {
     }
   }
 
-  /** Changes some fields of a record (a field set to undefined is removed); the message is left alone. Absent records are ignored. */
+  /** Changes some fields of a record (a field set to undefined is removed); the message is left alone. Absent records are ignored (`existing`: reported). */
   async update(eventId: string, subscription: string, changes: Partial<EventRecord>, options: UpdateOptions = {}): Promise<void> {
-    await this.store.write(() => {
+    const found = await this.store.write(() => {
       const data = this.selectData.get(eventId, subscription) as string | undefined;
-      if (data === undefined) return;
+      if (data === undefined) return false;
       const { message: _message, event_id: _id, subscription: _sub, ...rest } = changes;
       const next: Record<string, unknown> = { ...(JSON.parse(data) as Record<string, unknown>), ...rest };
       for (const name of TEXTS) {
@@ -139,7 +143,9 @@ export class SqliteEventLog implements EventLog {
       const ended = 'status' in rest && !WAITING_STATUSES.includes(status);
       this.setData.run(JSON.stringify(next), status, ended ? expiresFrom(next.updated_at as string | undefined) : 0, eventId, subscription);
       // The worker's progress: a crash before the next fsync only repeats work the queue gives back.
+      return true;
     }, { durable: false, now: options.immediately === true });
+    if (!found && options.existing) throw new RecordGone(eventId, subscription);
   }
 
   async get(eventId: string, subscription: string, known?: QueueMessage): Promise<EventRecord | undefined> {
@@ -189,16 +195,30 @@ export class SqliteEventLog implements EventLog {
     return (this.searcher ??= new SqliteEventSearch(this.store)).recorded(known);
   }
 
-  /** A chunk per transaction: a discard of thousands does not hold the write lock long. */
   async deleteHeld(keys: Array<{ event_id: string; subscription: string }>): Promise<number> {
-    let deleted = 0;
-    for (let i = 0; i < keys.length; i += DELETE_HELD_CHUNK) {
-      deleted += await this.store.write(() => keys.slice(i, i + DELETE_HELD_CHUNK).filter((key) => {
-        if (this.removeHeld.run(key.event_id, key.subscription).changes === 0) return false;
+    return (await this.deleteWhere(keys, this.removeHeld)).length;
+  }
+
+  /** An absent record is deleted already: only one that is there and started is left. */
+  async deleteUnstarted(keys: Array<{ event_id: string; subscription: string }>): Promise<Array<{ event_id: string; subscription: string }>> {
+    const deleted = await this.deleteWhere(keys, this.removeUnstarted, true);
+    return keys.filter((key) => !deleted.includes(key));
+  }
+
+  /**
+   * The keys whose record `remove` (a conditional DELETE) deleted, with its message and texts
+   * (`absent`: and those with no record), a chunk per transaction: a discard of thousands
+   * does not hold the write lock long.
+   */
+  private async deleteWhere(keys: Array<{ event_id: string; subscription: string }>, remove: Database.Statement, absent = false): Promise<Array<{ event_id: string; subscription: string }>> {
+    const deleted: Array<{ event_id: string; subscription: string }> = [];
+    for (let i = 0; i < keys.length; i += DELETE_CHUNK) {
+      deleted.push(...await this.store.write(() => keys.slice(i, i + DELETE_CHUNK).filter((key) => {
+        if (remove.run(key.event_id, key.subscription).changes === 0 && !(absent && this.selectData.get(key.event_id, key.subscription) === undefined)) return false;
         this.removeMessage.run(key.event_id, key.subscription);
         this.removeTexts.run(key.event_id, key.subscription);
         return true;
-      }).length);
+      })));
     }
     return deleted;
   }
