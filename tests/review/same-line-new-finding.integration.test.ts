@@ -67,6 +67,15 @@ describe('GitHub', () => {
     expect(host.reviews[0]!.comments.map((c: { body: string }) => c.body.split('\n')[0])).toEqual(['**major**: SQL built by string concatenation: injection.']);
   });
 
+  test('on a pull request with 3,100 older review comments, a finding the last review posted is still found (the list is read newest first)', async () => {
+    const others = Array.from({ length: 3100 }, (_, i) => ({ path: 'src/old.ts', line: 1, side: 'RIGHT', body: `old comment ${i}`, user: { id: 7, login: 'dev', type: 'User' } }));
+    host.reviewComments.push(...(others as never[]));
+    expect(await deliver(request(withFindings('Review 1.', [FIRST]), 'evt_long1', 'github', pr(HEAD_A), 'pull_request'))).toMatchObject({ status: 'delivered' });
+    expect(await deliver(request(withFindings('Review 2.', [FIRST]), 'evt_long2', 'github', pr(HEAD_B), 'pull_request'))).toMatchObject({ status: 'delivered' });
+    expect(host.reviews).toHaveLength(1);
+    expect(githubSummary()).toContain('1 finding(s) were already posted as inline comments on the same lines by an earlier review.');
+  });
+
   test('the same finding is matched whatever the whitespace the host gives back (CRLF)', async () => {
     await deliver(request(withFindings('Review 1.', [FIRST]), 'evt_ws1', 'github', pr(HEAD_A), 'pull_request'));
     const posted = host.reviewComments[0]!;

@@ -15,7 +15,7 @@
  */
 import { HookError } from '../errors';
 import type { Subject } from '../events/subject';
-import { isFailure, type CodehostClient, type Page } from './codehost-api';
+import { isFailure, type CodehostClient, type Page, type ScopedClient } from './codehost-api';
 import { commentableLines, findingBody, findingMarker, postedFindingKeys, FINDING_MARKER_HEAD, type DiffLines, type Finding } from './findings';
 import { unpreparedMessage, whenPrepared } from './gitlab-prepared';
 import { realSleep } from './http';
@@ -42,8 +42,12 @@ type Obj = Record<string, unknown>;
 type Listed = [unknown, string];
 
 /** The listed review comments (GitHub) or discussion notes (GitLab), each with its text; none when the list cannot be read. */
-async function listInline(client: CodehostClient, change: string): Promise<Listed[]> {
-  const listed = await client.paginate<Obj>(client.host === 'github' ? `${change}/comments` : `${change}/discussions`, 3000);
+async function listInline(client: ScopedClient, change: string): Promise<Listed[]> {
+  // GitHub lists review comments oldest first and cannot sort them: read from the last page
+  // back, so the findings of the latest reviews are among the 3,000 read on a long pull request.
+  const listed = client.host === 'github'
+    ? await client.readList<Obj>(`${change}/comments`, 3000, { fromLast: true })
+    : await client.paginate<Obj>(`${change}/discussions`, 3000);
   if (!listed.ok) return [];
   // GitHub review comments carry the body; GitLab discussions their notes, each with its author.
   return listed.items.flatMap((item): Listed[] => client.host === 'github'
@@ -77,7 +81,7 @@ function outdated(comment: unknown, live: LiveChange): boolean {
 }
 
 /** After a failed try: whether a comment carrying one of these findings' markers is there now (made before the answer was lost). */
-function landedAny(client: CodehostClient, change: string, subscription: string, findings: Finding[]): () => Promise<boolean> {
+function landedAny(client: ScopedClient, change: string, subscription: string, findings: Finding[]): () => Promise<boolean> {
   return async () => {
     const keys = await findingKeysIn(client, await listInline(client, change));
     return findings.some((f) => keys.has(findingMarker(subscription, f)));
@@ -86,7 +90,7 @@ function landedAny(client: CodehostClient, change: string, subscription: string,
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
-export async function postInlineFindings(client: CodehostClient, subject: Subject, subscription: string, marker: string, findings: Finding[], options: InlineOptions): Promise<InlineResult> {
+export async function postInlineFindings(client: ScopedClient, subject: Subject, subscription: string, marker: string, findings: Finding[], options: InlineOptions): Promise<InlineResult> {
   const result: InlineResult = { posted: 0, skipped: 0, folded: [] };
   const foldAll = (list: Finding[], why: string) => result.folded.push(...list.map((finding) => ({ finding, why })));
   if (findings.length === 0) return result;

@@ -6,7 +6,7 @@
  */
 import { HookError } from '../../errors';
 import { subjectOf, type Subject } from '../../events/subject';
-import { codehostClient, isFailure, type CodehostClient } from '../../delivery/codehost-api';
+import { codehostClient, isFailure, type CodehostClient, type ScopedClient } from '../../delivery/codehost-api';
 import { installationIdOf } from '../../delivery/github-app';
 import { pause, type HttpResult } from '../../delivery/http';
 import { unpreparedMessage, whenPrepared } from '../../delivery/gitlab-prepared';
@@ -19,7 +19,7 @@ export const TOOL_MAX_WAIT_MS = 90_000;
 export const TOOL_REQUEST_TIMEOUT_MS = 30_000;
 
 export interface Opened {
-  client: CodehostClient;
+  client: ScopedClient;
   subject: Subject;
   /** The pull/merge request or issue number. */
   number: number;
@@ -32,7 +32,7 @@ export function subjectOfContext(context: ToolContext): Subject {
   return subjectOf(context.message.source, context.message.event, context.payload, context.message.event_id);
 }
 
-export function clientFor(context: ToolContext, subject: Subject): CodehostClient {
+export function clientFor(context: ToolContext, subject: Subject): ScopedClient {
   const client = codehostClient(subject, context.delivery.codehost, {
     // The run's signal: agent.timeout aborts the request in flight and ends any rate-limit wait.
     timeoutMs: TOOL_REQUEST_TIMEOUT_MS, maxWaitMs: context.maxWaitMs ?? TOOL_MAX_WAIT_MS, signal: context.signal, ...(context.sleep ? { sleep: context.sleep } : {}),

@@ -10,8 +10,9 @@
 import { reviewedCommitOf, stickyMarker } from '../../events/loop-guard';
 import { commitSha } from '../../events/subject';
 import { isFailure } from '../../delivery/codehost-api';
+import { searchMarkers, textOf } from '../../delivery/marker-search';
 import type { ToolContext } from '../tools';
-import { changePath, getJson, githubFile, gitlabFile, listAll, obj, s, safeRef, type FileChange, type Opened } from './codehost';
+import { changePath, getJson, githubFile, gitlabFile, listAll, obj, s, safeRef, toolError, type FileChange, type Opened } from './codehost';
 import { mergeAmong, ownDiffSince } from './since-merge';
 
 
@@ -26,17 +27,21 @@ export interface Since {
   note?: string;
 }
 
+/**
+ * The commit the subscription's sticky comment names as reviewed. It is looked for as the
+ * delivery looks for it (marker-search.ts: both ends of a long thread, newest first, among the
+ * comments hookagent's credentials wrote: a copied marker would pick the range reviewed).
+ */
 async function reviewedBefore(opened: Opened, subscription: string): Promise<string | undefined> {
-  const path = opened.client.host === 'github' ? `/issues/${opened.number}/comments` : `${changePath(opened)}/notes?sort=desc&order_by=created_at`;
-  const { items } = await listAll<{ body?: string }>(opened, path, 3000);
+  const github = opened.client.host === 'github';
+  // Who wrote the comments cannot be told: no earlier review is taken for one (asked once per
+  // process and token; the search below reuses the answer).
+  if (isFailure(await opened.client.ownComments())) return undefined;
   const marker = stickyMarker(subscription);
-  const marked = items.filter((c) => typeof c.body === 'string' && c.body.includes(marker));
-  if (marked.length === 0) return undefined;
-  // Only hookagent's own comment says what it reviewed: a copied marker would pick the range reviewed.
-  const own = await opened.client.ownComments();
-  if (isFailure(own)) return undefined;
-  const sticky = marked.find(own);
-  return sticky?.body ? commitSha(reviewedCommitOf(sticky.body)) : undefined;
+  const found = await searchMarkers(opened.client, github ? `/issues/${opened.number}/comments` : `${changePath(opened)}/notes`, !github, marker, marker);
+  if (isFailure(found)) throw toolError(found.failure);
+  const sticky = found.event ?? found.sticky;
+  return sticky ? commitSha(reviewedCommitOf(textOf(sticky))) : undefined;
 }
 
 /** The change's head as the host shows it now. */
