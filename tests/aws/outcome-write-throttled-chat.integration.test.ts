@@ -11,48 +11,28 @@ import type { SQSBatchResponse } from 'aws-lambda';
 import { DynamoEventLog } from '../../functions/aws/event-log';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import { INVOCATION_MARGIN_MS } from '../../functions/core/worker/retry-schedule';
-import { startDynalite, type TestDynamo } from '../support/dynalite';
-import { startFaultyAws, type Call, type FaultyAws } from '../support/faulty-aws';
+import type { TestDynamo } from '../support/dynalite';
+import type { Call, FaultyAws } from '../support/faulty-aws';
+import { THROTTLED, useFaultyStage } from '../support/faulty-stage';
 import { bodyOf } from '../support/ingest-harness';
-import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
-import { preparedConfigDir } from '../support/prepared-config';
+import type { LocalServer } from '../support/local-http';
 import { githubEvent } from '../support/requests';
 
 type WorkerHandler = typeof import('../../functions/worker/handler').handler;
 
+// agent.timeout + 3 delivery timeouts (4 s) is what a message needs left in the invocation to start.
+const stage = useFaultyStage({ agent: '{ provider: echo, timeout: 1s }', deliveryTimeout: '1s' });
 let dynamo: TestDynamo;
 let aws: FaultyAws;
 let telegram: LocalServer;
-const saved = { ...process.env };
-const QUEUE = () => `${aws.url}/000000000000/hookagent-test-queue`;
-const THROTTLED = { status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException', message: 'Rate of requests exceeds the allowed throughput.' } };
+const QUEUE = () => stage.queueUrl;
 
 beforeAll(async () => {
-  dynamo = await startDynalite();
-  aws = await startFaultyAws(dynamo.endpoint);
-  telegram = await startLocalServer((_req, res) => sendJson(res, 200, { ok: true, result: { message_id: telegram.requests.length } }));
-  // agent.timeout + 3 delivery timeouts (4 s) is what a message needs left in the invocation to start.
-  const configDir = preparedConfigDir(`webhooks:
-  github: { secret: \${GH_SECRET} }
-agent: { provider: echo, timeout: 1s }
-delivery:
-  timeout: 1s
-  messenger: { provider: telegram, bot_token: \${TG_TOKEN}, chat_id: "42", api_url: ${telegram.url} }
-`);
-  Object.assign(process.env, {
-    HOOKAGENT_STAGE: 'test', HOOKAGENT_CONFIG_DIR: configDir, QUEUE_URL: QUEUE(), DEAD_LETTER_QUEUE_URL: `${aws.url}/000000000000/dlq`, PAYLOAD_BUCKET: 'bucket',
-    AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', GH_SECRET: 'gh-secret', TG_TOKEN: '1:T',
-    AWS_ENDPOINT_URL_DYNAMODB: aws.url, AWS_ENDPOINT_URL_SQS: aws.url, AWS_ENDPOINT_URL_S3: aws.url, POWERTOOLS_LOG_LEVEL: 'CRITICAL', MAX_RECEIVE_COUNT: '5',
-  });
+  ({ dynamo, aws, telegram } = stage);
   await new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions).create({
     name: 'alerts-to-chat', events: ['issues'], skills: [], deliver: ['messenger'], agent: 'none', prompt: 'Issue {issue.title}', state: 'active',
     created_at: '2026-11-24T00:00:00Z', updated_at: '2026-11-24T00:00:00Z', secret: 'whsec_x',
   });
-});
-
-afterAll(async () => {
-  process.env = saved;
-  await Promise.all([aws.close(), telegram.close(), dynamo.close()]);
 });
 
 async function poll(worker: WorkerHandler, remainingMs: () => number = () => 290_000): Promise<SQSBatchResponse> {

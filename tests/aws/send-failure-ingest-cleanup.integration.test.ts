@@ -12,36 +12,22 @@ import type { SQSBatchResponse } from 'aws-lambda';
 import { DynamoDedupStore } from '../../functions/aws/dedup-store';
 import { DynamoEventLog } from '../../functions/aws/event-log';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
-import { startDynalite, type TestDynamo } from '../support/dynalite';
-import { startFaultyAws, type Call, type FaultyAws } from '../support/faulty-aws';
+import type { TestDynamo } from '../support/dynalite';
+import type { Call, FaultyAws } from '../support/faulty-aws';
+import { INTERNAL_FAILURE, useFaultyStage } from '../support/faulty-stage';
 import { bodyOf } from '../support/ingest-harness';
-import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
-import { preparedConfigDir } from '../support/prepared-config';
+import type { LocalServer } from '../support/local-http';
 import { githubEvent } from '../support/requests';
 
+const stage = useFaultyStage({ deliveryTimeout: '2s' });
 let dynamo: TestDynamo;
 let aws: FaultyAws;
 let telegram: LocalServer;
-const saved = { ...process.env };
-const QUEUE = () => `${aws.url}/000000000000/hookagent-test-queue`;
-const DLQ = () => `${aws.url}/000000000000/hookagent-test-dlq`;
-const INTERNAL_FAILURE = { status: 500, body: { __type: 'com.amazon.coral.service#InternalFailure', message: 'We encountered an internal error.' } };
+const QUEUE = () => stage.queueUrl;
+const DLQ = () => stage.deadLetterQueueUrl;
 
 beforeAll(async () => {
-  dynamo = await startDynalite();
-  aws = await startFaultyAws(dynamo.endpoint);
-  telegram = await startLocalServer((_req, res) => sendJson(res, 200, { ok: true, result: { message_id: telegram.requests.length } }));
-  const configDir = preparedConfigDir(`webhooks:
-  github: { secret: \${GH_SECRET} }
-delivery:
-  timeout: 2s
-  messenger: { provider: telegram, bot_token: \${TG_TOKEN}, chat_id: "42", api_url: ${telegram.url} }
-`);
-  Object.assign(process.env, {
-    HOOKAGENT_STAGE: 'test', HOOKAGENT_CONFIG_DIR: configDir, QUEUE_URL: QUEUE(), DEAD_LETTER_QUEUE_URL: DLQ(), PAYLOAD_BUCKET: 'bucket',
-    AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', GH_SECRET: 'gh-secret', TG_TOKEN: '1:T',
-    AWS_ENDPOINT_URL_DYNAMODB: aws.url, AWS_ENDPOINT_URL_SQS: aws.url, AWS_ENDPOINT_URL_S3: aws.url, POWERTOOLS_LOG_LEVEL: 'CRITICAL', MAX_RECEIVE_COUNT: '5',
-  });
+  ({ dynamo, aws, telegram } = stage);
   const subscriptions = new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions);
   const at = '2026-11-24T00:00:00Z';
   const base = { skills: [], deliver: ['messenger' as const], agent: 'none' as const, state: 'active' as const, created_at: at, updated_at: at, secret: 'whsec_x' };
@@ -53,11 +39,6 @@ delivery:
 
 beforeEach(() => {
   aws.hook = () => undefined;
-});
-
-afterAll(async () => {
-  process.env = saved;
-  await Promise.all([aws.close(), telegram.close(), dynamo.close()]);
 });
 
 const handlers = async () => ({

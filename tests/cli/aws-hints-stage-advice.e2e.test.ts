@@ -10,17 +10,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { hintFor } from '../../cli/hints';
-import { buildCli, runCli, tempConfigDir } from '../support/cli';
-import { startDynalite, type TestDynamo } from '../support/dynalite';
+import { runCli, tempConfigDir } from '../support/cli';
+import { useCliStage } from '../support/cli-stage';
 
-let dynamo: TestDynamo;
-beforeAll(async () => {
-  buildCli();
-  dynamo = await startDynalite('prod');
-}, 120_000);
-afterAll(async () => dynamo.close());
+const stage = useCliStage();
 
-const env = () => ({ AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_REGION: 'eu-west-1', AWS_MAX_ATTEMPTS: '1' });
+const env = stage.env;
 const warningOf = (stdout: string) => stdout.split('\n').find((l) => l.includes('no webhooks.github.secret')) ?? '';
 const CREDENTIALS_HINT = 'No AWS credentials found: set AWS_PROFILE (aws sso login / aws configure), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and run the command again.';
 

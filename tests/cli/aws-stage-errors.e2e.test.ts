@@ -6,19 +6,14 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { buildCli, runCli, tempConfigDir } from '../support/cli';
-import { startDynalite, type TestDynamo } from '../support/dynalite';
+import { runCli, tempConfigDir } from '../support/cli';
+import { useCliStage } from '../support/cli-stage';
 
-let dynamo: TestDynamo;
-beforeAll(async () => {
-  buildCli();
-  dynamo = await startDynalite('prod');
-}, 120_000);
-afterAll(async () => dynamo.close());
+const stage = useCliStage();
 
 test('a stage without tables in this region: is it deployed here, and how to check', async () => {
   const result = await runCli(['--config-dir', tempConfigDir(), '--stage', 'staging', '--region', 'eu-west-1', 'webhook', 'list'], {
-    AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_MAX_ATTEMPTS: '1',
+    AWS_ENDPOINT_URL_DYNAMODB: stage.dynamo.endpoint, AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_MAX_ATTEMPTS: '1',
   });
   expect(result.code).toBe(1);
   expect(result.stderr).toContain('ResourceNotFoundException');
@@ -39,7 +34,7 @@ test('no region in config.yaml, the options or the environment: where to set one
 }, 60_000);
 
 test('subscribe on a stage without webhooks.public_url: the printed URLs are serve\'s, and a note says where the stage\'s is', async () => {
-  const env = { AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_REGION: 'eu-west-1', AWS_MAX_ATTEMPTS: '1' };
+  const env = { AWS_ENDPOINT_URL_DYNAMODB: stage.dynamo.endpoint, AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_REGION: 'eu-west-1', AWS_MAX_ATTEMPTS: '1' };
   const bare = await runCli(['--config-dir', tempConfigDir('aws: { region: eu-west-1, stage: prod }\n'), 'webhook', 'subscribe', 'urls', '--events', 'issues'], env);
   expect(bare.code).toBe(0);
   expect(bare.stderr).toMatch(/note: these URLs are serve's on this machine, not stage 'prod': set webhooks.public_url in config.yaml to the stage's API URL \(the stack output HttpApiUrl; '(npx )?hookagent --config-dir \S+ status --stage prod' prints it\)/);

@@ -5,19 +5,13 @@
  * user's own credentials) any model is accepted.
  */
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
-import { buildCli, runCli, tempConfigDir } from '../support/cli';
-import { startDynalite, type TestDynamo } from '../support/dynalite';
+import { runCli, tempConfigDir } from '../support/cli';
+import { useCliStage } from '../support/cli-stage';
 
 const AGENT = 'agent: { provider: bedrock, model: eu.anthropic.claude-sonnet-4-20250514-v1:0, models: [anthropic.claude-3-haiku-20240307-v1:0] }\n';
-let dynamo: TestDynamo;
+const stage = useCliStage();
 
-beforeAll(async () => {
-  buildCli();
-  dynamo = await startDynalite('prod');
-}, 120_000);
-afterAll(async () => dynamo.close());
-
-const env = () => ({ AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_REGION: 'eu-west-1', AWS_MAX_ATTEMPTS: '1' });
+const env = stage.env;
 
 test('on a stage: a model outside agent.model and agent.models is refused with what to do; a listed one is accepted', async () => {
   const dir = tempConfigDir(`aws: { region: eu-west-1, stage: prod }\n${AGENT}`);
@@ -25,7 +19,7 @@ test('on a stage: a model outside agent.model and agent.models is refused with w
   expect(refused.code).toBe(1);
   expect(refused.stderr).toContain("--model anthropic.claude-3-opus-20240229-v1:0: the worker of stage 'prod' may invoke only eu.anthropic.claude-sonnet-4-20250514-v1:0, anthropic.claude-3-haiku-20240307-v1:0 on Bedrock");
   expect(refused.stderr).toContain('add it to agent.models in config.yaml and deploy again');
-  const store = new DynamoSubscriptionStore(dynamo.client, 'hookagent-prod-subscriptions');
+  const store = new DynamoSubscriptionStore(stage.dynamo.client, 'hookagent-prod-subscriptions');
   expect(await store.get('opus')).toBeUndefined();
 
   const accepted = await runCli(['--config-dir', dir, 'webhook', 'subscribe', 'haiku', '--events', 'issues', '--model', 'anthropic.claude-3-haiku-20240307-v1:0'], env());

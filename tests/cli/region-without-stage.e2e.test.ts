@@ -6,17 +6,12 @@
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildCli, runCli, tempConfigDir } from '../support/cli';
-import { startDynalite, type TestDynamo } from '../support/dynalite';
+import { runCli, tempConfigDir } from '../support/cli';
+import { useCliStage } from '../support/cli-stage';
 
-let dynamo: TestDynamo;
-beforeAll(async () => {
-  buildCli();
-  dynamo = await startDynalite('prod');
-}, 120_000);
-afterAll(async () => dynamo.close());
+const stage = useCliStage();
 
-const env = () => ({ AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_REGION: 'eu-west-1', AWS_MAX_ATTEMPTS: '1' });
+const env = stage.env;
 const ADVICE = "--region picks the region of an AWS deployment: pass --stage <stage> too (npx osls deploy's default is dev), or add aws: { stage, region } to config.yaml";
 
 test.each([

@@ -13,17 +13,12 @@ import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store'
 import { openLocalRuntime } from '../../functions/local/compose';
 import { systemClock } from '../../functions/core/ports';
 import type { EventRecord, Subscription } from '../../functions/core/types';
-import { buildCli, runCli } from '../support/cli';
-import { startDynalite, type TestDynamo } from '../support/dynalite';
+import { runCli } from '../support/cli';
+import { useCliStage } from '../support/cli-stage';
 
-let dynamo: TestDynamo;
-beforeAll(async () => {
-  buildCli();
-  dynamo = await startDynalite('prod');
-}, 120_000);
-afterAll(async () => dynamo.close());
+const stage = useCliStage();
 
-const env = () => ({ AWS_ENDPOINT_URL_DYNAMODB: dynamo.endpoint, AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_REGION: 'eu-west-1', AWS_MAX_ATTEMPTS: '1' });
+const env = stage.env;
 
 const now = Date.now();
 const at = (i: number) => new Date(now - 3_600_000 + i).toISOString();
@@ -65,7 +60,7 @@ test('usage on an AWS stage with more than 1,000 records counts every deleted su
 
   const awsDir = mkdtempSync(join(tmpdir(), 'hookagent-usage-aws-'));
   writeFileSync(join(awsDir, 'config.yaml'), 'aws: { region: eu-west-1, stage: prod }\n');
-  await seed((s) => new DynamoSubscriptionStore(dynamo.client, 'hookagent-prod-subscriptions').create(s), new DynamoEventLog(dynamo.client, 'hookagent-prod-events'));
+  await seed((s) => new DynamoSubscriptionStore(stage.dynamo.client, 'hookagent-prod-subscriptions').create(s), new DynamoEventLog(stage.dynamo.client, 'hookagent-prod-events'));
   const result = await runCli(['--config-dir', awsDir, 'webhook', 'usage', '--json'], env());
   expect(result).toMatchObject({ code: 0, stderr: '' });
   const report = JSON.parse(result.stdout) as Report;

@@ -7,46 +7,26 @@
  */
 import { DynamoEventLog } from '../../functions/aws/event-log';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
-import { startDynalite, type TestDynamo } from '../support/dynalite';
-import { startFaultyAws, type Call, type FaultyAws } from '../support/faulty-aws';
+import type { TestDynamo } from '../support/dynalite';
+import type { Call, FaultyAws } from '../support/faulty-aws';
+import { THROTTLED, useFaultyStage } from '../support/faulty-stage';
 import { bodyOf } from '../support/ingest-harness';
-import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
-import { preparedConfigDir } from '../support/prepared-config';
+import type { LocalServer } from '../support/local-http';
 import { githubEvent } from '../support/requests';
 
+const stage = useFaultyStage({ agent: '{ provider: echo, timeout: 20s }', deliveryTimeout: '2s' });
 let dynamo: TestDynamo;
 let aws: FaultyAws;
 let telegram: LocalServer;
-const saved = { ...process.env };
-const QUEUE = () => `${aws.url}/000000000000/hookagent-test-queue`;
-const DLQ = () => `${aws.url}/000000000000/hookagent-test-dlq`;
-const THROTTLED = { status: 400, body: { __type: 'com.amazonaws.dynamodb.v20120810#ProvisionedThroughputExceededException', message: 'The level of configured provisioned throughput for the table was exceeded.' } };
+const QUEUE = () => stage.queueUrl;
+const DLQ = () => stage.deadLetterQueueUrl;
 
 beforeAll(async () => {
-  dynamo = await startDynalite();
-  aws = await startFaultyAws(dynamo.endpoint);
-  telegram = await startLocalServer((_req, res) => sendJson(res, 200, { ok: true, result: { message_id: telegram.requests.length } }));
-  const configDir = preparedConfigDir(`webhooks:
-  github: { secret: \${GH_SECRET} }
-agent: { provider: echo, timeout: 20s }
-delivery:
-  timeout: 2s
-  messenger: { provider: telegram, bot_token: \${TG_TOKEN}, chat_id: "42", api_url: ${telegram.url} }
-`);
-  Object.assign(process.env, {
-    HOOKAGENT_STAGE: 'test', HOOKAGENT_CONFIG_DIR: configDir, QUEUE_URL: QUEUE(), DEAD_LETTER_QUEUE_URL: DLQ(), PAYLOAD_BUCKET: 'bucket',
-    AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', GH_SECRET: 'gh-secret', TG_TOKEN: '1:T',
-    AWS_ENDPOINT_URL_DYNAMODB: aws.url, AWS_ENDPOINT_URL_SQS: aws.url, AWS_ENDPOINT_URL_S3: aws.url, POWERTOOLS_LOG_LEVEL: 'CRITICAL', MAX_RECEIVE_COUNT: '5',
-  });
+  ({ dynamo, aws, telegram } = stage);
   const subscriptions = new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions);
   const at = '2026-11-24T00:00:00Z';
   await subscriptions.create({ name: 'direct', events: ['issues'], skills: [], deliver: ['messenger', 'log'], agent: 'none', prompt: 'Issue {issue.title}', state: 'active', created_at: at, updated_at: at, secret: 'whsec_x' });
   await subscriptions.create({ name: 'agent', events: ['pull_request'], skills: [], deliver: ['messenger'], prompt: 'PR {pull_request.title}', state: 'active', created_at: at, updated_at: at, secret: 'whsec_x' });
-});
-
-afterAll(async () => {
-  process.env = saved;
-  await Promise.all([aws.close(), telegram.close(), dynamo.close()]);
 });
 
 /** The event source mapping's next batch, after moving what was received 5 times to the DLQ; how many it held. */
