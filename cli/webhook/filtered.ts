@@ -1,8 +1,12 @@
 /**
  * `webhook events <name>` also lists the requests that subscription's payload filters
  * turned away: they are not events (nothing was stored or queued), so they come from the
- * request log (7 days), where each candidate's verdict says which filter failed.
+ * request log (7 days), where each candidate's verdict says which filter failed. The stores
+ * index them by subscription when the entry is written (RequestLog.listFiltered): looking
+ * for them among the newest entries of the whole log lost them behind other traffic.
  */
+import type { FilteredRequests, RequestLog } from '../../functions/core/ports';
+import { filterRefusal } from '../../functions/core/request-filtered';
 import type { Stores } from '../context';
 import { clip } from '../output';
 
@@ -15,23 +19,29 @@ export interface FilteredEvent {
   reason: string;
 }
 
-/** How far back in the request log `events` looks for filtered requests. */
+/** How far back in the request log a store without `listFiltered` (a test's wrapper) is searched. */
 const SCAN = 1000;
 
-export async function filteredFor(stores: Stores, name: string, limit: number): Promise<FilteredEvent[]> {
+async function filteredRequests(requests: RequestLog, subscription: string, limit: number): Promise<FilteredRequests> {
+  if (requests.listFiltered) return requests.listFiltered({ subscription, limit });
+  const scanned = await requests.list({ limit: Math.max(SCAN, limit) });
+  const entries = scanned.filter((r) => filterRefusal(r, subscription)).slice(0, limit);
+  return scanned.length < SCAN || entries.length >= limit ? { entries } : { entries, partial: `Filtered requests were searched among the newest ${SCAN} entries of the request log only.` };
+}
+
+/** Newest first, `limit` at most; `warn` hears when some may be missing (FilteredRequests.partial). */
+export async function filteredFor(stores: Stores, name: string, limit: number, warn?: (text: string) => void): Promise<FilteredEvent[]> {
   if (!stores.requests) return [];
-  const requests = await stores.requests.list({ limit: Math.max(SCAN, limit) });
-  const out: FilteredEvent[] = [];
-  for (const r of requests) {
-    const verdict = r.candidates?.find((c) => c.subscription === name && !c.matched && c.reason.startsWith('filter '));
-    if (!verdict) continue;
-    out.push({
+  const { entries, partial } = await filteredRequests(stores.requests, name, limit);
+  if (partial) warn?.(partial);
+  return entries.flatMap((r) => {
+    const verdict = filterRefusal(r, name);
+    if (!verdict) return [];
+    return [{
       request_id: r.request_id, received_at: r.received_at, reason: verdict.reason,
       ...(r.event ? { event: r.event } : {}), ...(r.action ? { action: r.action } : {}), ...(r.delivery_id ? { delivery_id: r.delivery_id } : {}),
-    });
-    if (out.length >= limit) break;
-  }
-  return out;
+    }];
+  });
 }
 
 export function filteredJson(f: FilteredEvent): Record<string, unknown> {

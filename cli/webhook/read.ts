@@ -58,7 +58,7 @@ export async function printEvents(ctx: CliContext, stores: Stores, name: string,
   await settleAbandoned(stores, name);
   const records = onlyFiltered ? [] : await page(stores, name, limit, before, status);
   // On the first page, the requests its payload filters turned away (from the request log) too, newest first.
-  const filtered = status || before ? [] : await filteredFor(stores, name, limit);
+  const filtered = status || before ? [] : await filteredFor(stores, name, limit, (text) => ctx.warn(text));
   type Row = { at: string; record?: EventRecord; filtered?: FilteredEvent };
   const merged = [...records.map((r): Row => ({ at: r.received_at, record: r })), ...filtered.map((f): Row => ({ at: f.received_at, filtered: f }))]
     .sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0)).slice(0, limit);

@@ -89,6 +89,21 @@ export interface RequestQuery {
   limit: number;
 }
 
+/** `RequestLog.listFiltered`: the requests one subscription's payload filters turned away. */
+export interface FilteredQuery {
+  subscription: string;
+  /** Epoch ms: only requests received at or before it (the next page of a listing starts at its oldest row). */
+  until?: number;
+  limit: number;
+}
+
+export interface FilteredRequests {
+  /** Most recent first. */
+  entries: RequestRecord[];
+  /** Set when some may be missing (entries written before the store indexed them were searched in a bounded scan that stopped short): says so. */
+  partial?: string;
+}
+
 /** A delivery id's commit (DedupStore.commit), deferred so it can share a write with the request log (issue 16). */
 export interface DeferredCommit {
   key: string;
@@ -107,6 +122,13 @@ export interface RequestLog {
   recordAndCommit?(entry: RequestRecord, commit: DeferredCommit): Promise<void>;
   /** Most recent first. */
   list(query: RequestQuery): Promise<RequestRecord[]>;
+  /**
+   * The requests `query.subscription`'s payload filters turned away (core/request-filtered.ts),
+   * most recent first, from an index by subscription written with each entry: not a scan
+   * of the whole log, which other endpoints' traffic fills (hunt 11 D3). Optional, for
+   * wrappers in tests; `webhook events` falls back to a bounded scan without it.
+   */
+  listFiltered?(query: FilteredQuery): Promise<FilteredRequests>;
 }
 
 /**

@@ -1,5 +1,6 @@
 /** In-memory RequestLog, DebounceStore and CounterStore for unit tests (the real ones are DynamoDB/SQLite). */
-import type { Clock, CounterStore, DebounceStore, RequestLog, RequestQuery } from '../../functions/core/ports';
+import type { Clock, CounterStore, DebounceStore, FilteredQuery, FilteredRequests, RequestLog, RequestQuery } from '../../functions/core/ports';
+import { filterRefusal } from '../../functions/core/request-filtered';
 import type { RequestRecord } from '../../functions/core/types';
 
 export class MemoryRequestLog implements RequestLog {
@@ -21,6 +22,11 @@ export class MemoryRequestLog implements RequestLog {
       .filter((e) => (!query.endpoint || e.endpoint === query.endpoint) && (!query.outcome || e.outcome === query.outcome) && (!query.since || Date.parse(e.received_at) >= query.since) && (query.until === undefined || Date.parse(e.received_at) <= query.until))
       .sort((a, b) => (`${a.received_at}#${a.request_id}` < `${b.received_at}#${b.request_id}` ? 1 : -1))
       .slice(0, query.limit);
+  }
+
+  async listFiltered(query: FilteredQuery): Promise<FilteredRequests> {
+    const all = await this.list({ limit: this.stored.length, ...(query.until !== undefined ? { until: query.until } : {}) });
+    return { entries: all.filter((e) => filterRefusal(e, query.subscription)).slice(0, query.limit) };
   }
 }
 

@@ -75,6 +75,24 @@ const MIGRATIONS: string[] = [
   CREATE INDEX events_waiting ON events (status) WHERE status IN ('held', 'queued', 'processing');
   CREATE INDEX payloads_by_age ON payloads (created_at, key);
   `,
+  // The requests each subscription's payload filters turned away (request-log.ts, written in
+  // the entry's transaction): `webhook events <name>` lists them by subscription and time
+  // instead of looking among the newest entries of the whole log (hunt 11 D3). Deleting an
+  // entry (housekeeping) deletes its rows. Entries written before this migration are indexed
+  // here, by the same rule as core/request-filtered.ts: a verdict not matched, `filter …`.
+  `
+  CREATE TABLE request_filtered (
+    subscription TEXT NOT NULL, received_at INTEGER NOT NULL, request_row INTEGER NOT NULL,
+    PRIMARY KEY (subscription, received_at, request_row)
+  ) WITHOUT ROWID;
+  CREATE INDEX request_filtered_by_row ON request_filtered (request_row);
+  CREATE TRIGGER requests_filtered_del AFTER DELETE ON requests BEGIN DELETE FROM request_filtered WHERE request_row = old.id; END;
+  INSERT OR IGNORE INTO request_filtered (subscription, received_at, request_row)
+    SELECT json_extract(c.value, '$.subscription'), r.received_at, r.id
+    FROM requests r, json_each(r.body, '$.candidates') c
+    WHERE r.body LIKE '%"reason":"filter %' AND json_extract(c.value, '$.matched') = 0
+      AND substr(json_extract(c.value, '$.reason'), 1, 7) = 'filter ';
+  `,
 ];
 
 export const SCHEMA_VERSION = MIGRATIONS.length;
