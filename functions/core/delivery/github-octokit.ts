@@ -13,8 +13,9 @@
  *   next URL against the repository scope before it is fetched);
  * - @octokit/auth-app for App installation tokens (github-app.ts).
  * Every request goes through `guardedFetch` (github-fetch.ts). One Octokit per (api_url,
- * token or App installation) per process: its throttling groups and write queue are what
- * serialise.
+ * token or App installation) per process, the `MAX_INSTANCES` most recently used kept: its
+ * throttle id (its limiters in the process's shared throttling groups) and its write queue
+ * are what serialise.
  *
  * The octokit packages themselves are loaded at the first call (octokit-vendor.ts): the
  * worker Lambda keeps them in a file of their own, out of its cold start.
@@ -83,9 +84,27 @@ export type GithubOctokit = InstanceType<ReturnType<typeof withPlugins>>;
 
 export type GithubIdentity = { token: string } | { app: GithubAppSettings; installationId: number };
 
+/** Oldest use first: a hit moves its instance to the end, so eviction drops the least recently used. */
 const instances = new Map<string, GithubOctokit>();
 
-const group = (maxConcurrent: number, minTime: number) => new (octokitVendor().Bottleneck.Group)({ maxConcurrent, minTime });
+type ThrottleGroups = Record<'write' | 'notifications' | 'search', InstanceType<typeof OctokitVendor.Bottleneck.Group>>;
+/**
+ * plugin-throttling's write, notifications and search groups, one set per write interval
+ * for the whole process: plugin-throttling keys their limiters by the instance's throttle
+ * id, and each group drops a limiter left idle. A group per instance would never be freed:
+ * its idle-limiter cleanup is a `setInterval` that nothing clears (`disconnect()` does not).
+ */
+const throttleGroups = new Map<number, ThrottleGroups>();
+
+function groupsFor(writeIntervalMs: number): ThrottleGroups {
+  let groups = throttleGroups.get(writeIntervalMs);
+  if (!groups) {
+    const group = (minTime: number) => new (octokitVendor().Bottleneck.Group)({ maxConcurrent: 1, minTime });
+    groups = { write: group(writeIntervalMs), notifications: group(writeIntervalMs), search: group(2 * writeIntervalMs) };
+    throttleGroups.set(writeIntervalMs, groups);
+  }
+  return groups;
+}
 
 /**
  * The pause between two writes through one identity: a second on GitHub's hosted API
@@ -106,7 +125,11 @@ export function githubOctokit(apiUrl: string, identity: GithubIdentity, writeInt
   const who = 'token' in identity ? `token:${hash(identity.token)}` : `app:${identity.app.app_id}:${hash(identity.app.private_key)}:${identity.installationId}`;
   const key = `${apiUrl}|${who}|${writeIntervalMs}`;
   const known = instances.get(key);
-  if (known) return known;
+  if (known) {
+    instances.delete(key);
+    instances.set(key, known);
+    return known;
+  }
   if (instances.size >= MAX_INSTANCES) instances.delete(instances.keys().next().value as string);
   GithubOctokit ??= withPlugins(octokitVendor());
   const octokit = new GithubOctokit({
@@ -115,9 +138,9 @@ export function githubOctokit(apiUrl: string, identity: GithubIdentity, writeInt
     ...('token' in identity ? { auth: identity.token } : { authStrategy: octokitVendor().createAppAuth, auth: appAuthOptions(apiUrl, identity.app, identity.installationId) }),
     request: { fetch: guardedFetch(new URL(apiUrl), FALLBACK_TIMEOUT_MS) },
     throttle: {
-      // Its global (10 at once) and auth groups are shared by the process, keyed by this id.
+      // Its global (10 at once) and auth groups are shared by the process, keyed by this id; so are ours.
       id: key,
-      write: group(1, writeIntervalMs), notifications: group(1, writeIntervalMs), search: group(1, 2 * writeIntervalMs),
+      ...groupsFor(writeIntervalMs),
       onRateLimit: () => false,
       onSecondaryRateLimit: () => false,
     },
@@ -129,7 +152,10 @@ export function githubOctokit(apiUrl: string, identity: GithubIdentity, writeInt
   return octokit;
 }
 
-/** Tests only: forget the instances (and with them their throttling state). */
+/** Tests only: forget the instances and their throttling state (the shared groups stay, emptied). */
 export function clearGithubClients(): void {
   instances.clear();
+  for (const groups of throttleGroups.values()) {
+    for (const group of Object.values(groups)) for (const id of group.keys()) void group.deleteKey(id);
+  }
 }

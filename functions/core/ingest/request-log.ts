@@ -22,6 +22,8 @@ import { parseRoute } from './routes';
 export const REQUEST_LOG_TTL_SECONDS = 7 * 24 * 3600;
 /** Rejected requests written per endpoint per minute; the rest are counted. */
 export const REJECTION_SAMPLES = 10;
+/** Sampling windows one process keeps for a minute; past it, new keys share one window. */
+export const SAMPLED_KEYS = 1000;
 const WINDOW_MS = 60_000;
 const MAX_HEADER_NAMES = 50;
 const MAX_CANDIDATES = 100;
@@ -62,20 +64,30 @@ export function outcomeOf(reply: Reply): RequestOutcome {
   return 'not_handled';
 }
 
-/** Per-endpoint sampling of rejections, in one process (one Lambda container, one serve). */
-export class RejectionSampler {
-  private readonly windows = new Map<string, { start: number; written: number; skipped: number }>();
+interface Window {
+  start: number;
+  written: number;
+  /** Requests sampled out since the last one written: the next one written stands for them too. */
+  skipped: number;
+}
 
-  constructor(private readonly samples = REJECTION_SAMPLES) {}
+/**
+ * Per-endpoint sampling of rejections, in one process (one Lambda container, one serve).
+ * A window lives its whole minute whatever other keys arrive: only expired windows are
+ * evicted, and one whose skipped requests are not yet written is kept until its key's
+ * next request carries them. Endpoint names are bounded (ingest names a custom name that
+ * is no subscription `custom/?`); past `SAMPLED_KEYS` live windows all new keys share one.
+ */
+export class RejectionSampler {
+  /** Oldest window first: a renewed window moves to the end, so eviction stops at the first live one. */
+  private readonly windows = new Map<string, Window>();
+  private overflow: Window = { start: -Infinity, written: 0, skipped: 0 };
+
+  constructor(private readonly samples = REJECTION_SAMPLES, private readonly maxKeys = SAMPLED_KEYS) {}
 
   /** Undefined: skip (counted); a number: write, standing for that many requests. */
   take(key: string, now: number): number | undefined {
-    let window = this.windows.get(key);
-    if (!window || now - window.start >= WINDOW_MS) {
-      if (this.windows.size > 1000) this.windows.clear();
-      window = { start: now, written: 0, skipped: window?.skipped ?? 0 };
-      this.windows.set(key, window);
-    }
+    const window = this.windowFor(key, now);
     if (window.written >= this.samples) {
       window.skipped += 1;
       return undefined;
@@ -85,7 +97,33 @@ export class RejectionSampler {
     window.skipped = 0;
     return count;
   }
+
+  private windowFor(key: string, now: number): Window {
+    const known = this.windows.get(key);
+    if (known && now - known.start < WINDOW_MS) return known;
+    if (!known && this.windows.size >= this.maxKeys) {
+      this.evictExpired(now);
+      if (this.windows.size >= this.maxKeys) {
+        if (now - this.overflow.start >= WINDOW_MS) this.overflow = renewed(this.overflow, now);
+        return this.overflow;
+      }
+    }
+    const window = renewed(known, now);
+    this.windows.delete(key);
+    this.windows.set(key, window);
+    return window;
+  }
+
+  private evictExpired(now: number): void {
+    for (const [key, window] of this.windows) {
+      if (now - window.start < WINDOW_MS) return;
+      if (window.skipped === 0) this.windows.delete(key);
+    }
+  }
 }
+
+/** A new window from `now`, carrying the skipped requests of the one it replaces. */
+const renewed = (previous: Window | undefined, now: number): Window => ({ start: now, written: 0, skipped: previous?.skipped ?? 0 });
 
 export interface RequestLogInput {
   method: string;

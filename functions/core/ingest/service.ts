@@ -72,8 +72,11 @@ export function createIngest(deps: IngestDeps): Ingest {
     const route = parseRoute(request.path);
     const method = allowedMethod(route);
     if (route.kind === 'not-found' || route.kind === 'custom-unnamed' || method === undefined) return errors.notFound();
+    // The subscription a custom endpoint names, looked up once: it names the endpoint in the request log
+    // whatever the answer, and routes the request (step 3).
+    const named = route.kind === 'webhook' && route.source === 'custom' ? deps.subscriptions.byName(route.name ?? '') : undefined;
     // Known before the method is checked: a GET to /webhooks/github is logged under github, not unknown.
-    if (route.kind === 'webhook') trace.endpoint = route.source === 'custom' ? `custom/${route.name && /^[a-z0-9_-]{1,63}$/.test(route.name) ? route.name : '?'}` : route.source;
+    if (route.kind === 'webhook') trace.endpoint = named ? await customEndpoint(named, route.name) : route.source;
     if (!methodAllowed(method, request.method)) return errors.methodNotAllowed(method);
     if (route.kind === 'health') return reply(200, { status: 'ok' });
     const { source, name } = route;
@@ -97,7 +100,7 @@ export function createIngest(deps: IngestDeps): Ingest {
       // 3. Route: a custom endpoint names a subscription.
       let custom: Subscription | undefined;
       if (source === 'custom') {
-        custom = name === undefined ? undefined : await deps.subscriptions.byName(name);
+        custom = await named;
         if (!custom) return errors.subscriptionNotFound(name && SUBSCRIPTION_NAME_PATTERN.test(name) ? name : undefined);
       }
 
@@ -150,4 +153,18 @@ export function createIngest(deps: IngestDeps): Ingest {
     }
   };
   return deps.requests ? withRequestLog(ingest, deps.requests, deps.clock, logger) : (request: InboundRequest) => ingest(request);
+}
+
+/**
+ * A custom name is an endpoint of its own in the request log only when it names a
+ * subscription: any other name is `custom/?`, so a scanner's made-up names share one
+ * sampling window (README "Request log"). A store that cannot answer leaves a valid name
+ * as it is (step 3 answers 503; the sampler bounds its windows anyway).
+ */
+async function customEndpoint(named: Promise<Subscription | undefined>, name: string | undefined): Promise<string> {
+  try {
+    return (await named) ? `custom/${name}` : 'custom/?';
+  } catch {
+    return name !== undefined && SUBSCRIPTION_NAME_PATTERN.test(name) ? `custom/${name}` : 'custom/?';
+  }
 }
