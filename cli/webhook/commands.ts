@@ -9,7 +9,6 @@ import { event } from './event';
 import { eventsCommand } from './follow';
 import { listOption } from './options';
 import { list, show } from './read';
-import { isRequestId, refuseRequestReplay } from './request-entry';
 import { requests, settingsOf, settingsOptions, REQUEST_OUTCOMES } from './requests';
 import { send } from './send';
 import { pause, remove, replay, resume } from './state';
@@ -147,14 +146,12 @@ export function webhookCommands(y: Argv): Argv {
       .option('json', { type: 'boolean', describe: 'print a JSON object' })
       .example('$0 webhook usage pr-review --since 24h', ''),
     run((a, ctx) => usage(ctx, a.name as string | undefined, String(a.since), Boolean(a.json))))
-    .command('replay <event-id>', 'queue an event again, as a new attempt', (c) => c
+    .command('replay <event-id>', 'queue an event again, as a new attempt (a req_… id: run a request for a subscription whose filters turned it away)', (c) => c
       .positional('event-id', { type: 'string', demandOption: true })
-      .option('subscription', { type: 'string', describe: 'only for this subscription' })
-      .example('$0 webhook replay evt_0mws0mwck916a3c297ed36480', ''),
-    run((a, ctx) => {
-      if (isRequestId(String(a.eventId))) throw refuseRequestReplay(String(a.eventId));
-      return replay(ctx, String(a.eventId), a.subscription as string | undefined);
-    }))
+      .option('subscription', { type: 'string', describe: 'only for this subscription (with a req_… id: the one to run it for, when several filters turned it away)' })
+      .example('$0 webhook replay evt_0mws0mwck916a3c297ed36480', '')
+      .example('$0 webhook replay req_0mws0mwck00005f3a9b1c2 --subscription ready-prs', 'after changing the filters of ready-prs'),
+    run((a, ctx) => replay(ctx, String(a.eventId), a.subscription as string | undefined)))
     .command('requests', 'the request log: every inbound request, its outcome and why each subscription took it or not (7 days)', (c) => c
       .option('endpoint', { type: 'string', describe: 'github, gitlab, custom/<name>, custom/? (custom names that are not valid subscription names), or unknown (requests to other paths)' })
       .option('outcome', { type: 'string', choices: REQUEST_OUTCOMES, describe: 'only this outcome' })

@@ -1,7 +1,8 @@
 /**
  * `webhook event req_…`: the request-log entry behind a `filtered` row of `webhook events`.
- * Such a request was turned away by payload filters: nothing was stored or queued, so its
- * request-log entry (7 days) is the whole story, and there is nothing to replay.
+ * A request every subscription turned away stored nothing: its request-log entry (7 days)
+ * is the whole story. One that another subscription took stored its event: `webhook replay
+ * req_…` runs it for a subscription whose filters turned it away (replay-request.ts).
  */
 import { HookError } from '../../functions/core/errors';
 import { escapeTerminal } from '../../functions/core/log';
@@ -34,15 +35,28 @@ export function requestNotFound(id: string): HookError {
   return new HookError('event_not_found', `No request '${id.slice(0, 80)}' in the request log (entries are kept 7 days); list recent ones with 'hookagent webhook requests'`);
 }
 
-/** `replay req_…`: refused with why, before the event log is searched for it. */
-export function refuseRequestReplay(id: string): HookError {
-  return new HookError('event_not_found', `'${id.slice(0, 80)}' is a request-log id, not an event: its payload filters turned that request away, so nothing was stored to replay. See why with 'hookagent webhook event ${id.slice(0, 80)}'; to run it, change the filters and have the sender deliver it again`);
+/**
+ * `replay req_…` for an entry that stored no event: refused with why. A sender's redelivery
+ * is advised only where it would be taken: no subscription took the request, so its
+ * delivery id was not claimed (a duplicate's was, by the earlier request).
+ */
+export function refuseRequestReplay(entry: RequestRecord): HookError {
+  const id = entry.request_id.slice(0, 80);
+  const see = `See why with 'hookagent webhook event ${id}'`;
+  const why: Partial<Record<RequestRecord['outcome'], string>> = {
+    filtered: `its payload filters turned that request away, so nothing was stored to replay. ${see}; to run it, change the filters and have the sender deliver it again`,
+    not_handled: `no subscription's event filters took that request, so nothing was stored to replay. ${see}; to run it, change a subscription's events and have the sender deliver it again`,
+    duplicate: `that request repeated the delivery id of an earlier request (answered duplicate), so it stored nothing itself. 'hookagent webhook requests' lists the earlier one: 'hookagent webhook replay' with its req_… id runs it for a subscription whose filters turned it away`,
+  };
+  return new HookError('event_not_found', `'${id}' is a request-log id, not an event: ${why[entry.outcome] ?? `that request was answered ${entry.outcome} (HTTP ${entry.status}), so nothing was stored to replay. ${see}`}`);
 }
 
 export function requestText(r: RequestRecord): string {
   const type = r.event ? (r.action ? `${r.event}.${r.action}` : r.event) : '-';
   const lines = [
-    `${r.request_id}: a request-log entry (${r.outcome}, HTTP ${r.status}); requests turned away by payload filters are not stored as events, so there is nothing to replay`,
+    `${r.request_id}: a request-log entry (${r.outcome}, HTTP ${r.status}); ${r.event_id
+      ? `its event is stored for the subscriptions that took it; '${commandName()} webhook replay ${r.request_id}' runs it for one whose filters turned it away, once they take it`
+      : 'requests turned away by payload filters are not stored as events, so there is nothing to replay'}`,
     `  request:  ${r.method} /webhooks/${r.endpoint} ${type}, delivery ${r.delivery_id ?? '-'}, received ${r.received_at}${r.source_ip ? ` from ${r.source_ip}` : ''}`,
   ];
   if (r.event_id) lines.push(`  event:    ${r.event_id} (for the subscriptions that took it: '${commandName()} webhook event ${r.event_id}')`);

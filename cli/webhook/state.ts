@@ -1,10 +1,12 @@
 /** `pause`, `resume`, `delete` and `replay`: the lifecycle use cases (functions/core/subscriptions/lifecycle.ts) with CLI messages. */
 import { systemClock } from '../../functions/core/ports';
 import { pauseSubscription, resumeSubscription, type LifecycleDeps } from '../../functions/core/subscriptions/lifecycle';
-import { replayEvent } from '../../functions/core/subscriptions/replay';
+import { replayEvent, type ReplayResult } from '../../functions/core/subscriptions/replay';
+import { replayRequest } from '../../functions/core/subscriptions/replay-request';
 import { deleteSubscription } from '../../functions/core/subscriptions/held-settle';
 import { withStores, type CliContext, type Stores } from '../context';
 import { asInvoked } from '../invocation';
+import { findRequest, isRequestId, refuseRequestReplay, requestNotFound } from './request-entry';
 
 export { replayRecord } from '../../functions/core/subscriptions/replay';
 
@@ -48,13 +50,23 @@ export async function remove(ctx: CliContext, name: string): Promise<void> {
   ctx.out(`Deleted subscription '${name}'. Its event log stays for 14 days.${held}`);
 }
 
-export async function replay(ctx: CliContext, eventId: string, only: string | undefined): Promise<void> {
+/** `replay req_…`: the request-log entry's request, for a subscription whose filters turned it away (replay-request.ts). */
+async function replayRequestEntry(stores: Stores, id: string, only: string | undefined): Promise<ReplayResult> {
+  const entry = await findRequest(stores, id);
+  if (!entry) throw requestNotFound(id);
+  if (!entry.event_id) throw refuseRequestReplay(entry);
+  return replayRequest(lifecycle(stores), entry, only);
+}
+
+/** `id`: an event id, or a request-log id (`req_…`); the console's replay runs this too. */
+export async function replay(ctx: CliContext, id: string, only: string | undefined): Promise<void> {
   await withStores(ctx, async (stores) => {
-    const { copies, stillHeld } = await replayEvent(lifecycle(stores), eventId, only);
+    const { copies, stillHeld } = isRequestId(id) ? await replayRequestEntry(stores, id, only) : await replayEvent(lifecycle(stores), id, only);
     for (const copy of copies) {
+      const of = copy.message.replay_of === id ? id : `${id}, from its stored event ${copy.message.replay_of}`;
       ctx.out(asInvoked(copy.status === 'held'
-        ? `Held ${copy.event_id} for '${copy.subscription}' (a replay of ${eventId}): '${copy.subscription}' is paused; 'hookagent webhook resume ${copy.subscription}' releases it.`
-        : `Queued ${copy.event_id} for '${copy.subscription}' (a replay of ${eventId}).`));
+        ? `Held ${copy.event_id} for '${copy.subscription}' (a replay of ${of}): '${copy.subscription}' is paused; 'hookagent webhook resume ${copy.subscription}' releases it.`
+        : `Queued ${copy.event_id} for '${copy.subscription}' (a replay of ${of}).`));
     }
     for (const name of stillHeld) ctx.out(asInvoked(`Not replayed for '${name}': the event is still held there (paused); 'hookagent webhook resume ${name}' delivers it.`));
   });

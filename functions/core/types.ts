@@ -192,6 +192,11 @@ export interface EventRecord {
   dead_lettered_at?: string;
   /** The model the agent ran with (the subscription's `model`, else `agent.model`) (issue 17). */
   model?: string;
+  /**
+   * The UTC hour (`2026-11-24T10`) `max_runs_per_hour` counted this event's run in; absent
+   * while it is not counted (a retry counts it then, once) or after it was given back.
+   */
+  run_counted?: string;
 }
 
 /** A record without its message, prompt and reply (the kilobytes): what a sweep over many records decides on. */

@@ -11,7 +11,8 @@
  *   means now. A record held after that change (a replay) is the subscription's as it is.
  * - Of a debounced burst held while paused (records with the same subject key), only the
  *   latest is released; the others end `superseded` by it, as they would have without the
- *   pause.
+ *   pause. A replay (`replay_of`) is never part of a burst: it is released, and supersedes
+ *   nothing (copies held before replays dropped their subject key still carry it).
  * Records stored before `subscription_created_at` existed carry none and are taken as the
  * current subscription's.
  */
@@ -83,7 +84,7 @@ export async function settleHeld(deps: { subscriptions: SubscriptionStore; event
     } else await endHeld(deps.events, record, { status: 'failed', updated_at: at, error: { code: 'subscription_not_found', message: notThisSubscription(record.subscription, record, subscription) } });
   }
   const latest = new Map<string, EventRecord>();
-  const subjectOf = (r: EventRecord) => (r.message.subject_key ? `${r.subscription}\u0000${r.message.subject_key}` : undefined);
+  const subjectOf = (r: EventRecord) => (r.message.subject_key && !r.message.replay_of ? `${r.subscription}\u0000${r.message.subject_key}` : undefined);
   for (const record of current) {
     const key = subjectOf(record);
     const known = key && latest.get(key);

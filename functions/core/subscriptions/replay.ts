@@ -5,13 +5,18 @@ import type { EventRecord, Subscription } from '../types';
 import { eventRecord } from '../worker/record';
 import { releaseIfResumed, requireSubscription, sendRecorded, type LifecycleDeps } from './lifecycle';
 
-/** A new attempt of an event: a new event id (so dedup and idempotency do not stop it), `replay_of` set. */
+/**
+ * A new attempt of an event: a new event id (so dedup and idempotency do not stop it),
+ * `replay_of` set, and no debounce subject: a replay is never debounced, neither by the
+ * worker's gate nor by a resume's settling of held events (held-settle.ts).
+ */
 export function replayRecord(original: EventRecord, nowMs: number, status: 'queued' | 'held' = 'queued', subscriptionCreatedAt?: string): EventRecord {
   const eventId = newEventId(nowMs);
   const at = new Date(nowMs).toISOString();
   // A replay is for the subscription as it is now (one created again under the name takes it).
   const stamp = subscriptionCreatedAt ? { subscription_created_at: subscriptionCreatedAt } : {};
-  return eventRecord({ ...original.message, event_id: eventId, received_at: at, replay_of: original.event_id, ...stamp }, status, at);
+  const { subject_key: _subject, ...message } = original.message;
+  return eventRecord({ ...message, event_id: eventId, received_at: at, replay_of: original.event_id, ...stamp }, status, at);
 }
 
 export interface ReplayResult {
@@ -21,14 +26,35 @@ export interface ReplayResult {
   stillHeld: string[];
 }
 
+/** `original`'s new attempt for `subscription` as it is now: held while it is paused. */
+export function copyFor(original: EventRecord, subscription: Subscription, nowMs: number): EventRecord {
+  return replayRecord(original, nowMs, subscription.state === 'paused' ? 'held' : 'queued', subscription.created_at);
+}
+
+/**
+ * Writes new attempts and queues those not held. A held one is released at once when its
+ * subscription was resumed meanwhile (a resume that ran before the write missed it), as
+ * ingest does. Returns the copies as they now are.
+ */
+export async function startCopies(deps: LifecycleDeps, copies: EventRecord[]): Promise<EventRecord[]> {
+  await deps.events.putAll(copies);
+  const queued = copies.filter((c) => c.status === 'queued');
+  if (queued.length > 0) await sendRecorded(deps.queue, queued.map((r) => r.message));
+  const held = copies.filter((c) => c.status === 'held');
+  if (held.length === 0) return copies;
+  const released = new Set(await releaseIfResumed(deps, held));
+  return copies.map((c) => (c.status === 'held' && released.has(c.subscription) ? { ...c, status: 'queued' } : c));
+}
+
 /**
  * A new attempt of each record of an event (or of one subscription's). A paused
  * subscription holds its copy, as it holds what arrives while paused; a record still
  * held is not copied at all. Throws when that leaves nothing to replay.
  */
 export async function replayEvent(deps: LifecycleDeps, eventId: string, only?: string): Promise<ReplayResult> {
-  const records = (await deps.events.getEvent(eventId)).filter((r) => !only || r.subscription === only);
-  if (records.length === 0) throw new HookError('event_not_found', `No event '${eventId}'${only ? ` for '${only}'` : ''} in the event log (it keeps 14 days)`);
+  const all = await deps.events.getEvent(eventId);
+  const records = all.filter((r) => !only || r.subscription === only);
+  if (records.length === 0) throw noRecord(eventId, only, all.length > 0);
   const stillHeld = records.filter((r) => r.status === 'held').map((r) => r.subscription);
   const replayed = records.filter((r) => r.status !== 'held');
   if (replayed.length === 0) {
@@ -38,18 +64,12 @@ export async function replayEvent(deps: LifecycleDeps, eventId: string, only?: s
   const current = new Map<string, Subscription>();
   for (const record of replayed) current.set(record.subscription, await requireSubscription(deps, record.subscription));
   const now = deps.clock.now();
-  let copies = replayed.map((r) => {
-    const subscription = current.get(r.subscription) as Subscription;
-    return replayRecord(r, now, subscription.state === 'paused' ? 'held' : 'queued', subscription.created_at);
-  });
-  await deps.events.putAll(copies);
-  const queued = copies.filter((c) => c.status === 'queued');
-  if (queued.length > 0) await sendRecorded(deps.queue, queued.map((r) => r.message));
-  const held = copies.filter((c) => c.status === 'held');
-  if (held.length > 0) {
-    // As ingest does: a resume that ran meanwhile may have missed these; release them then.
-    const released = new Set(await releaseIfResumed(deps, held));
-    copies = copies.map((c) => (c.status === 'held' && released.has(c.subscription) ? { ...c, status: 'queued' } : c));
-  }
+  const copies = await startCopies(deps, replayed.map((r) => copyFor(r, current.get(r.subscription) as Subscription, now)));
   return { copies, stillHeld };
+}
+
+/** Nothing to replay; `taken`: the event is stored for other subscriptions (`only` did not take it). */
+function noRecord(eventId: string, only: string | undefined, taken: boolean): HookError {
+  if (!only || !taken) return new HookError('event_not_found', `No event '${eventId}'${only ? ` for '${only}'` : ''} in the event log (it keeps 14 days)`);
+  return new HookError('event_not_found', `'${only}' did not take event '${eventId}' (other subscriptions did), so it has no record of it to replay. If its filters turned the request away, 'hookagent webhook events ${only} --status filtered' lists that request's req_… id, and 'hookagent webhook replay req_… --subscription ${only}' runs it for '${only}' once its filters take it`);
 }

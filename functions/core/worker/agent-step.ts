@@ -59,7 +59,7 @@ export async function runAgentStep(step: Step, subscription: Subscription, paylo
   // calling the agent gives back the run the gate counted for it (a failed give-back leaves one too many).
   const giveBack = async (): Promise<void> => {
     try {
-      await giveBackRun(writer.current, subscription, deps.counters, started, deps.clock.now());
+      await giveBackRun(writer, subscription, deps.counters);
     } catch (error) {
       logger.warn('the run counted for this event could not be given back', { reason: describeError(error) });
     }

@@ -5,6 +5,7 @@
  */
 import type { CounterStore, DebounceStore } from '../ports';
 import type { EventRecord, QueueMessage, Subscription } from '../types';
+import type { RecordWriter } from './record';
 
 /** The debounce record outlives the longest delay, so a late copy still finds it. */
 export const DEBOUNCE_TTL_SECONDS = 2 * 900 + 3600;
@@ -33,42 +34,52 @@ export async function debounceGate(message: QueueMessage, subscription: Subscrip
   return { status: 'superseded', superseded_by: latest };
 }
 
+/** The UTC hour of `nowMs`, as run counters and `run_counted` name it (`2026-11-24T10`). */
+const hourOf = (nowMs: number): string => new Date(nowMs).toISOString().slice(0, 13);
+const hourKey = (subscription: string, hour: string): string => `runs#${subscription}#${hour}`;
+
 /** The counter key of a subscription's runs in the hour of `nowMs` (UTC). */
 export function runsKey(subscription: string, nowMs: number): string {
-  return `runs#${subscription}#${new Date(nowMs).toISOString().slice(0, 13)}`;
+  return hourKey(subscription, hourOf(nowMs));
 }
 
 /** A run counter outlives its hour, so a give-back late in the hour still finds it. */
 const RUNS_TTL_SECONDS = 2 * 3600;
 
-/** Whether `runCapGate` counts this event's run (and so may have to give it back). */
-function countsRun(record: EventRecord, subscription: Subscription, counters: CounterStore | undefined): counters is CounterStore {
-  return !!counters && !!subscription.max_runs_per_hour && subscription.agent !== 'none' && (record.attempts ?? 0) <= 1;
-}
+/** The record being moved along (record.ts's RecordWriter): what is staged goes out with its next write. */
+export type StagedRecord = Pick<RecordWriter, 'current' | 'stage'>;
 
 /**
- * Counts this event's run in its hour (once: only on its first attempt) and refuses it
- * beyond the cap. Direct delivery (`agent: none`) spends no model budget and is not capped.
- * Only runs that happen count: a refused event gives its count back at once, so raising the
- * cap lets a replay run in the same hour, and `runs` is the hour's real count. Adding before
- * comparing keeps the cap under concurrency: of two workers at cap - 1, one sees cap + 1.
+ * Counts this event's run in its hour and refuses it beyond the cap. Direct delivery
+ * (`agent: none`) spends no model budget and is not capped. The hour counted is staged on
+ * the record (`run_counted`, written with its next write): a record without it is counted
+ * and checked, whatever its attempts (one retried before this gate, e.g. after a payload
+ * read that failed, was once neither); a record with it is not counted twice. Only runs that
+ * happen count: a refused event gives its count back at once, so raising the cap lets a
+ * replay run in the same hour, and `runs` is the hour's real count. Adding before comparing
+ * keeps the cap under concurrency: of two workers at cap - 1, one sees cap + 1.
  */
-export async function runCapGate(record: EventRecord, subscription: Subscription, counters: CounterStore | undefined, nowMs: number): Promise<Gate> {
+export async function runCapGate(record: StagedRecord, subscription: Subscription, counters: CounterStore | undefined, nowMs: number): Promise<Gate> {
   const cap = subscription.max_runs_per_hour;
-  if (!countsRun(record, subscription, counters) || !cap) return undefined;
-  const key = runsKey(subscription.name, nowMs);
+  if (!counters || !cap || subscription.agent === 'none' || record.current.run_counted) return undefined;
+  const hour = hourOf(nowMs);
+  const key = hourKey(subscription.name, hour);
   const runs = await counters.add(key, 1, RUNS_TTL_SECONDS);
-  return runs > cap ? { status: 'rate_limited', runs: await counters.add(key, -1, RUNS_TTL_SECONDS) } : undefined;
+  if (runs > cap) return { status: 'rate_limited', runs: await counters.add(key, -1, RUNS_TTL_SECONDS) };
+  record.stage({ run_counted: hour });
+  return undefined;
 }
 
 /**
  * Gives back the run `runCapGate` counted for an event whose agent is not called after all
- * (its token budget is spent, its prompt cannot be rendered). `sinceMs` is a time before the
- * gate (the receive's start): when the hour turned since, the hour counted is unknown and
- * nothing is given back (one run too many that hour, never one too few).
+ * (its token budget is spent, its prompt cannot be rendered), to the hour it was counted
+ * in (the record's `run_counted`; the counter outlives its hour). Given the record writer,
+ * it also clears `run_counted` with the record's next write, so a redriven event is counted
+ * again; given only the record, the count is given back and the record keeps the hour.
  */
-export async function giveBackRun(record: EventRecord, subscription: Subscription, counters: CounterStore | undefined, sinceMs: number, nowMs: number): Promise<void> {
-  if (!countsRun(record, subscription, counters)) return;
-  const key = runsKey(subscription.name, sinceMs);
-  if (key === runsKey(subscription.name, nowMs)) await counters.add(key, -1, RUNS_TTL_SECONDS);
+export async function giveBackRun(record: EventRecord | StagedRecord, subscription: Subscription, counters: CounterStore | undefined): Promise<void> {
+  const hour = ('stage' in record ? record.current : record).run_counted;
+  if (!counters || !hour) return;
+  await counters.add(hourKey(subscription.name, hour), -1, RUNS_TTL_SECONDS);
+  if ('stage' in record) record.stage({ run_counted: undefined });
 }

@@ -218,7 +218,7 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
     logger.info('not started now; retry later', { reason: notYet.kind === 'retry' ? notYet.reason : '', attempt: receiveCount });
     return notYet;
   }
-  const gate = reply === undefined ? (await debounceGate(message, subscription, deps.debounce)) ?? (await runCapGate(writer.current, subscription, deps.counters, deps.clock.now())) : undefined;
+  const gate = reply === undefined ? (await debounceGate(message, subscription, deps.debounce)) ?? (await runCapGate(writer, subscription, deps.counters, deps.clock.now())) : undefined;
   if (gate) {
     logger.info(gate.status === 'superseded' ? 'superseded by a later event of the same subject' : 'rate limited: max_runs_per_hour reached', { ...gate });
     await writer.save(gate.status === 'superseded' ? { status: 'superseded', superseded_by: gate.superseded_by } : { status: 'rate_limited', error: { code: 'rate_limited', message: `max_runs_per_hour ${subscription.max_runs_per_hour} reached (${gate.runs} run${gate.runs === 1 ? '' : 's'} this hour); replay it with 'hookagent webhook replay ${message.event_id}'` } });
