@@ -28,6 +28,8 @@ import { referencedNames, substitute } from '../functions/core/config/references
 import { configError } from '../functions/core/config/issues';
 import { resolvedUrlProblem, trimUrl } from '../functions/core/config/url-keys';
 import { loadDotEnv } from './local/first-run';
+import { tightenConfigDir } from './local/config-dir-mode';
+import { keptInvalidConfig } from './operations/status-config';
 import { outputStyle, terminalSafe } from './output';
 import { S3Client } from '@aws-sdk/client-s3';
 import { S3PayloadStore } from '../functions/aws/s3-payload-store';
@@ -63,6 +65,11 @@ export interface Stores {
 export interface CliContext {
   configDir: string;
   config: Config;
+  /**
+   * Set only for the local `status` (createContext's `keepInvalidConfig`): config.yaml's
+   * validation errors on one line, when it does not validate; `config` then holds the defaults.
+   */
+  invalidConfig?: string;
   /** The AWS deployment the CLI acts on (--stage, else the aws section); absent: the local store. */
   deployment?: { stage: string; region: string | undefined };
   skills: SkillLibrary;
@@ -92,11 +99,19 @@ export function touch(path: string): void {
   }
 }
 
-export function createContext(options: GlobalOptions): CliContext {
+/**
+ * `keepInvalidConfig` (`status`): a config.yaml that does not validate is reported by the
+ * local status (serve keeps running on the one it loaded), not refused; a deployment's status
+ * (--stage, an `aws` section) still needs it.
+ */
+export function createContext(options: GlobalOptions, { keepInvalidConfig = false }: { keepInvalidConfig?: boolean } = {}): CliContext {
   const dir = resolveConfigDir(options.configDir);
+  // Its .env holds the credentials: tightened whenever the CLI opens it (`status` names what could not be).
+  tightenConfigDir(dir);
   const parsed = readConfigFile(dir);
-  if (!parsed.ok) throw new HookError('config_invalid', `${parsed.error.message}\n(in ${join(dir, 'config.yaml')})`);
-  const config = parsed.value;
+  const kept = parsed.ok || !keepInvalidConfig ? undefined : keptInvalidConfig(dir, parsed.error, options.stage);
+  if (!parsed.ok && !kept) throw new HookError('config_invalid', `${parsed.error.message}\n(in ${join(dir, 'config.yaml')})`);
+  const config = parsed.ok ? parsed.value : kept!.config;
   // As serve would refuse it at start: a command must not print or act on such a base URL.
   resolvePublicUrl(config.webhooks.public_url, dir);
   const misused = regionWithoutStage(config, options);
@@ -106,6 +121,7 @@ export function createContext(options: GlobalOptions): CliContext {
   return {
     configDir: dir,
     config,
+    ...(kept ? { invalidConfig: kept.invalidConfig } : {}),
     ...(deployment ? { deployment } : {}),
     skills: new SkillLibrary(dir),
     out: (text) => process.stdout.write(`${terminalSafe(text, outputStyle().color)}\n`),

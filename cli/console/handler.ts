@@ -15,7 +15,7 @@ import { runUseCase } from './lifecycle';
 import { REQUEST_OUTCOMES } from '../webhook/requests';
 import { isRequestId } from './shape';
 import page from './page.html';
-import { AUTH_COOKIE, ConsoleGuard, SESSION_COOKIE, cookies, hostIsLoopback, isLoopbackPeer, securityHeaders } from './security';
+import { ConsoleGuard, SESSION_COOKIE, cookies, hostIsLoopback, isLoopbackPeer, securityHeaders } from './security';
 
 export interface ConsoleOptions {
   /** Required when the console is reachable off loopback, and always on serve's port. */
@@ -191,9 +191,10 @@ export function createConsoleHandler(provide: ConsoleSources | SourcesProvider, 
     if (options.loopbackPeersOnly && (!isLoopbackPeer(req.socket.remoteAddress) || forwardedByProxy(req))) return false;
     try {
       if (loopbackHostsOnly && !hostIsLoopback(req)) return problem(res, 421, 'host_not_allowed', 'The console answers only to loopback host names: 127.x.y.z, localhost or [::1]'), true;
-      if (guard.needsToken && path === '/console' && url.searchParams.has('token')) {
+      // `/console?token=` and `/console/?token=` alike: the cookie is set, then the page opens without the token in its URL.
+      if (guard.needsToken && (path === '/console' || path === '/console/') && url.searchParams.has('token')) {
         if (!guard.tokenMatches(url.searchParams.get('token') ?? '')) return problem(res, 401, 'unauthorized', `Wrong token: use ${options.tokenFrom ?? 'the one given to hookagent console --auth-token'}`), true;
-        res.writeHead(303, { location: '/console', 'set-cookie': `${AUTH_COOKIE}=${guard.authCookieValue()}; Path=/console; HttpOnly; SameSite=Strict`, ...securityHeaders() });
+        res.writeHead(303, { location: path, 'set-cookie': `${guard.authCookieName}=${guard.authCookieValue()}; Path=/console; HttpOnly; SameSite=Strict`, ...securityHeaders() });
         res.end();
         return true;
       }

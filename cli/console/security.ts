@@ -7,7 +7,8 @@ import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
 
 export const SESSION_COOKIE = 'hookagent_console_session';
-export const AUTH_COOKIE = 'hookagent_console_auth';
+/** The auth cookies' common prefix: each key adds its own suffix (ConsoleGuard.authCookieName). */
+const AUTH_COOKIE_PREFIX = 'hookagent_console_auth_';
 
 const LOOPBACK_NAMES = new Set(['127.0.0.1', 'localhost', '[::1]', '::1']);
 
@@ -57,8 +58,18 @@ export function hostIsLoopback(req: IncomingMessage): boolean {
 }
 
 export class ConsoleGuard {
+  /**
+   * The auth cookie's name, its own per key (so per token): browsers keep cookies by host
+   * and path, not by port, and one name for every console on 127.0.0.1 made opening a second
+   * one's link log the first out (hunt 11 D3). Not the port: serve's changes across restarts
+   * while its token and cookie stay.
+   */
+  readonly authCookieName: string;
+
   /** `key` keys the CSRF and auth cookie digests: per process unless the caller keeps one (serve, so its cookie survives a restart). */
-  constructor(private readonly authToken: string | undefined, private readonly key: Buffer = randomBytes(32)) {}
+  constructor(private readonly authToken: string | undefined, private readonly key: Buffer = randomBytes(32)) {
+    this.authCookieName = `${AUTH_COOKIE_PREFIX}${createHmac('sha256', key).update('cookie-name').digest('hex').slice(0, 8)}`;
+  }
 
   get needsToken(): boolean {
     return this.authToken !== undefined;
@@ -85,7 +96,8 @@ export class ConsoleGuard {
     if (this.authToken === undefined) return true;
     const bearer = /^Bearer\s+(.+)$/i.exec(req.headers.authorization ?? '')?.[1];
     if (bearer && this.tokenMatches(bearer.trim())) return true;
-    const cookie = cookies(req)[AUTH_COOKIE];
+    // Only its own: another console's cookie (or one of an earlier version's single name) is left alone.
+    const cookie = cookies(req)[this.authCookieName];
     return cookie !== undefined && same(cookie, this.authCookieValue());
   }
 

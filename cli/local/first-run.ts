@@ -3,6 +3,7 @@ import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { isSecretKey } from '../../functions/core/redact';
 import { parseDotEnv } from './config-source';
+import { tightenConfigDir } from './config-dir-mode';
 
 export const CONFIG_TEMPLATE = `# hookagent configuration (see README, "Configuration").
 # Secrets are written only as \${VAR} references: set them in the environment or in .env
@@ -32,14 +33,31 @@ delivery:
   # messenger: { provider: telegram, bot_token: \${TELEGRAM_BOT_TOKEN}, chat_id: "-100123" }
 `;
 
-/** Writes the template when there is no config.yaml; true when it did. */
-export function ensureConfig(configDir: string): boolean {
+/** serve's start output (stdout, with its banner): a stdout that cannot be written loses it, not the service. */
+function startWarning(text: string): void {
+  try {
+    process.stdout.write(`warning: ${text}\n`);
+  } catch {
+    // Lost with the rest of what cannot be written.
+  }
+}
+
+/**
+ * serve's start: writes the template when there is no config.yaml (true when it did), and
+ * makes the config dir, its `.env` and config.yaml the owner's alone, saying with `warn`
+ * what stays readable by others.
+ */
+export function ensureConfig(configDir: string, warn: (text: string) => void = startWarning): boolean {
   const path = join(configDir, 'config.yaml');
-  if (existsSync(path)) return false;
-  // Its .env holds the secrets: the directory is the owner's alone.
-  mkdirSync(configDir, { recursive: true, mode: 0o700 });
-  writeFileSync(path, CONFIG_TEMPLATE, { mode: 0o600 });
-  return true;
+  const writes = !existsSync(path);
+  if (writes) {
+    // Its .env holds the secrets: the directory is the owner's alone.
+    mkdirSync(configDir, { recursive: true, mode: 0o700 });
+    writeFileSync(path, CONFIG_TEMPLATE, { mode: 0o600 });
+  }
+  // A directory an earlier version (or the user) made keeps its mode: tightened here.
+  for (const problem of tightenConfigDir(configDir)) warn(problem);
+  return writes;
 }
 
 /** The variables of `{config_dir}/.env` (none when there is no such file). */

@@ -3,7 +3,7 @@ import type { Argv } from 'yargs';
 import { run } from '../command-run';
 import { listDeadLetters, redrive } from './dead-letters';
 import { deleteSecret } from './secrets-delete';
-import { status } from './status';
+import { runStatus } from './status';
 
 /** `hookagent status`. */
 export function statusCommand(y: Argv): Argv {
@@ -12,7 +12,8 @@ export function statusCommand(y: Argv): Argv {
     .example('$0 status', 'the local service (no aws section in config.yaml)')
     .example('$0 status --stage prod', '')
     .example('$0 status --stage prod --json', ''),
-  run((a, ctx) => status(ctx, a, Boolean(a.json))));
+  // Not run(): a config.yaml that does not validate is the local status's to report.
+  runStatus);
 }
 
 /** `hookagent webhook dead-letters` and `redrive`. */

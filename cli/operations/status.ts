@@ -11,7 +11,8 @@ import { GetQueueAttributesCommand, SQSClient, type QueueAttributeName } from '@
 import { GetParametersByPathCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { HookError } from '../../functions/core/errors';
 import { ssmParameterName } from '../../functions/aws/ssm-names';
-import { awsDeployment, type CliContext, type GlobalOptions } from '../context';
+import { awsDeployment, createContext, type CliContext, type GlobalOptions } from '../context';
+import { reportFailure, type Args } from '../command-run';
 import { commandName } from '../invocation';
 import { checkHealth, type Health } from './health';
 import { collectLocalStatus, renderLocal } from './local-status';
@@ -156,6 +157,18 @@ function render(report: StatusReport): string {
   ].map(([label, value]) => `${(label as string).padEnd(13)}${value}`);
   lines.push(report.attention.length === 0 ? 'All good.' : `Needs attention:\n${report.attention.map((a) => `  - ${a}`).join('\n')}`);
   return lines.join('\n');
+}
+
+/**
+ * The `status` command, as command-run.ts runs the others, but with a config.yaml that does not
+ * validate kept for the local status to report (createContext's keepInvalidConfig).
+ */
+export async function runStatus(argv: Args): Promise<void> {
+  try {
+    await status(createContext(argv, { keepInvalidConfig: true }), argv, Boolean(argv.json));
+  } catch (error) {
+    process.exitCode = reportFailure(error);
+  }
 }
 
 export async function status(ctx: CliContext, options: GlobalOptions, json: boolean): Promise<void> {

@@ -41,7 +41,8 @@ function unwrap<T>(result: Result<T>): T {
 
 /**
  * Validates the merged fields; prints warnings and the placeholders found, once every field
- * is valid (a refused command prints nothing but its error). Both are about what this
+ * is valid (a refused command prints nothing but its error: callers pass a `buffered` context,
+ * flushed once the write landed). Both are about what this
  * command changes: an event filter or prompt already stored was spoken of when it was
  * given, so `update --description …` does not repeat it.
  */
@@ -99,11 +100,33 @@ function refuseUnallowedModel(ctx: CliContext, model: string): void {
   throw new HookError('invalid_option', `--model ${model}: the worker of stage '${ctx.deployment.stage}' may invoke only ${allowed.join(', ') || 'agent.model'} on Bedrock (its IAM role allows the models config.yaml names); add it to agent.models in config.yaml and deploy again (npx osls deploy)`);
 }
 
+/**
+ * `ctx` with its output held back: what `validated` says is printed (`flush`) only once the
+ * change landed, so a refused command prints nothing but its error; `clear` drops what an
+ * attempt that is tried again said.
+ */
+function buffered(ctx: CliContext): { quiet: CliContext; flush(): void; clear(): void } {
+  let said: Array<() => void> = [];
+  return {
+    quiet: { ...ctx, out: (t) => said.push(() => ctx.out(t)), warn: (t) => said.push(() => ctx.warn(t)) },
+    flush: () => {
+      for (const say of said) say();
+      said = [];
+    },
+    clear: () => {
+      said = [];
+    },
+  };
+}
+
 export async function subscribe(ctx: CliContext, name: string, fields: SubscriptionFields): Promise<void> {
   unwrap(validateName(name));
   const now = new Date().toISOString();
-  const subscription = validated(ctx, { name, state: 'active', created_at: now, updated_at: now, secret: newSubscriptionSecret() }, fields);
+  // A name that exists is refused by create(), after validation: its warnings and placeholders wait for it.
+  const output = buffered(ctx);
+  const subscription = validated(output.quiet, { name, state: 'active', created_at: now, updated_at: now, secret: newSubscriptionSecret() }, fields);
   await withStores(ctx, (stores) => stores.subscriptions.create(subscription));
+  output.flush();
   warnUnsendable(ctx, fields);
   printSetup(ctx, subscription);
 }
@@ -112,11 +135,10 @@ export async function update(ctx: CliContext, name: string, fields: Subscription
   unwrap(validateName(name));
   await withStores(ctx, async (stores) => {
     // Said once, about the version the change landed on (another command's change may make it apply again).
-    let said: Array<() => void> = [];
-    const quiet: CliContext = { ...ctx, out: (t) => said.push(() => ctx.out(t)), warn: (t) => said.push(() => ctx.warn(t)) };
+    const output = buffered(ctx);
     await changeSubscription({ subscriptions: stores.subscriptions, clock: systemClock }, name, (existing, at) => {
-      said = [];
-      const next = validated(quiet, { ...existing, updated_at: at }, fields);
+      output.clear();
+      const next = validated(output.quiet, { ...existing, updated_at: at }, fields);
       // What a held event is checked against again at its release (held-settle.ts): only when this changed it.
       const same = (a: readonly string[] | undefined, b: readonly string[] | undefined) => JSON.stringify(a ?? []) === JSON.stringify(b ?? []);
       if (!same(next.events, existing.events) || !same(next.filters, existing.filters)) next.routing_changed_at = at;
@@ -126,7 +148,7 @@ export async function update(ctx: CliContext, name: string, fields: Subscription
       else delete next.debounce_pointer_until;
       return next;
     });
-    for (const say of said) say();
+    output.flush();
     ctx.out(`Updated subscription '${name}' (secret unchanged).`);
   });
   warnUnsendable(ctx, fields);

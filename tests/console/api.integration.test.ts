@@ -233,7 +233,7 @@ describe('with --auth-token', () => {
     const entry = await fetch(`${guarded.url}/console?token=${TOKEN}`, { redirect: 'manual' });
     expect(entry.status).toBe(303);
     const cookie = (entry.headers.get('set-cookie') ?? '').split(';')[0]!;
-    expect(cookie).toMatch(/^hookagent_console_auth=/);
+    expect(cookie).toMatch(/^hookagent_console_auth_[0-9a-f]{8}=/);
     expect(cookie).not.toContain(TOKEN);
     expect((await fetch(`${guarded.url}/console`, { headers: { cookie } })).status).toBe(200);
     expect((await fetch(`${guarded.url}/console/api/events`, { headers: { authorization: `Bearer ${TOKEN}` } })).status).toBe(200);

@@ -90,7 +90,7 @@ test('on this machine too the token is asked for; the banner link sets an HttpOn
   const entry = await fetch(link.link, { redirect: 'manual' });
   expect([entry.status, entry.headers.get('location')]).toEqual([303, '/console']);
   const setCookie = entry.headers.get('set-cookie') ?? '';
-  expect(setCookie).toMatch(/^hookagent_console_auth=[^;]+; Path=\/console; HttpOnly; SameSite=Strict$/);
+  expect(setCookie).toMatch(/^hookagent_console_auth_[0-9a-f]{8}=[^;]+; Path=\/console; HttpOnly; SameSite=Strict$/);
   expect(setCookie).not.toContain(link.token);
   const cookie = setCookie.split(';')[0]!;
   const page = await fetch(`${serve.url}/console`, { headers: { cookie } });
