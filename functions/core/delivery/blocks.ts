@@ -8,8 +8,14 @@
  * where its content starts once the container prefixes are stripped, which kind of block
  * holds it and which block (a paragraph's lines share one); and what is still open at the
  * end. Follows commonmark.js (lib/blocks.js) line by line; a tab advances to the next
- * multiple of 4.
+ * multiple of 4. GitHub renders with cmark-gfm (GFM 0.29), which reads three things
+ * otherwise: a declaration HTML block needs an uppercase letter (`<!DOCTYPE`, not
+ * `<!doctype`), a footnote definition (`[^note]:`) ends a paragraph, and a type-7 HTML block
+ * may start on a line commonmark.js takes as a lazy paragraph continuation. The text is read
+ * both ways (gfm-blocks.ts), and where the two differ it is read as text, with no code in it.
  */
+import { CODE_INDENT, Cursor, listMarker } from './block-cursor';
+import { intersectBlocks } from './gfm-blocks';
 
 /** `code`: a fence or a line in one; `indented`: indented code (read as text by mentions.ts: a misjudged one costs a space, not a mention). */
 export type BlockKind = 'text' | 'html' | 'code' | 'indented' | 'blank';
@@ -17,9 +23,12 @@ export type BlockKind = 'text' | 'html' | 'code' | 'indented' | 'blank';
 /** A line: where its content starts after the container prefixes, its kind, and its block (a paragraph's lines share one). */
 export interface BlockLine { from: number; kind: BlockKind; block: number }
 
+/** A fence still open, and the prefix that puts a line in its containers (`> `, an item's indentation). */
+export interface OpenFence { marker: string; prefix: string }
+
 export interface OpenBlocks {
-  /** A fence still open, and the prefix that puts a line in its containers (`> `, an item's indentation). */
-  fence?: { marker: string; prefix: string };
+  /** Fences still open in either block reading; `bare`: a closer alone is inert in both (else the one without the fence would open one). */
+  fences: Array<OpenFence & { bare: boolean }>;
   /** An HTML block of type 1 to 5 still open outside any container: it runs on until its own end. */
   html?: { type: number; name: string };
 }
@@ -27,14 +36,13 @@ export interface OpenBlocks {
 interface Container { quote: boolean; width: number; empty: boolean }
 interface Leaf { kind: 'para' | 'fence' | 'indented' | 'html'; block: number; ch?: string; length?: number; type?: number; name?: string }
 
-const CODE_INDENT = 4;
 const FENCE = /^`{3,}(?!.*`)|^~{3,}/;
 const CLOSING_FENCE = /^(?:`{3,}|~{3,})(?=[ \t]*$)/;
 const ATX = /^#{1,6}(?:[ \t]+|$)/;
 const SETEXT = /^(?:=+|-+)[ \t]*$/;
+/** A footnote definition's start (cmark-gfm): it ends a paragraph there. */
+const FOOTNOTE = /^\[\^[^\]\s]+\]:/;
 const THEMATIC = /^(?:\*[ \t]*){3,}$|^(?:_[ \t]*){3,}$|^(?:-[ \t]*){3,}$/;
-const BULLET = /^[*+-]/;
-const ORDERED = /^(\d{1,9})([.)])/;
 const ATTRIBUTE = String.raw`(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s"'=<>\x60]+|'[^']*'|"[^"]*"))?)`;
 /** HTML block starts, types 1 to 7 (CommonMark 0.31; `source`, type 6 in GitHub's older list, too). */
 const HTML_OPEN = [
@@ -49,77 +57,11 @@ const HTML_OPEN = [
 /** Where HTML blocks of types 1 to 5 end (on the line that matches); 6 and 7 end at a blank line. */
 const HTML_CLOSE = [/<\/(?:script|pre|textarea|style)>/i, /-->/, /\?>/, />/, /\]\]>/];
 
-const spaceOrTab = (c: string | undefined) => c === ' ' || c === '\t';
+/** One block reading: each line's block, and the fence and HTML block left open. */
+export interface BlockReading { lines: BlockLine[]; fence?: OpenFence; html?: OpenBlocks['html'] }
 
-/** One line being read: the position and column reached, as commonmark.js tracks them. */
-class Cursor {
-  offset = 0;
-  column = 0;
-  next = 0;
-  nextColumn = 0;
-  constructor(readonly line: string) {}
-  get indent(): number { return this.nextColumn - this.column; }
-  get blank(): boolean { return this.next >= this.line.length; }
-  get rest(): string { return this.line.slice(this.next); }
-  findNext(): void {
-    let i = this.offset;
-    let cols = this.column;
-    for (let c = this.line[i]; c === ' ' || c === '\t'; c = this.line[++i]) cols += c === ' ' ? 1 : 4 - (cols % 4);
-    this.next = i;
-    this.nextColumn = cols;
-  }
-  toNext(): void {
-    this.offset = this.next;
-    this.column = this.nextColumn;
-  }
-  /** Advances `count` characters, or columns (a tab then may be only partly consumed). */
-  advance(count: number, columns: boolean): void {
-    for (let c = this.line[this.offset]; count > 0 && c !== undefined; c = this.line[this.offset]) {
-      const toTab = c === '\t' ? 4 - (this.column % 4) : 1;
-      const step = columns ? Math.min(toTab, count) : toTab;
-      this.column += step;
-      if (step === toTab) this.offset += 1;
-      count -= columns ? step : 1;
-    }
-  }
-  /** Past a block quote's `>` and the one space or tab column after it. */
-  pastQuote(): void {
-    this.toNext();
-    this.advance(1, false);
-    if (spaceOrTab(this.line[this.offset])) this.advance(1, true);
-  }
-}
-
-
-/** A list marker at the cursor (commonmark.js parseListMarker): the item's content width, the cursor moved past marker and padding. */
-function listMarker(cur: Cursor, interrupting: boolean): number | undefined {
-  if (cur.indent >= CODE_INDENT) return undefined;
-  const rest = cur.rest;
-  const ordered = ORDERED.exec(rest);
-  const marker = BULLET.exec(rest)?.[0] ?? (ordered && (!interrupting || ordered[1] === '1') ? ordered[0] : undefined);
-  if (marker === undefined) return undefined;
-  const after = rest[marker.length];
-  if (after !== undefined && !spaceOrTab(after)) return undefined;
-  if (interrupting && rest.slice(marker.length).trim() === '') return undefined;
-  const markerOffset = cur.indent;
-  cur.toNext();
-  cur.advance(marker.length, true);
-  const startColumn = cur.column;
-  const startOffset = cur.offset;
-  do cur.advance(1, true);
-  while (cur.column - startColumn < 5 && spaceOrTab(cur.line[cur.offset]));
-  const spaces = cur.column - startColumn;
-  if (spaces >= 5 || spaces < 1 || cur.offset >= cur.line.length) {
-    cur.column = startColumn;
-    cur.offset = startOffset;
-    if (spaceOrTab(cur.line[cur.offset])) cur.advance(1, true);
-    return markerOffset + marker.length + 1;
-  }
-  return markerOffset + marker.length + spaces;
-}
-
-/** The block structure of `lines` (split at every line ending: `\r\n`, `\r` or `\n`). */
-export function readBlocks(lines: readonly string[]): { lines: BlockLine[]; open: OpenBlocks } {
+/** The block structure of `lines` (split at every line ending: `\r\n`, `\r` or `\n`), as commonmark.js reads it, or cmark-gfm (`gfm`). */
+export function readBlocks(lines: readonly string[], gfm = false): BlockReading {
   const open: Container[] = [];
   let leaf: Leaf | undefined;
   let blocks = 0;
@@ -184,7 +126,14 @@ export function readBlocks(lines: readonly string[]): { lines: BlockLine[]; open
       }
       const fence = indented ? null : FENCE.exec(rest);
       const lazyParagraph = !closed && !cur.blank && leaf?.kind === 'para';
-      const type = indented || rest[0] !== '<' ? -1 : HTML_OPEN.findIndex((re, i) => re.test(rest) && (i < 6 || !(paragraph || lazyParagraph)));
+      if (gfm && !indented && (paragraph || lazyParagraph) && FOOTNOTE.test(rest)) {
+        start({ kind: 'para', block: ++blocks });
+        cur.toNext();
+        break;
+      }
+      // cmark tests only the matched container for a paragraph (no lazy one); GFM's declarations are uppercase.
+      const opens = (re: RegExp, i: number) => re.test(rest) && (i !== 3 || !gfm || /^<![A-Z]/.test(rest)) && (i < 6 || !(paragraph || (lazyParagraph && !gfm)));
+      const type = indented || rest[0] !== '<' ? -1 : HTML_OPEN.findIndex(opens);
       if (fence || type >= 0) {
         start(fence ? { kind: 'fence', block: ++blocks, ch: fence[0][0], length: fence[0].length } : { kind: 'html', block: ++blocks, type: type + 1, name: (HTML_OPEN[0]!.exec(rest)?.[1] ?? 'pre').toLowerCase() });
         [kind, from] = fence ? ['code', cur.next] : ['html', cur.offset];
@@ -226,10 +175,8 @@ export function readBlocks(lines: readonly string[]): { lines: BlockLine[]; open
   const prefix = open.map((c) => (c.quote ? '> ' : ' '.repeat(c.width))).join('');
   return {
     lines: out,
-    open: {
-      ...(leaf?.kind === 'fence' ? { fence: { marker: (leaf.ch as string).repeat(leaf.length as number), prefix } } : {}),
-      ...(leaf?.kind === 'html' && (leaf.type as number) <= 5 && open.length === 0 ? { html: { type: leaf.type as number, name: leaf.name as string } } : {}),
-    },
+    ...(leaf?.kind === 'fence' ? { fence: { marker: (leaf.ch as string).repeat(leaf.length as number), prefix } } : {}),
+    ...(leaf?.kind === 'html' && (leaf.type as number) <= 5 && open.length === 0 ? { html: { type: leaf.type as number, name: leaf.name as string } } : {}),
   };
 }
 
@@ -239,7 +186,7 @@ export interface Document { lines: string[]; ends: string[]; blocks: BlockLine[]
 export function readDocument(text: string): Document {
   const parts = text.split(/(\r\n|\r|\n)/);
   const lines = parts.filter((_, i) => i % 2 === 0);
-  const { lines: blocks, open } = readBlocks(lines);
+  const { lines: blocks, open } = intersectBlocks(readBlocks(lines), readBlocks(lines, true));
   return { lines, ends: parts.filter((_, i) => i % 2 === 1), blocks, open };
 }
 

@@ -8,7 +8,9 @@
  * backticks (GFM splits a table row into cells; a link reference definition's lines are no
  * part of the paragraph after them), it is also read in those pieces, and a character is
  * code or a tag only if both readings say so. A mention wrongly read as text costs a
- * zero-width space; one wrongly read as code would notify.
+ * zero-width space; one wrongly read as code would notify. GitHub renders with cmark-gfm
+ * (GFM 0.29), which reads comments and declarations more narrowly and refuses some code
+ * spans (cmark's backtick memo): each of the readings above is made in its way too.
  *
  * HTML: Markdown hands HTML blocks and inline tags to the page as written and escapes the
  * rest; the page's HTML tokenizer (WHATWG "Tokenization", as far as these states go) reads
@@ -24,6 +26,10 @@ export const TAG = 2;
 /** Autolinks, and open and closing tags, at a `<` (CommonMark's grammar: its whitespace is ASCII; a tag may run over line breaks). */
 const AUTOLINK = /<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\x00-\x20<>]*|[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*)>/y;
 const HTML_TAG = /<(?:[A-Za-z][A-Za-z0-9-]*(?:[ \t\n\v\f\r]+[A-Za-z_:][\w.:-]*(?:[ \t\n\v\f\r]*=[ \t\n\v\f\r]*(?:[^ \t\n\v\f\r"'=<>`]+|'[^']*'|"[^"]*"))?)*[ \t\n\v\f\r]*\/?|\/[A-Za-z][A-Za-z0-9-]*[ \t\n\v\f\r]*)>/y;
+/** A GFM declaration's start (uppercase, then whitespace); CommonMark 0.31 takes any letter. */
+const GFM_DECLARATION = /<![A-Z]+[ \t\n\v\f\r]/y;
+/** cmark's longest backtick run looked for (MAXBACKTICKS). */
+const MAX_BACKTICKS = 1000;
 /** A link title after its destination, and the `)` that ends the link. */
 const TITLE_END = /(?:\s+(?:"(?:[^"\\]|\\[^])*"|'(?:[^'\\]|\\[^])*'|\((?:[^()\\]|\\[^])*\)))?\s*\)/y;
 /** A GFM table's delimiter row: its paragraph is read cell by cell too. */
@@ -64,6 +70,34 @@ function codeSpans(s: string): (at: number) => { run: number; end: number } {
   };
 }
 
+/**
+ * Code spans as cmark finds them (inlines.c scan_to_closing_backticks): each scan notes the
+ * last run of each length it passed, and once a scan has reached the end without a closer,
+ * an opener is refused when the last run noted for its length is at or before it (a later
+ * shorter scan may have noted an earlier one: `` `` `a` `b` `` leaves `b` text).
+ */
+function cmarkSpans(s: string): (at: number) => { run: number; end: number } {
+  const runs = [...s.matchAll(/`+/g)].map((m) => ({ at: m.index, length: m[0].length }));
+  const last = new Map<number, number>();
+  let scanned = false;
+  let first = 0;
+  return (at) => {
+    let run = 0;
+    while (s[at + run] === '`') run += 1;
+    const from = at + run;
+    if (run > MAX_BACKTICKS || (scanned && (last.get(run) ?? 0) <= from)) return { run, end: -1 };
+    // Openers come left to right, so the runs before this one are never scanned again.
+    while (first < runs.length && runs[first]!.at < from) first += 1;
+    for (let k = first; k < runs.length; k++) {
+      const { at: start, length } = runs[k]!;
+      if (length <= MAX_BACKTICKS) last.set(length, start);
+      if (length === run) return { run, end: start + run };
+    }
+    scanned = true;
+    return { run, end: -1 };
+  };
+}
+
 /** The end of an inline link's `(destination "title")` starting at `from` (after its `](`), or -1. */
 function destinationEnd(s: string, from: number): number {
   let i = from;
@@ -89,20 +123,30 @@ function destinationEnd(s: string, from: number): number {
  * instructions and declarations are read as units but stay TEXT (what is in them shows
  * nowhere, and a host that reads them as text shows it). Each unit's range goes to `units`,
  * with whether it is raw HTML. In an HTML block (`html`) backticks are no code, and there
- * are no autolinks: the page reads `<a@b>` as a tag and `<``@bob-->` as text.
+ * are no autolinks: the page reads `<a@b>` as a tag and `<``@bob-->` as text. `gfm`: as
+ * cmark-gfm reads (GFM 0.29 comments and declarations, cmark's code spans).
  */
-function scanInline(s: string, html: boolean, kinds: Uint8Array, base: number, units: Unit[]): void {
+function scanInline(s: string, html: boolean, kinds: Uint8Array, base: number, units: Unit[], gfm: boolean): void {
   const find = finder(s);
-  const span = codeSpans(s);
+  const span = gfm ? cmarkSpans(s) : codeSpans(s);
+  /** GFM 0.29: `<!---->`, or text not starting with `>` or `->` and without `--` (so not ending in `-`). */
+  const gfmComment = (i: number) => {
+    if (s.startsWith('-->', i + 4)) return { end: i + 7, kind: TEXT, raw: true };
+    if (s[i + 4] === '>' || s.startsWith('->', i + 4)) return undefined;
+    const at = find('--', i + 4);
+    return at >= 0 && s[at + 2] === '>' ? { end: at + 3, kind: TEXT, raw: true } : undefined;
+  };
   const unit = (i: number): { end: number; kind: number; raw: boolean } | undefined => {
     const close = (needle: string, from: number) => {
       const at = find(needle, from);
       return at < 0 ? undefined : { end: at + needle.length, kind: TEXT, raw: true };
     };
+    if (s.startsWith('<!--', i) && gfm) return gfmComment(i);
     if (s.startsWith('<!--', i)) return s[i + 4] === '>' || s.startsWith('->', i + 4) ? { end: i + (s[i + 4] === '>' ? 5 : 6), kind: TEXT, raw: true } : close('-->', i + 4);
     if (s.startsWith('<?', i)) return close('?>', i + 2);
     if (s.startsWith('<![CDATA[', i)) return close(']]>', i + 9);
-    if (/^<![A-Za-z]/.test(s.slice(i, i + 3))) return close('>', i + 2);
+    GFM_DECLARATION.lastIndex = i;
+    if (/^<![A-Za-z]/.test(s.slice(i, i + 3))) return !gfm || GFM_DECLARATION.test(s) ? close('>', i + 2) : undefined;
     for (const re of html ? [HTML_TAG] : [AUTOLINK, HTML_TAG]) {
       re.lastIndex = i;
       if (re.test(s)) return { end: re.lastIndex, kind: TAG, raw: re === HTML_TAG };
@@ -141,99 +185,38 @@ export interface Unit { from: number; to: number; raw: boolean }
 /**
  * The kinds of a block's inline text (`lines`, read as one with `\n` between), and the
  * units each reading found. A paragraph is read as one, as CommonMark reads it; where the
- * host may cut it first, it is also read in the pieces it may be cut into, and a character
- * is code or a tag only if both readings say so: a table's cells (GFM), and the lines of a
- * paragraph that may start with a link reference definition, a footnote or a task item.
+ * host may cut it first, it is also read in the pieces it may be cut into: a table's cells
+ * (GFM), and the lines of a paragraph that may start with a link reference definition, a
+ * footnote or a task item. Each is read as commonmark.js and as cmark-gfm reads it, and a
+ * character is code or a tag only if every reading says so. `units`: per reading, in the
+ * order whole, pieces, whole (GFM), pieces (GFM); a reading not made repeats the whole.
  */
-export function inlineKinds(lines: readonly string[], html: boolean): { kinds: Uint8Array; units: [Unit[], Unit[]] } {
+export function inlineKinds(lines: readonly string[], html: boolean): { kinds: Uint8Array; units: [Unit[], Unit[], Unit[], Unit[]] } {
   const joined = lines.join('\n');
-  const units: [Unit[], Unit[]] = [[], []];
-  const whole = new Uint8Array(joined.length);
-  scanInline(joined, html, whole, 0, units[0]);
   const table = !html && lines.slice(1).some((l) => l.includes('|') && DELIMITER_ROW.test(l));
-  if (!table && (html || !/^ {0,3}\[/.test(lines[0] ?? ''))) return { kinds: whole, units: [units[0], units[0]] };
-  const parts = new Uint8Array(joined.length);
-  let at = 0;
-  for (const line of lines) {
-    for (const cell of table ? line.split(/(?<!\\)\|/) : [line]) {
-      scanInline(cell, html, parts, at, units[1]);
-      at += cell.length + 1;
-    }
-  }
-  for (let i = 0; i < whole.length; i++) if (whole[i] !== parts[i]) whole[i] = TEXT;
-  return { kinds: whole, units };
-}
-
-/** Where the HTML tokenizer is: in text, a comment, a bogus comment (`<?`, `<!X`: up to the next `>`) or a tag (in a value's quotes, or after its `=`). */
-export interface Html {
-  state: 'data' | 'comment' | 'bogus' | 'tag';
-  tag?: { name: string; closing: boolean; quote?: string };
-  /** An element whose content is raw text, open (`script`, `textarea`, …; `plaintext` never ends). */
-  raw?: string;
-  /** `<details>` not ended. */
-  details: number;
-}
-
-const RAW_TEXT = new Set(['script', 'style', 'textarea', 'title', 'xmp', 'iframe', 'noembed', 'noframes', 'noscript', 'plaintext']);
-const SPACE = /[\t\n\f\r ]/;
-
-/** A tag ended: what it opens or closes. */
-export function ended(h: Html): Html {
-  const { name, closing } = h.tag as NonNullable<Html['tag']>;
-  const details = name !== 'details' ? h.details : closing ? Math.max(0, h.details - 1) : h.details + 1;
-  return { state: 'data', details, ...(!closing && RAW_TEXT.has(name) ? { raw: name } : {}) };
-}
-
-/** The tokenizer run on over `html` from `h`; `inTag` gets the ranges inside tags. */
-export function tokenize(h: Html, html: string, inTag: (from: number, to: number) => void): Html {
-  let tagFrom = 0;
-  for (let i = 0; ;) {
-    const data: Html = { state: 'data', details: h.details };
-    if (h.raw || h.state === 'comment' || h.state === 'bogus') {
-      const end = h.raw ? new RegExp(`</${h.raw}[\\t\\n\\f\\r />]`, 'ig') : h.state === 'comment' ? /--!?>/g : />/g;
-      end.lastIndex = i;
-      const found = h.raw === 'plaintext' ? null : end.exec(html);
-      if (!found) return h;
-      [h, i] = [data, found.index + (h.raw ? 0 : found[0].length)];
-    } else if (h.state === 'tag') {
-      // Attributes, up to the `>` that ends the tag: only a value's quotes hide one. `=`: a value is to come.
-      const tag = h.tag as NonNullable<Html['tag']>;
-      const open = (quote?: string): Html => (inTag(tagFrom, html.length), { ...h, tag: { name: tag.name, closing: tag.closing, ...(quote ? { quote } : {}) } });
-      for (let quote = tag.quote; ;) {
-        if (quote === '=') {
-          while (SPACE.test(html[i] ?? '')) i += 1;
-          if (i >= html.length) return open(quote);
-          if (html[i] === '"' || html[i] === "'") quote = html[i++];
-          else for (quote = undefined; i < html.length && !SPACE.test(html[i] as string) && html[i] !== '>';) i += 1;
-        } else if (quote) {
-          const close = html.indexOf(quote, i);
-          if (close < 0) return open(quote);
-          [i, quote] = [close + 1, undefined];
-        } else {
-          while (i < html.length && html[i] !== '>' && html[i] !== '=') i += 1;
-          if (i >= html.length) return open();
-          if (html[i] === '>') break;
-          [i, quote] = [i + 1, '='];
+  const cut = table || (!html && /^ {0,3}\[/.test(lines[0] ?? ''));
+  let kinds: Uint8Array | undefined;
+  const units: Unit[][] = [];
+  // In an HTML block the readings differ only in which comments are units, and those stay text.
+  for (const gfm of html ? [false, false] : [false, true]) {
+    for (const pieces of [false, true]) {
+      if (pieces && !cut) {
+        units.push(units[units.length - 1] as Unit[]);
+        continue;
+      }
+      const mine = new Uint8Array(joined.length);
+      const found: Unit[] = [];
+      let at = 0;
+      for (const line of pieces ? lines : [joined]) {
+        for (const cell of table && pieces ? line.split(/(?<!\\)\|/) : [line]) {
+          scanInline(cell, html, mine, at, found, gfm);
+          at += cell.length + 1;
         }
       }
-      inTag(tagFrom, i + 1);
-      [h, i] = [ended(h), i + 1];
-    } else {
-      const lt = html.indexOf('<', i);
-      if (lt < 0) return h;
-      i = lt + 1;
-      const closing = html[i] === '/';
-      const first = html[closing ? i + 1 : i] ?? '';
-      if (html.startsWith('!--', i)) {
-        // `<!-->` and `<!--->` end at once.
-        i += html[i + 3] === '>' ? 4 : html.startsWith('->', i + 3) ? 5 : 3;
-        if (i === lt + 4) h = { state: 'comment', details: h.details };
-      } else if (/[A-Za-z]/.test(first)) {
-        const from = closing ? i + 1 : i;
-        for (i = from; i < html.length && !/[\t\n\f\r />]/.test(html[i] as string);) i += 1;
-        [h, tagFrom] = [{ state: 'tag', tag: { name: html.slice(from, i).toLowerCase(), closing }, details: h.details }, lt];
-      } else if (closing && first === '>') i += 2;
-      else if (first === '!' || first === '?' || closing) h = { state: 'bogus', details: h.details };
+      units.push(found);
+      if (!kinds) kinds = mine;
+      else for (let i = 0; i < kinds.length; i++) if (kinds[i] !== mine[i]) kinds[i] = TEXT;
     }
   }
+  return { kinds: kinds as Uint8Array, units: units as [Unit[], Unit[], Unit[], Unit[]] };
 }

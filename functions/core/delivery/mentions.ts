@@ -22,15 +22,17 @@
  *   reviewed. Quoted ones become `<!-- (quoted) hookagent…`, always.
  * Code (fenced blocks and inline spans) is left exactly as written: mentions and references
  * there are never live, and `@Override` or `@dataclass` must stay copyable. So are URLs the
- * host links whole. The text is read as CommonMark reads it: its blocks (blocks.ts: block
- * quotes and list items, fences, HTML blocks, paragraphs), then each block's inline code
+ * host links whole. The text is read as commonmark.js (CommonMark 0.31) and as cmark-gfm
+ * (GitHub, GFM 0.29) read it: its blocks (blocks.ts: block quotes and list items, fences,
+ * HTML blocks, paragraphs; where the two differ, text), then each block's inline code
  * (inline.ts: a code span may run over line breaks; where readings could differ, text is
  * code only if all say so), then its raw HTML as the page's HTML parser reads it (a tag
  * after raw HTML left open, an unclosed `<?` or quote, is text there).
  */
 import type { Config } from '../config/types';
 import { documentBlocks, joinDocument, readDocument, type OpenBlocks } from './blocks';
-import { ended, inlineKinds, TAG, TEXT, tokenize, type Html } from './inline';
+import { ended, tokenize, type Html } from './html-tokenizer';
+import { inlineKinds, TAG, TEXT } from './inline';
 import { BREAK, breakMentions, breakReferences, gitlabCommandStarts, type Reading } from './references';
 
 export const MENTION_BREAK = BREAK;
@@ -205,14 +207,17 @@ function htmlClosers(states: readonly Html[], block: OpenBlocks['html']): string
  */
 export function replyClosers(text: string): string {
   const doc = readDocument(text);
-  const pages = [new HtmlReader(), new HtmlReader()];
+  // One page per inline reading (inline.ts inlineKinds).
+  const pages = Array.from({ length: 4 }, () => new HtmlReader());
   for (const { contents, kind } of documentBlocks(doc)) {
     const joined = contents.join('\n');
     if (kind === 'html') for (const page of pages) page.feed(joined);
     else if (kind === 'text') inlineKinds(contents, false).units.forEach((units, r) => units.forEach((u) => u.raw && pages[r]!.feed(joined.slice(u.from, u.to))));
   }
-  const { fence, html } = doc.open;
-  return `${fence ? `\n${fence.prefix}${fence.marker}` : ''}${htmlClosers(pages.flatMap((page) => page.end()), html)}`;
+  const { fences, html } = doc.open;
+  // A fence open in one block reading only is closed inside an HTML comment block of the other (there a bare closer would open one).
+  const fenceClosers = fences.map(({ marker, prefix, bare }) => (bare ? `\n${prefix}${marker}` : `\n${prefix}<!--\n${prefix}${marker}\n<!-- -->`));
+  return `${fenceClosers.join('')}${htmlClosers(pages.flatMap((page) => page.end()), html)}`;
 }
 
 /** Model text posted where no setting allows mentions (inline findings): all of it made inert. */

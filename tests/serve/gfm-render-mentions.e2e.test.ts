@@ -1,0 +1,102 @@
+/**
+ * README Security table, "Ping hundreds of people in a GitHub/GitLab comment … The text is
+ * read as GitHub and GitLab render it" (and the references row), and "Hide or fold what
+ * hookagent writes after the reply … an unclosed fence gets its closing fence". GitHub
+ * renders with cmark-gfm (GFM spec 0.29 and extensions), which ends code spans, paragraphs
+ * and HTML blocks elsewhere than commonmark.js (CommonMark 0.31); text is code only if both
+ * readings say so. Through `hookagent serve`, an `--agent none` subscription quoting the
+ * pull request's body to a local server speaking GitHub's wire format. Each rendering was
+ * checked with github/cmark-gfm (`--unsafe -e footnotes -e table -e strikethrough -e autolink
+ * -e tagfilter -e tasklist`):
+ *  1. `<!-- a--b ` -->` is no comment in GFM (its text may not contain `--`);
+ *  2. a footnote definition (`[^note]:`) ends a paragraph in cmark-gfm;
+ *  3. a type-7 HTML block (`<span>`) starts where commonmark.js continues a block quote's
+ *     paragraph lazily;
+ *  4. after an unmatched `` `` `` run, cmark's backtick memo refuses a later span;
+ *  5. `<!doctype` starts no HTML block in GFM (declarations are uppercase), so the fence after
+ *     it is open and gets its closer before the footer.
+ */
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { signHub } from '../../functions/core/auth/signatures';
+import { buildCli, runCli } from '../support/cli';
+import { startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
+import { eventually, startServe, stopServe, type Serve } from '../support/serve';
+
+const GH_SECRET = 'gfm-render-gh-secret';
+const env = { GH_SECRET, GITHUB_TOKEN: 'ghp_gfmrender', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
+const Z = '\u200b';
+
+let host: FakeCodehost;
+let dir: string;
+let serve: Serve;
+const hk = (...args: string[]) => runCli(['--config-dir', dir, ...args], env);
+
+beforeAll(async () => {
+  buildCli();
+  host = await startFakeCodehost();
+  dir = mkdtempSync(join(tmpdir(), 'hookagent-gfm-render-'));
+  writeFileSync(join(dir, 'config.yaml'), [
+    'webhooks: { github: { secret: ${GH_SECRET} } }',
+    'delivery:',
+    '  timeout: 2s',
+    `  codehost: { github: { token: \${GITHUB_TOKEN}, api_url: "${host.url}" } }`,
+  ].join('\n'));
+  serve = await startServe(dir, env);
+  expect((await hk('webhook', 'subscribe', 'notify', '--events', 'pull_request.opened', '--agent', 'none', '--prompt', 'New PR:\n\n{pull_request.body}', '--deliver', 'codehost_comment')).code).toBe(0);
+}, 60_000);
+
+afterAll(async () => {
+  if (serve) await stopServe(serve);
+  await host?.close();
+  if (dir) rmSync(dir, { recursive: true, force: true });
+});
+
+async function commentFor(number: number, prBody: string): Promise<string> {
+  const body = JSON.stringify({ action: 'opened', number, pull_request: { number, title: 't', body: prBody, head: { sha: 'c'.repeat(40) } }, repository: { full_name: 'octo/widgets' } });
+  const res = await fetch(`${serve.url}/webhooks/github`, {
+    method: 'POST', body,
+    headers: { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-github-delivery': `gfm-render-${number}`, 'x-hub-signature-256': signHub(body, GH_SECRET) },
+  });
+  expect(res.status).toBe(202);
+  const thread = `/repos/octo/widgets/issues/${number}`;
+  await eventually(() => (host.comments.get(thread)?.length ?? 0) > 0, 'the comment');
+  return host.comments.get(thread)![0]!.body;
+}
+
+// GitHub (cmark-gfm): <p>Thanks! &lt;!-- a--b <code>--&gt;</code>ping @acme/everyone and #34` done</p>
+test('1. after a comment GFM does not read as one (`--` inside), the mention and reference are made inert', async () => {
+  const comment = await commentFor(21, 'Thanks! <!-- a--b ` --> `ping @acme/everyone and #34` done');
+  expect(comment).toContain(`@${Z}acme/everyone`);
+  expect(comment).toContain(`#${Z}34`);
+}, 60_000);
+
+// GitHub (cmark-gfm): <p>Thanks! cc `@acme/everyone #34</p> (the footnote definition is a block of its own)
+test('2. before a footnote definition that ends the paragraph, the mention and reference are made inert', async () => {
+  const comment = await commentFor(22, 'Thanks! cc `@acme/everyone #34\n[^note]: ` see above');
+  expect(comment).toContain(`@${Z}acme/everyone`);
+  expect(comment).toContain(`#${Z}34`);
+}, 60_000);
+
+// GitHub (cmark-gfm): <blockquote><p>quoted</p></blockquote> then the raw HTML block "<span>\nsee `@acme/everyone #34`"
+test('3. in an HTML block that starts after a block quote (no lazy continuation for cmark), the mention and reference are made inert', async () => {
+  const comment = await commentFor(23, '> quoted\n<span>\nsee `@acme/everyone #34`');
+  expect(comment).toContain(`@${Z}acme/everyone`);
+  expect(comment).toContain(`#${Z}34`);
+}, 60_000);
+
+// GitHub (cmark-gfm): <p>Use `` for this, <code>a</code> too, and `@acme/everyone #34`</p>
+test('4. after an unmatched `` run and one code span, a later backtick pair that cmark-gfm does not read as code: mention and reference made inert', async () => {
+  const comment = await commentFor(24, 'Use `` for this, `a` too, and `@acme/everyone #34`');
+  expect(comment).toContain(`@${Z}acme/everyone`);
+  expect(comment).toContain(`#${Z}34`);
+}, 60_000);
+
+// GitHub (cmark-gfm): <p>&lt;!doctype</p><pre><code>\n&lt;!-- --&gt;\n\n---\n&lt;sub&gt;hookagent · notify …
+test('5. a fence GitHub opens after `<!doctype` (no HTML block in GFM) is closed before the footer', async () => {
+  const comment = await commentFor(25, 'LGTM.\n\n<!doctype\n```');
+  const beforeFooter = comment.slice(0, comment.indexOf('\n---\n<sub>hookagent'));
+  // Lines GitHub reads as fence lines before the footer: an odd count leaves the footer inside a code block.
+  expect(beforeFooter.split('\n').filter((line) => /^ {0,3}```\s*$/.test(line)).length % 2).toBe(0);
+}, 60_000);
