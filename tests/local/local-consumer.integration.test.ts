@@ -96,14 +96,22 @@ test('waiting leaves nothing behind: idle checks and waits for a free slot undo 
     handled += event.Records.length;
   }, { batchSize: 1, concurrency: 1, idleCheckMs: 1, logger: silentLogger });
   const stopEntries = (consumer as unknown as { onStop: Set<unknown> }).onStop;
+  // Each idle check ends in a receive: counted, so the test waits for checks, not for time.
+  let receives = 0;
+  const receive = q.receive.bind(q);
+  q.receive = (max: number) => {
+    receives += 1;
+    return receive(max);
+  };
   consumer.start();
   try {
     // Idle checks that time out (no sends), then batches that each wait for the one slot.
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    await until(() => receives >= 20);
     expect(q.waitingCount).toBeLessThanOrEqual(1);
     await q.sendBodies(Array.from({ length: 50 }, (_, i) => `m${i}`));
     await until(() => handled === 50);
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    const drained = receives;
+    await until(() => receives >= drained + 10);
     // One wait at a time, each holding one stop entry and at most one wake callback.
     expect(stopEntries.size).toBeLessThanOrEqual(1);
     expect(q.waitingCount).toBeLessThanOrEqual(1);
