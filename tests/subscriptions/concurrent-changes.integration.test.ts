@@ -77,7 +77,8 @@ describe.each(stores)('on %s', (_label, open) => {
     expect({ state: stored?.state, description: stored?.description }).toEqual({ state: 'active', description: 'from alice' });
   });
 
-  test('a pause whose read came before the subscription was deleted and created again pauses the new one and keeps its secret', async () => {
+  /** A pause that has read its subscription, held there while the subscription is deleted. */
+  async function pauseReadThenDeleted() {
     const store = open();
     const name = `race${++counter}`;
     await store.create(subscription(name));
@@ -85,6 +86,11 @@ describe.each(stores)('on %s', (_label, open) => {
     const paused = pauseSubscription(deps(gated), name);
     await eventually(() => state.read, 'the pause read the subscription');
     await store.delete(name);
+    return { store, name, state, paused };
+  }
+
+  test('a pause whose read came before the subscription was deleted and created again pauses the new one and keeps its secret', async () => {
+    const { store, name, state, paused } = await pauseReadThenDeleted();
     const again = subscription(name, { created_at: '2026-11-02T00:00:00.000Z', updated_at: '2026-11-02T00:00:00.000Z', secret: 'whsec_new' });
     await store.create(again);
     state.open();
@@ -94,13 +100,7 @@ describe.each(stores)('on %s', (_label, open) => {
   });
 
   test('a pause whose subscription was deleted meanwhile says so and creates nothing', async () => {
-    const store = open();
-    const name = `race${++counter}`;
-    await store.create(subscription(name));
-    const { gated, state } = gatedAfterRead(store);
-    const paused = pauseSubscription(deps(gated), name);
-    await eventually(() => state.read, 'the pause read the subscription');
-    await store.delete(name);
+    const { store, name, state, paused } = await pauseReadThenDeleted();
     state.open();
     await expect(paused).rejects.toMatchObject({ code: 'subscription_not_found' });
     expect(await store.get(name)).toBeUndefined();
