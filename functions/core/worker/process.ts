@@ -6,18 +6,13 @@
  * never run side by side: each takes the worker lease of its (event, subscription) first,
  * and a copy that finds a live lease asks to be retried later. A failed record always
  * ends in the dead-letter queue. The record's transitions live in record.ts, the agent run
- * in agent-step.ts, the delivery fan-out in fan-out.ts.
+ * in agent-step.ts, the delivery fan-out in fan-out.ts, how an attempt ends in outcomes.ts.
  */
-import type { Config } from '../config/types';
 import { randomUUID } from 'node:crypto';
-import type { DeliveryTarget } from '../delivery/target';
 import { describeError, isHookError } from '../errors';
 import { childLogger, type Logger } from '../log';
-import type { Clock, CounterStore, DeadLetterSink, DebounceStore, EventLog, LeaseStore, PayloadStore, SubscriptionStore } from '../ports';
-import type { SkillSource } from '../skills/source';
 import { renderPrompt } from '../templates/template';
-import type { EventRecord, QueueMessage, TargetKind } from '../types';
-import type { Agent } from '../agent/agent';
+import type { QueueMessage, EventRecord } from '../types';
 import { isSilent } from '../agent/silent';
 import { splitFindings } from '../delivery/findings';
 import { mayHaveDelivered } from './fan-out';
@@ -25,53 +20,16 @@ import { debounceGate, runCapGate } from './gates';
 import { acceptedFor, notThisSubscription } from '../subscriptions/held-settle';
 import { parseQueueMessage } from './message';
 import { RecordGone, RecordWriter, eventRecord, noteMessageBytes } from './record';
-import { redactSecrets } from '../redact';
+import { ANOTHER_COPY, readyToRun, takeLease, type HeldLease } from './lease';
+import { runAgentStep, type Step } from './agent-step';
+import { deliverStep } from './deliver-step';
+import type { MessageOutcome, WorkerDeps } from './deps';
+import { outcomesOf, recordDeleted } from './outcomes';
 
 export { STORED_TEXT_CAP } from './record';
 export { secretsOf } from './secrets';
-import { secretsOf } from './secrets';
-import { ANOTHER_COPY, readyToRun, takeLease, type HeldLease, type Late } from './lease';
 export { agentBudgetMs, NOT_STARTED, type Late } from './lease';
-import { runAgentStep, type Step } from './agent-step';
-import { deliverStep } from './deliver-step';
-
-export interface WorkerDeps {
-  events: EventLog;
-  payloads: PayloadStore;
-  subscriptions: SubscriptionStore;
-  agent: Agent;
-  skills: SkillSource;
-  targets: Partial<Record<TargetKind, DeliveryTarget>>;
-  /** Resolved `agent` and `delivery` sections. */
-  config: Pick<Config, 'agent' | 'delivery'>;
-  clock: Clock;
-  logger: Logger;
-  maxReceiveCount: number;
-  /** Where permanently failed messages go at once; without it they are retried until the queue's redrive. */
-  deadLetters?: DeadLetterSink;
-  /** The worker lease per (event, subscription): without it two copies of a message may both run. */
-  leases?: LeaseStore;
-  /** How long a lease lasts (default: the agent timeout, the subscription's own when longer, + 10 delivery timeouts + 60 s). */
-  leaseMs?: number;
-  /**
-   * Milliseconds left in this invocation (Lambda), when bounded: an agent run that could not
-   * finish in them (the subscription's timeout + 3 delivery timeouts) is not started.
-   */
-  remainingMs?: () => number;
-  /** Daily token budgets (issue 19) and max runs per hour (issue 17); without it neither is enforced. */
-  counters?: CounterStore;
-  /** Issue 17: debounce (latest event per subject), and an agent per subscription model. */
-  debounce?: DebounceStore;
-  agentFor?: (model: string) => Agent;
-}
-
-/**
- * `retry`: report the message as failed so the queue delivers it again (or dead-letters it);
- * `retryAfterMs` is the wait the other side asked for, when it said.
- */
-export type MessageOutcome =
-  | { kind: 'ack'; status: EventRecord['status'] | 'malformed' }
-  | { kind: 'retry'; reason: string; retryAfterMs?: number; late?: Late };
+export type { MessageOutcome, WorkerDeps } from './deps';
 
 const FINISHED = new Set<EventRecord['status']>(['delivered', 'suppressed', 'failed', 'over_budget', 'superseded', 'rate_limited']);
 
@@ -110,19 +68,6 @@ export async function processMessage(body: string, receiveCount: number, deps: W
   }
 }
 
-/**
- * A message whose event record is gone: ingest withdrew it after a queue send that failed
- * but reached the queue, and the sender's retry is processed instead (README, "Ingest's
- * calls per event"). Dead-lettered unrun, with the README's reason.
- */
-async function recordDeleted(body: string, receiveCount: number, deps: WorkerDeps, logger: Logger, said: string): Promise<MessageOutcome> {
-  const reason = 'the event record of this message was deleted';
-  logger.warn(said, { attempt: receiveCount });
-  if (!deps.deadLetters) return { kind: 'retry', reason };
-  await deps.deadLetters.send(body, reason, receiveCount);
-  return { kind: 'ack', status: 'failed' };
-}
-
 /** One message under its lease: the record's transitions, the agent run, the fan-out. */
 async function processLeased(sent: QueueMessage, body: string, receiveCount: number, deps: WorkerDeps, logger: Logger, lease?: HeldLease): Promise<MessageOutcome> {
   const now = () => new Date(deps.clock.now()).toISOString();
@@ -134,13 +79,7 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
   const message = sent.recorded && found ? found.message : sent;
   const writer = new RecordWriter(found ?? eventRecord(message, 'queued', now()), deps.events, deps.payloads, now, found !== undefined);
 
-  const deadLetter = async (reason: string): Promise<MessageOutcome> => {
-    if (!deps.deadLetters) return { kind: 'retry', reason };
-    await deps.deadLetters.send(body, reason, receiveCount);
-    await writer.save({ dead_lettered_at: now() });
-    logger.warn('dead-lettered', { reason });
-    return { kind: 'ack', status: 'failed' };
-  };
+  const { deadLetter, finalFailure, retryLater } = outcomesOf({ deps, writer, body, receiveCount, logger, now });
   if (found && FINISHED.has(found.status)) {
     // A failed record whose message never reached the dead-letter queue goes there now.
     if (found.status === 'failed' && !found.dead_lettered_at && deps.deadLetters) {
@@ -158,27 +97,6 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
   // Written with the next transition (the prompt, as a rule) before anything slow runs.
   writer.stage({ status: 'processing', attempts: (writer.current.attempts ?? 0) + 1 });
 
-  // What a provider or target said can echo a credential: never recorded, logged or dead-lettered as is.
-  const secrets = secretsOf(deps.config);
-  const finalFailure = async (code: string, said: string): Promise<MessageOutcome> => {
-    const text = redactSecrets(said, secrets);
-    logger.error('failed', { code, reason: text });
-    await writer.save({ status: 'failed', error: { code, message: text } });
-    return deadLetter(`${code}: ${text}`);
-  };
-  const retryLater = async (code: string, said: string, retryAfterMs?: number): Promise<MessageOutcome> => {
-    const text = redactSecrets(said, secrets);
-    if (receiveCount >= deps.maxReceiveCount) {
-      // The queue moves the message to the dead-letter queue after this receive.
-      const reason = `gave up after ${receiveCount} attempts: ${text}`;
-      logger.error('failed', { code, reason });
-      await writer.save({ status: 'failed', error: { code, message: reason } });
-      return { kind: 'retry', reason };
-    }
-    logger.warn('will retry', { code, reason: text, attempt: receiveCount, ...(retryAfterMs !== undefined ? { retry_after_ms: retryAfterMs } : {}) });
-    await writer.save({ status: 'queued', error: { code, message: text } });
-    return { kind: 'retry', reason: text, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
-  };
   const step: Step = { deps, message, writer, logger, started, finalFailure, retryLater, ...(lease ? { lease } : {}) };
 
   const attemptsBefore = found?.attempts ?? 0;
