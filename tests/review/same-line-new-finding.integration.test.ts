@@ -1,9 +1,11 @@
 /**
- * A re-review's finding on a place that already carries an inline finding (hunt 8 D1):
- * - a different finding there (the author fixed the line, the re-review finds another
- *   problem on the same line number) is posted, not dropped nor counted as "already posted";
- * - the same finding is not posted again, also when an earlier version posted it with the
- *   old marker (place only, no hash), so an upgrade posts nothing twice;
+ * A re-review's finding on a place that already carries an inline finding (hunt 8 D1; one
+ * thread per place since fix 12, tests/review/findings-same-place):
+ * - a different finding there after the author fixed the line (GitHub lists the old
+ *   comment outdated) is posted, not dropped nor counted as "already posted";
+ * - while the comment stands, no finding on its place is posted again, also when an
+ *   earlier version posted it with the old marker (place only, no hash), so an upgrade
+ *   posts nothing twice;
  * - a GitHub comment that went outdated (`line: null`) holds no place.
  */
 import { readFileSync } from 'node:fs';
@@ -48,8 +50,10 @@ const legacyBody = (f: Finding) => {
 };
 
 describe('GitHub', () => {
-  test('a different finding on a line commented before is posted inline, and not counted as already posted', async () => {
+  test('a different finding on a line the author changed since it was commented is posted inline, and not counted as already posted', async () => {
     expect(await deliver(request(withFindings('Review 1.', [FIRST]), 'evt_1', 'github', pr(HEAD_A), 'pull_request'))).toMatchObject({ status: 'delivered' });
+    // The author fixed the division: GitHub lists the comment on the old code as outdated.
+    Object.assign(host.reviewComments[0]!, { line: null, position: null, original_line: 12 });
     expect(await deliver(request(withFindings('Review 2.', [SECOND]), 'evt_2', 'github', pr(HEAD_B), 'pull_request'))).toMatchObject({ status: 'delivered' });
     expect(host.reviews).toHaveLength(2);
     expect(host.reviews[1]!.comments.map((c: { body: string }) => c.body.split('\n')[0])).toEqual(['**major**: SQL built by string concatenation: injection.']);
@@ -57,14 +61,14 @@ describe('GitHub', () => {
     expect(githubSummary()).not.toContain('already posted');
   });
 
-  test('a finding posted by an earlier version (marker without hash) is not posted again; a different one on its line is', async () => {
+  test('a finding posted by an earlier version (marker without hash) holds its place: neither it nor a different one on its line is posted again', async () => {
     host.reviewComments.push({ ...FIRST, body: legacyBody(FIRST), user: { ...FAKE_BOT, type: 'User' } } as never);
     expect(await deliver(request(withFindings('Review 2.', [FIRST]), 'evt_up1', 'github', pr(HEAD_A), 'pull_request'))).toMatchObject({ status: 'delivered' });
     expect(host.reviews).toHaveLength(0);
     expect(githubSummary()).toContain('1 finding(s) were already posted as inline comments on the same lines by an earlier review.');
     expect(await deliver(request(withFindings('Review 3.', [FIRST, SECOND]), 'evt_up2', 'github', pr(HEAD_B), 'pull_request'))).toMatchObject({ status: 'delivered' });
-    expect(host.reviews).toHaveLength(1);
-    expect(host.reviews[0]!.comments.map((c: { body: string }) => c.body.split('\n')[0])).toEqual(['**major**: SQL built by string concatenation: injection.']);
+    expect(host.reviews).toHaveLength(0);
+    expect(githubSummary()).toContain('2 finding(s) were already posted as inline comments on the same lines by an earlier review.');
   });
 
   test('on a pull request with 3,100 older review comments, a finding the last review posted is still found (the list is read newest first)', async () => {
@@ -94,18 +98,18 @@ describe('GitHub', () => {
 });
 
 describe('GitLab', () => {
-  test('a different finding on a line commented before gets its own discussion', async () => {
+  test('a different finding on a line whose discussion stands gets no second discussion, and is counted as already posted', async () => {
     expect(await deliver(request(withFindings('Review 1.', [FIRST]), 'evt_g1', 'gitlab', mr, 'merge_request'))).toMatchObject({ status: 'delivered' });
     expect(await deliver(request(withFindings('Review 2.', [FIRST, SECOND]), 'evt_g2', 'gitlab', mr, 'merge_request'))).toMatchObject({ status: 'delivered' });
-    expect(gitlabInline().map((b) => b.split('\n')[0])).toEqual(['**critical**: Division by zero.', '**major**: SQL built by string concatenation: injection.']);
-    expect(gitlabNote()).toContain('1 finding(s) are posted as inline comments');
-    expect(gitlabNote()).toContain('1 finding(s) were already posted as inline comments on the same lines by an earlier review.');
+    expect(gitlabInline().map((b) => b.split('\n')[0])).toEqual(['**critical**: Division by zero.']);
+    expect(gitlabNote()).not.toContain('posted as inline comments on the diff');
+    expect(gitlabNote()).toContain('2 finding(s) were already posted as inline comments on the same lines by an earlier review.');
   });
 
-  test('a discussion posted by an earlier version (marker without hash) is recognised', async () => {
+  test('a discussion posted by an earlier version (marker without hash) is recognised: it holds its place', async () => {
     host.discussions.push({ id: 'd0', notes: [{ body: legacyBody(FIRST), position: { new_line: 12 }, author: { id: FAKE_BOT.id, username: FAKE_BOT.login } } as never] });
     expect(await deliver(request(withFindings('Review 2.', [FIRST, SECOND]), 'evt_gu', 'gitlab', mr, 'merge_request'))).toMatchObject({ status: 'delivered' });
-    expect(host.discussions).toHaveLength(2);
-    expect(host.discussions[1]!.notes[0]!.body).toContain('SQL built by string concatenation');
+    expect(host.discussions).toHaveLength(1);
+    expect(gitlabNote()).toContain('2 finding(s) were already posted as inline comments on the same lines by an earlier review.');
   });
 });

@@ -10,13 +10,14 @@
  * retryably after a short wait, as its findings will have a diff soon. A review GitHub
  * refuses (422, which names no comment) is sent again in halves, so only the refused
  * comments are folded. Failed writes are tried again after a look for their markers, rate
- * limits waited out (inline-send.ts). A finding already posted on the same place (hidden
- * marker: place and a hash of the finding) is not repeated; a different one there is posted.
+ * limits waited out (inline-send.ts). One thread per place: while a finding comment of the
+ * subscription stands on a place of the live diff (not outdated, resolved or not), a finding
+ * there is not posted again, however it is worded (heldPlaces).
  */
 import { HookError } from '../errors';
 import type { Subject } from '../events/subject';
 import { isFailure, type CodehostClient, type Page, type ScopedClient } from './codehost-api';
-import { commentableLines, findingBody, findingMarker, postedFindingKeys, FINDING_MARKER_HEAD, type DiffLines, type Finding } from './findings';
+import { commentableLines, findingBody, findingMarker, findingPlace, postedFindings, FINDING_MARKER_HEAD, type DiffLines, type Finding } from './findings';
 import { unpreparedMessage, whenPrepared } from './gitlab-prepared';
 import { realSleep } from './http';
 import { inlinePacing, sendInline, sendInParts } from './inline-send';
@@ -55,13 +56,33 @@ async function listInline(client: ScopedClient, change: string): Promise<Listed[
     : (Array.isArray(item.notes) ? item.notes : []).map((n): Listed => [n, str((n as Obj).body)]));
 }
 
-/** The finding keys (findings.ts postedFindingKeys) in comments hookagent wrote itself (own-comments.ts); none when that cannot be told. */
-async function findingKeysIn(client: CodehostClient, comments: Listed[]): Promise<Set<string>> {
+/** The comments with finding markers that hookagent wrote itself (own-comments.ts); none when that cannot be told. */
+async function ownFindingComments(client: CodehostClient, comments: Listed[]): Promise<Listed[]> {
   const marked = comments.filter(([, body]) => body.includes(FINDING_MARKER_HEAD));
-  if (marked.length === 0) return new Set();
+  if (marked.length === 0) return [];
   const own = await client.ownComments();
-  if (isFailure(own)) return new Set();
-  return new Set(marked.filter(([comment]) => own(comment)).flatMap(([, body]) => postedFindingKeys(body)));
+  return isFailure(own) ? [] : marked.filter(([comment]) => own(comment));
+}
+
+/**
+ * The places (findingPlace) the subscription's own finding comments hold, each where the
+ * host shows it now: a push that leaves its line unchanged moves it with its code (GitHub
+ * its `line`; GitLab its position's new_line/old_line, the marker's side). The marker's
+ * place stands for what the host does not say.
+ */
+async function heldPlaces(client: CodehostClient, comments: Listed[], subscription: string): Promise<Set<string>> {
+  const held = new Set<string>();
+  for (const [comment, body] of await ownFindingComments(client, comments)) {
+    const c = (comment ?? {}) as Obj;
+    const position = c.position && typeof c.position === 'object' ? (c.position as Obj) : {};
+    for (const p of postedFindings(body)) {
+      if (p.subscription !== subscription) continue;
+      const path = [c.path, position.new_path].find((v): v is string => typeof v === 'string') ?? p.path;
+      const line = [c.line, position[p.side === 'RIGHT' ? 'new_line' : 'old_line']].find((v): v is number => typeof v === 'number') ?? p.line;
+      held.add(findingPlace(subscription, { side: p.side, path, line }));
+    }
+  }
+  return held;
 }
 
 /**
@@ -83,7 +104,9 @@ function outdated(comment: unknown, live: LiveChange): boolean {
 /** After a failed try: whether a comment carrying one of these findings' markers is there now (made before the answer was lost). */
 function landedAny(client: ScopedClient, change: string, subscription: string, findings: Finding[]): () => Promise<boolean> {
   return async () => {
-    const keys = await findingKeysIn(client, await listInline(client, change));
+    // By the hash: an older comment on the same place is no sign that this write was made.
+    const mine = await ownFindingComments(client, await listInline(client, change));
+    const keys = new Set(mine.flatMap(([, body]) => postedFindings(body).flatMap((p) => p.key ?? [])));
     return findings.some((f) => keys.has(findingMarker(subscription, f)));
   };
 }
@@ -115,7 +138,7 @@ export async function postInlineFindings(client: ScopedClient, subject: Subject,
     oldPaths.set(path, old);
     if (old !== path) renamedFrom.set(old, path);
   }
-  const existing = await findingKeysIn(client, (await listInline(client, change)).filter(([comment]) => !outdated(comment, live)));
+  const held = await heldPlaces(client, (await listInline(client, change)).filter(([comment]) => !outdated(comment, live)), subscription);
   const inline: Finding[] = [];
   for (const found of findings) {
     // A finding on a renamed file may name it by its old path (natural for a removed line):
@@ -125,7 +148,7 @@ export async function postInlineFindings(client: ScopedClient, subject: Subject,
     const lines = diff.get(f.path);
     if (lines && lines.RIGHT.size === 0 && lines.LEFT.size === 0) result.folded.push({ finding: f, why: 'the host shows no diff lines for this file: binary, too large, or only renamed' });
     else if (!lines || !lines[f.side].has(f.line)) result.folded.push({ finding: f, why: 'outside the diff' });
-    else if (existing.has(findingMarker(subscription, f))) result.skipped++;
+    else if (held.has(findingPlace(subscription, f))) result.skipped++;
     else inline.push(f);
   }
   if (inline.length === 0) return result;

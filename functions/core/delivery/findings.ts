@@ -174,15 +174,16 @@ export function commentableLines(patch: string | undefined): DiffLines {
 
 /**
  * The hidden marker of an inline finding: subscription, place (side, line, path) and a short
- * hash of what it says, so a re-review skips a finding only when the same one already
- * stands on the same place; a different finding on that line is posted.
+ * hash of what it says. A re-review skips a finding by its place (findingPlace): the model
+ * words a finding differently at each run, so one thread per line. The hash tells whether
+ * a write whose answer was lost made this very comment (codehost-review.ts landedAny).
  */
 export function findingMarker(subscription: string, f: Finding): string {
-  return hashed(placeMarker(subscription, f), shownText(f));
+  return hashed(findingPlace(subscription, f), shownText(f));
 }
 
-/** The marker earlier versions wrote: the place only (still read, see postedFindingKeys). */
-function placeMarker(subscription: string, f: Pick<Finding, 'path' | 'line' | 'side'>): string {
+/** The marker earlier versions wrote: the place only (still read, see postedFindings); a place's key. */
+export function findingPlace(subscription: string, f: Pick<Finding, 'path' | 'line' | 'side'>): string {
   return `${FINDING_MARKER_HEAD}${subscription}:${f.side}:${f.line}:${Buffer.from(f.path).toString('base64')} -->`;
 }
 
@@ -208,18 +209,19 @@ function shownText(f: Finding): string {
 
 export function findingBody(subscription: string, f: Finding): string {
   const shown = shownText(f);
-  return `${shown}\n\n${hashed(placeMarker(subscription, f), shown)}`;
+  return `${shown}\n\n${hashed(findingPlace(subscription, f), shown)}`;
 }
 
 /**
- * The findings an inline comment hookagent posted stands for, as findingMarker writes them.
- * A comment from before the hash carries the place only: its hash is taken from its own
- * text, which is what findingBody put before the marker, so nothing it holds is posted
- * again after an upgrade, and a different finding on its place is not mistaken for it.
+ * A finding marker in a posted comment: whose, and where it was put. `key`: the marker as
+ * findingMarker writes it; absent in markers of earlier versions, which carry the place only.
  */
-export function postedFindingKeys(body: string): string[] {
-  return [...body.matchAll(FINDING_MARKER)].map((m) => {
-    if (m[5] !== undefined) return m[0];
-    return hashed(m[0], body.slice(0, m.index));
-  });
+export interface PostedFinding extends Pick<Finding, 'path' | 'line' | 'side'> { subscription: string; key?: string }
+
+/** The findings an inline comment hookagent posted stands for (its markers). */
+export function postedFindings(body: string): PostedFinding[] {
+  return [...body.matchAll(FINDING_MARKER)].map((m) => ({
+    subscription: m[1] as string, side: m[2] as Finding['side'], line: Number(m[3]), path: Buffer.from(m[4] ?? '', 'base64').toString('utf8'),
+    ...(m[5] === undefined ? {} : { key: m[0] }),
+  }));
 }
