@@ -46,7 +46,7 @@ export function transcriptLines(t: Transcript): string[] {
 function runLines(t: Transcript, heading: string): string[] {
   const lines = [`  ${heading}`, `    ${t.provider}${t.model ? ` ${t.model}` : ''}, system prompt sha256: ${t.system_sha256}`, '    user:', indent(t.user, '      ')];
   for (const step of t.steps) {
-    lines.push(`    step ${step.step}${step.stop ? ` (stop: ${step.stop})` : ''}:${step.text ? '' : ' (no text)'}`);
+    lines.push(`    step ${step.step}${step.stop ? ` (stop: ${step.stop}${step.stop_reason !== undefined ? ` ${escapeTerminal(JSON.stringify(step.stop_reason))}` : ''})` : ''}:${step.text ? '' : ' (no text)'}`);
     if (step.text) lines.push(indent(step.text, '      '));
     for (const call of step.tool_calls) {
       lines.push(`      → ${call.name}(${JSON.stringify(call.input)}) ${call.ok ? 'ok' : 'ERROR'}, ${call.ms} ms, ${call.bytes} bytes`, indent(call.result, '        '));

@@ -2,7 +2,7 @@
 import {
   BedrockRuntimeClient, ConverseCommand, type ContentBlock, type Message, type Tool as BedrockTool,
 } from '@aws-sdk/client-bedrock-runtime';
-import { withTurnUsage, type ChatProvider, type ProviderTurn, type StopReason, type Turn } from '../core/agent/conversation';
+import { stopReasonText, withTurnUsage, type ChatProvider, type ProviderTurn, type StopReason, type Turn } from '../core/agent/conversation';
 import { HookError } from '../core/errors';
 
 /** Converse stop reasons for an answer the model did not finish well-formed (a broken toolUse, unparsable output). */
@@ -63,6 +63,7 @@ export function bedrockProvider(client: BedrockRuntimeClient, modelId: string): 
         }
         return {
           ...(stop ? { stop } : {}),
+          ...(stop === 'other' ? { unknownStop: stopReasonText(result.stopReason) } : {}),
           ...(usage ? { usage } : {}),
           text: content.flatMap((block) => (block.text ? [block.text] : [])).join(''),
           toolCalls: content.flatMap((block) => (block.toolUse ? [{ id: block.toolUse.toolUseId ?? '', name: block.toolUse.name ?? '', input: block.toolUse.input }] : [])),

@@ -30,6 +30,8 @@ export interface AgentReply {
   refusedTools: string[];
   /** Usage and transcript (model providers; echo has none). */
   run?: AgentRun;
+  /** The answer ended for a reason hookagent does not know: that reason (stopReasonText); the text carries a note. */
+  unknownStop?: string;
 }
 
 export interface Agent {

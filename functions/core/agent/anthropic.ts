@@ -11,7 +11,7 @@
  * retryable failures for the queue carrying the wait asked for. Other 4xx are permanent.
  */
 import { HookError } from '../errors';
-import type { ChatProvider, ProviderTurn, StopReason, ToolCall, Turn, TurnUsage } from './conversation';
+import { stopReasonText, type ChatProvider, type ProviderTurn, type StopReason, type ToolCall, type Turn, type TurnUsage } from './conversation';
 import { classifyHttpFailure } from './openai';
 import { redactExcerpt, redactSecrets } from '../redact';
 
@@ -68,6 +68,7 @@ export function anthropicStop(reason: unknown): StopReason | undefined {
     case 'tool_use': return 'tool_use';
     case 'max_tokens': case 'model_context_window_exceeded': return 'max_tokens';
     case 'refusal': return 'content_filter';
+    // Not refused: a server may name a complete end its own way. Posted with a note (loop.ts).
     default: return 'other';
   }
 }
@@ -168,7 +169,7 @@ export function anthropicProvider(settings: AnthropicSettings): ChatProvider {
         const reply = parsed.content.flatMap((block) => (block.type === 'text' && typeof block.text === 'string' ? [block.text] : [])).join('');
         const stop = anthropicStop(parsed.stop_reason);
         const usage = anthropicUsage(parsed.usage);
-        return { text: reply, toolCalls, ...(stop ? { stop } : {}), ...(usage ? { usage } : {}) };
+        return { text: reply, toolCalls, ...(stop ? { stop } : {}), ...(stop === 'other' ? { unknownStop: stopReasonText(parsed.stop_reason) } : {}), ...(usage ? { usage } : {}) };
       }
     },
   };

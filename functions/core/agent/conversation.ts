@@ -1,4 +1,6 @@
 /** A provider-neutral conversation: what the tool loop keeps and each provider translates. */
+import { cutText } from '../cut-text';
+
 export interface ToolCall {
   id: string;
   name: string;
@@ -33,6 +35,23 @@ export interface ToolSpec {
  */
 export type StopReason = 'end' | 'tool_use' | 'max_tokens' | 'content_filter' | 'other';
 
+/** What is kept of a stop reason hookagent does not know (characters). */
+export const MAX_STOP_REASON = 100;
+
+/**
+ * A stop reason hookagent does not know, as the record, the log and the reply's note name it:
+ * the provider's text (JSON for a number or an object) on one line, without control or
+ * invisible characters, cut at MAX_STOP_REASON. A blank one is shown quoted and escaped
+ * (`""`, `"\n"`), so it does not read as no reason.
+ */
+export function stopReasonText(reason: unknown): string {
+  // A parsed JSON value: stringify does not throw.
+  const text = typeof reason === 'string' ? reason : JSON.stringify(reason) ?? String(reason);
+  const shown = text.replace(/[\s\p{C}]+/gu, ' ').trim()
+    || JSON.stringify(text).replace(/[^\x20-\x7e]/g, (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`);
+  return shown.length > MAX_STOP_REASON ? `${cutText(shown, MAX_STOP_REASON)}…` : shown;
+}
+
 /** Tokens of one model call, as the provider reports them (or estimated: estimate.ts). */
 export interface TurnUsage {
   input: number;
@@ -48,6 +67,8 @@ export interface ProviderTurn {
   toolCalls: ToolCall[];
   /** Absent: the provider did not say (treated as `end`). */
   stop?: StopReason;
+  /** With `stop: 'other'`: the provider's own reason, as stopReasonText names it. */
+  unknownStop?: string;
   usage?: TurnUsage;
 }
 

@@ -7,6 +7,9 @@
  * (`agent_reply_empty`), one refused by a content filter (`agent_reply_filtered`) or one cut
  * at the token limit (`agent_reply_truncated`, after one retry asking for a shorter answer)
  * is a permanent failure. Usage and transcript are recorded on the reply, or on the error.
+ * An answer that ended for a reason hookagent does not know (`other`) may be complete (a
+ * server may name the end its own way), so it is returned, with a note under it that says
+ * so and names the reason.
  */
 import { HookError, isHookError } from '../errors';
 import type { Agent, AgentReply, AgentRequest } from './agent';
@@ -15,6 +18,8 @@ import { RunRecorder, capText, withRun } from './run-record';
 import { estimateTurnUsage, reportedUsage } from './estimate';
 import { fenceClose, fenceOpen, fenceText, newFenceToken } from './fence';
 import { withFindings, type Finding } from '../delivery/findings';
+import { replyClosers } from '../delivery/mentions';
+import { isSilent } from './silent';
 import { capToolOutput, type RunReads, type Tool, type ToolContext } from './tools';
 
 export interface LoopOptions {
@@ -50,7 +55,7 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
       const turn = await options.provider.turn(request.system, conversation, specs, signal, turnOptions);
       // A provider that reports no usage (some Ollama/vLLM setups) is not free: estimated, and marked so.
       const usage = reportedUsage(turn.usage) ? turn.usage : estimateTurnUsage(request.system, conversation, specs, turn);
-      const recorded = recorder.turn(turn.text, turn.stop, usage);
+      const recorded = recorder.turn(turn.text, turn.stop, usage, turn.unknownStop);
       if (turn.stop === 'content_filter') {
         const said = turn.text.trim() ? ` (the model said: "${capText(turn.text.trim(), 300)}")` : '';
         throw new HookError('agent_reply_filtered', `The model's reply was refused by the provider's content filter or the model declined (${options.provider.name ?? 'model'}); nothing was posted${said}`);
@@ -70,8 +75,11 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
         if (turn.text.trim() === '') throw new HookError('agent_reply_empty', 'The model answered with an empty reply; nothing was posted');
         const unread = diffReads.ok === 0 && diffReads.errors.length > 0 ? `get_change_diff failed: ${diffReads.errors.at(-1)}` : undefined;
         const readHead = diffReads.ok > 0 && reads.head ? await reads.head.catch(() => undefined) : undefined;
-        const text = withFindings(turn.text, findings, unread, readHead);
-        return { text, steps: recorder.usage.steps, refusedTools, run: recorder.snapshot(text) };
+        const unknownStop = turn.stop === 'other' ? turn.unknownStop ?? '(not named by the provider)' : undefined;
+        // A [SILENT] answer posts nothing, so it gets no note (which would end it as its last line).
+        const answer = turn.stop === 'other' && !isSilent(turn.text) ? withUnknownStopNote(turn.text, turn.unknownStop) : turn.text;
+        const text = withFindings(answer, findings, unread, readHead);
+        return { text, steps: recorder.usage.steps, refusedTools, run: recorder.snapshot(text), ...(unknownStop !== undefined ? { unknownStop } : {}) };
       }
       conversation.push({ role: 'assistant', text: turn.text, toolCalls: turn.toolCalls });
       const results: ToolResult[] = [];
@@ -129,6 +137,17 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal): Promise<T> {
     signal.addEventListener('abort', onAbort, { once: true });
     work.then(resolve, reject).finally(() => signal.removeEventListener('abort', onAbort));
   });
+}
+
+/**
+ * `text` with the note that its end is one hookagent does not know (`shown`: stopReasonText's,
+ * undefined when the provider named none), after whatever the text left open (an unclosed
+ * fence would swallow it). The reason sits in a code span it can neither end (no backtick)
+ * nor leave (one line), so the provider's text is never read as markup or mentions.
+ */
+function withUnknownStopNote(text: string, shown: string | undefined): string {
+  const named = shown === undefined ? '' : ` (\`${shown.replace(/`/g, "'")}\`)`;
+  return `${text}${replyClosers(text)}\n\n_The model's reply above ended for a reason hookagent does not know${named}, so it may be incomplete._`;
 }
 
 /** A tool error's text without its fence, short. */

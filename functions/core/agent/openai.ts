@@ -4,7 +4,7 @@
  * are retryable; 4xx (bad key, unknown model) are permanent, with the provider's message.
  */
 import { HookError } from '../errors';
-import { withTurnUsage, type ChatProvider, type ProviderTurn, type StopReason, type ToolCall, type ToolSpec, type Turn, type TurnUsage } from './conversation';
+import { stopReasonText, withTurnUsage, type ChatProvider, type ProviderTurn, type StopReason, type ToolCall, type ToolSpec, type Turn, type TurnUsage } from './conversation';
 import { redactExcerpt, redactSecrets } from '../redact';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -77,6 +77,7 @@ export function openAiStop(reason: unknown): StopReason | undefined {
     case 'length': case 'model_length': return 'max_tokens';
     case 'content_filter': return 'content_filter';
     case undefined: case null: return undefined;
+    // Not refused: a server may name a complete end its own way. Posted with a note (loop.ts).
     default: return 'other';
   }
 }
@@ -182,7 +183,10 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
         return { text: message.refusal, toolCalls, stop: 'content_filter', ...(usage ? { usage } : {}) };
       }
       const stop = openAiStop(choice?.finish_reason);
-      return { text: typeof message.content === 'string' ? message.content : '', toolCalls, ...(stop ? { stop } : {}), ...(usage ? { usage } : {}) };
+      return {
+        text: typeof message.content === 'string' ? message.content : '', toolCalls, ...(stop ? { stop } : {}),
+        ...(stop === 'other' ? { unknownStop: stopReasonText(choice?.finish_reason) } : {}), ...(usage ? { usage } : {}),
+      };
     },
   };
 }

@@ -30,6 +30,8 @@ export interface TranscriptStep {
   /** The model's text alongside its tool calls (or its answer). */
   text: string;
   stop?: StopReason;
+  /** With `stop: other`: the provider's own reason (conversation.ts stopReasonText). */
+  stop_reason?: string;
   tool_calls: TranscriptToolCall[];
 }
 
@@ -89,7 +91,7 @@ export class RunRecorder {
     };
   }
 
-  turn(text: string, stop: StopReason | undefined, usage: TurnUsage | undefined): TranscriptStep {
+  turn(text: string, stop: StopReason | undefined, usage: TurnUsage | undefined, unknownStop?: string): TranscriptStep {
     this.usage.steps += 1;
     if (usage) {
       if (usage.estimated) this.usage.estimated = true;
@@ -98,7 +100,7 @@ export class RunRecorder {
       if (usage.cacheRead) this.usage.cache_read_tokens = (this.usage.cache_read_tokens ?? 0) + usage.cacheRead;
       if (usage.cacheWrite) this.usage.cache_write_tokens = (this.usage.cache_write_tokens ?? 0) + usage.cacheWrite;
     }
-    const step: TranscriptStep = { step: this.usage.steps, text: capText(text), ...(stop ? { stop } : {}), tool_calls: [] };
+    const step: TranscriptStep = { step: this.usage.steps, text: capText(text), ...(stop ? { stop } : {}), ...(unknownStop !== undefined ? { stop_reason: unknownStop } : {}), tool_calls: [] };
     this.transcript.steps.push(step);
     return step;
   }
@@ -120,13 +122,13 @@ export class RunRecorder {
 
 /**
  * The run as it may be stored and shown: `mask` over every text its transcript keeps (the
- * user message, the model's text, each tool call's input and result), and `reply`, when
+ * user message, the model's text and stop reason, each tool call's input and result), and `reply`, when
  * given, as its reply (the worker's masked reply: its findings are encoded, so `mask` cannot
  * reach them in the loop's). The usage is unchanged.
  */
 export function maskedRun(run: AgentRun, mask: (text: string) => string, reply?: string): AgentRun {
   const { reply: loopReply, ...t } = run.transcript;
-  const steps = t.steps.map((step) => ({ ...step, text: mask(step.text), tool_calls: step.tool_calls.map((c) => ({ ...c, input: maskStrings(c.input, mask), result: mask(c.result) })) }));
+  const steps = t.steps.map((step) => ({ ...step, text: mask(step.text), ...(step.stop_reason !== undefined ? { stop_reason: mask(step.stop_reason) } : {}), tool_calls: step.tool_calls.map((c) => ({ ...c, input: maskStrings(c.input, mask), result: mask(c.result) })) }));
   const shown = reply !== undefined ? capText(reply, TRANSCRIPT_REPLY_CAP) : loopReply === undefined ? undefined : mask(loopReply);
   return { usage: run.usage, transcript: { ...t, user: mask(t.user), steps, ...(shown !== undefined ? { reply: shown } : {}) } };
 }

@@ -102,6 +102,12 @@ export async function runAgentStep(step: Step, subscription: Subscription, paylo
     });
     const reply = postableReply(result.text, deps.config);
     const warnings = [...rendered.warnings, ...result.refusedTools.map((t) => `tool '${t}' refused: no attached skill declares it`)];
+    if (result.unknownStop !== undefined) {
+      // The reply (it may be complete) carries a note saying so (agent/loop.ts); the record and the log name the reason.
+      const stopReason = redactSecrets(result.unknownStop, secretsOf(deps.config));
+      warnings.push(`the model's reply ended for a reason hookagent does not know (${stopReason}): it may be incomplete`);
+      logger.warn("the model's reply ended for a reason hookagent does not know; it may be incomplete", { provider: result.run?.usage.provider, model: result.run?.usage.model, stop_reason: stopReason });
+    }
     // The full reply is delivered; the record keeps what fits.
     await writer.save({ reply, warnings, ...(model ? { model } : {}), timings: { ...writer.current.timings, agent_ms: deps.clock.now() - agentStart }, error: undefined, ...await recordAgentRun(deps, message, recordableRun(result.run, deps.config, reply), writer.current.usage, writer.current.transcript_ref) });
     return { reply };
