@@ -5,12 +5,14 @@
  * ordered by `order_by`/`sort`), comment/note bodies and ids,
  * PATCH/PUT edits, 404 for deleted comments, pull request files, contents (base64),
  * commits, check runs/statuses, compare, issues and search; merge request diffs,
- * pipelines and job traces; a pull request's head when `pullHead` is set. Tests script
+ * pipelines and job traces; a pull/merge request's head when `pullHead`/`mrHead` is set;
+ * compare and merge_base from a commit graph when `history` is set. Tests script
  * failures with `failNext`.
  */
 import type { ServerResponse } from 'node:http';
 import { sendJson, startLocalServer, type LocalServer, type Recorded } from './local-http';
 import type { Config } from '../../functions/core/config/types';
+import { compareCommits, mergeBase, type History } from './fake-history';
 
 /** The user the fake's tokens act as (GET /user): comments it creates are this user's. */
 /** A one-file patch for inline findings. Old 10..13 / new 10..14: context 10↔10, removed old 11, added new 11 and 12, context 12↔13 and 13↔14. */
@@ -63,6 +65,10 @@ export interface FakeCodehost {
   mrDiffs: Array<Record<string, unknown>>;
   /** When set, GitHub `GET …/pulls/{n}` answers an open pull request with this head commit as JSON (else 404). */
   pullHead?: string;
+  /** When set, GitLab `GET …/merge_requests/{iid}` names this head commit (`sha`, `diff_refs.head_sha`). */
+  mrHead?: string;
+  /** When set, the commit graph GitHub compare and GitLab merge_base answer from (fake-history.ts). */
+  history?: History;
   /** Extra handler tried first; return true when it answered. */
   extra?: (req: Recorded, res: ServerResponse, url: URL) => boolean;
   /** Forgets what earlier tests posted and queued (comments, reviews, discussions, failures, requests, `extra`). */
@@ -134,6 +140,8 @@ export async function startFakeCodehost(): Promise<FakeCodehost> {
     state.server.requests.length = 0;
     delete state.extra;
     delete state.pullHead;
+    delete state.mrHead;
+    delete state.history;
   };
   state.server = await startLocalServer((req, res) => {
     const url = new URL(req.url, state.server.url);
@@ -185,7 +193,9 @@ export async function startFakeCodehost(): Promise<FakeCodehost> {
       state.reviewComments.push(...(review.comments ?? []).map((c) => ({ ...c, user: { ...FAKE_BOT, type: 'User' } })));
       return sendJson(res, 200, { id: state.reviews.length, state: 'COMMENTED' });
     }
-    if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+$/.test(path)) return sendJson(res, 200, { iid: 1, diff_refs: { base_sha: 'b'.repeat(40), start_sha: 's'.repeat(40), head_sha: 'h'.repeat(40) } });
+    if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+$/.test(path)) return sendJson(res, 200, { iid: 1, ...(state.mrHead ? { sha: state.mrHead } : {}), diff_refs: { base_sha: 'b'.repeat(40), start_sha: 's'.repeat(40), head_sha: state.mrHead ?? 'h'.repeat(40) } });
+    if ((m = /^\/repos\/[^/]+\/[^/]+\/compare\/([^/.]+)\.\.\.([^/.]+)$/.exec(path)) && state.history) return sendJson(res, ...compareCommits(state.history, m[1]!, m[2]!));
+    if (/^\/api\/v4\/projects\/[^/]+\/repository\/merge_base$/.test(path) && state.history) return sendJson(res, ...mergeBase(state.history, url.searchParams.getAll('refs[]')));
     if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+\/diffs$/.test(path)) return page(res, url, state.mrDiffs);
     if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+\/discussions$/.test(path)) {
       if (req.method === 'GET') return page(res, url, state.discussions);

@@ -6,9 +6,9 @@
  * hidden sticky marker, recreated when deleted; its footer names the commit reviewed and
  * when (for an event that names no commit, a comment asking for a review, the head the host
  * shows now). The review of an older push delivered after a newer one's does not replace
- * it (live-change.ts superseded). In `new` mode every event gets its own comment. Either way the event's own
- * marker makes a redelivery or a retry find what was already posted instead of posting
- * twice. A sticky comment's find-then-create/edit holds the subject's lease
+ * it, nor does the review of a commit a force-push removed (live-change.ts superseded).
+ * In `new` mode every event gets its own comment. Either way the event's own marker makes
+ * a redelivery or a retry find what was already posted instead of posting twice. A sticky comment's find-then-create/edit holds the subject's lease
  * (subject-lease.ts), so concurrent events on one pull request do not each create one.
  */
 import type { CodehostSettings } from '../config/types';
@@ -17,7 +17,7 @@ import { commentMarker, MARKER_PREFIX, reviewedCommitOf, reviewedMarker, stickyM
 import { subjectOf, type Subject } from '../events/subject';
 import { codehostClient, isFailure, type CodehostClient } from './codehost-api';
 import { postInlineFindings } from './codehost-review';
-import { liveChange, superseded } from './live-change';
+import { liveChange, superseded, type Superseded } from './live-change';
 import { searchMarkers, textOf, type Comment } from './marker-search';
 import { installationIdOf } from './github-app';
 import { findingLine, replyParts, unreadNote } from './findings';
@@ -166,10 +166,9 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
     const earlier = found ? reviewedCommitOf(textOf(found)) : undefined;
     const kept = found && earlier ? await superseded(client, subject, earlier, live) : undefined;
     if (kept && earlier) {
-      // Runs of two pushes overlap and the older one finished last: its review (and its inline findings) would replace the newer one.
+      // Runs of two pushes overlap and the older (or force-pushed-away) one finished last: its review (and its inline findings) would replace the newer one.
       request.logger.info('codehost_superseded', { event_id: request.message.event_id, subscription: name, event_commit: subject.commit, reviewed: earlier, why: kept });
-      const than = kept === 'head' ? `the head now; this event's ${subject.commit?.slice(0, 12)} is not` : `newer than this event's ${subject.commit?.slice(0, 12)}`;
-      return { status: 'delivered', detail: `${detail(found)} (not replaced: it already reviews ${earlier.slice(0, 12)}, ${than})` };
+      return { status: 'delivered', detail: `${detail(found)} (not replaced: ${keptWhy(kept, earlier, subject.commit, (await live()).head)})` };
     }
     const commit = await reviewedCommit(earlier);
     suffix = stickyFooter(name, request.message.event_id, { ...subject, commit }, at, found ? eventMarkersIn(textOf(found), name) : []);
@@ -192,6 +191,13 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   const deliver = () => postOnce(find, post, http.sleep ? { sleep: http.sleep } : {});
   if (!sticky || !options.leases) return deliver();
   return underSubjectLease({ leases: options.leases, subscription: name, subjectKey: subject.key, waitMs: STICKY_WAIT_TIMEOUTS * http.timeoutMs, logger: request.logger }, deliver);
+}
+
+/** Why a sticky comment that reviews `reviewed` does not take the review of `event`, for the outcome's detail. */
+function keptWhy(why: Superseded, reviewed: string, event: string | undefined, head: string | undefined): string {
+  const [r, e, h] = [reviewed, event, head].map((sha) => sha?.slice(0, 12));
+  if (why === 'gone') return `this event's ${e} is no longer in the pull request; the head is ${h}`;
+  return `it already reviews ${r}, ${why === 'head' ? `the head now; this event's ${e} is not` : `newer than this event's ${e}`}`;
 }
 
 /** Text followed by what closes the blocks it left open (mentions.ts replyClosers). */

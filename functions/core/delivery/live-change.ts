@@ -6,7 +6,8 @@
  * - the inline review is posted against this head (GitHub `commit_id`, GitLab `diff_refs`),
  *   not against an older head an event named before a push;
  * - a sticky footer names this head when the event names no commit (`issue_comment`);
- * - a review of an older push that is delivered after the newer one's is told apart.
+ * - a review of an older push that is delivered after the newer one's is told apart, and
+ *   so is a review of a commit a force-push removed from the pull request.
  */
 import { commitSha, type Subject } from '../events/subject';
 import type { CodehostClient } from './codehost-api';
@@ -72,29 +73,50 @@ async function readChange(client: CodehostClient, subject: Subject): Promise<Liv
   return { ...(head ? { head } : {}), ...(base_sha && start_sha && head_sha ? { refs: { base_sha, start_sha, head_sha } } : {}) };
 }
 
+export type Superseded = 'head' | 'newer' | 'gone';
+
 /**
  * Why the sticky comment (its footer names `last`) is not to take this event's review:
  * - `head`: it reviews the head now, and the event's commit is not the head: an earlier
  *   push, or a commit a force-push replaced (after an amend or a rebase it is no ancestor
  *   of the head, so its history tells nothing);
- * - `newer`: neither is the head, and the event's commit is an ancestor of `last` (GitHub
- *   compare `behind`, GitLab merge_base == event).
+ * - `newer`: neither is the head, and the event's commit is an ancestor of `last`;
+ * - `gone`: neither is the head, and the event's commit is no longer in the pull request:
+ *   it and the head diverged (a force-push replaced it), so it reviewed a diff that is not
+ *   there; an ancestor of the head is judged against `last` as above.
  * A force-push back to the event's commit makes it the head again, so it is reviewed.
- * Undefined (replace it) otherwise, and when anything cannot be read.
+ * Undefined (replace it) otherwise, and when anything cannot be read. A commit the head as
+ * read does not contain yet (the read lags the push) is replaced too: it may be the newest.
  */
-export async function superseded(client: CodehostClient, subject: Subject, last: string, live: LiveChangeReader): Promise<'head' | 'newer' | undefined> {
+export async function superseded(client: CodehostClient, subject: Subject, last: string, live: LiveChangeReader): Promise<Superseded | undefined> {
   const event = subject.commit;
   if (!event || event === last) return undefined;
   const { head } = await live();
   if (!head || head === event) return undefined;
   if (last === head) return 'head';
+  if ((await historyOf(client, event, last)) === 'ancestor') return 'newer';
+  return (await historyOf(client, event, head)) === 'diverged' ? 'gone' : undefined;
+}
+
+type Standing = 'ancestor' | 'descendant' | 'diverged';
+/** GitHub compare `status` of base...head, as where head stands to base (`identical` is not asked). */
+const GITHUB_COMPARE = new Map<string, Standing>([['behind', 'ancestor'], ['ahead', 'descendant'], ['diverged', 'diverged']]);
+
+/**
+ * Where `commit` stands in the history of `of` (two different commits): GitHub
+ * `GET /compare/{of}...{commit}` (`behind`, `ahead`, `diverged`); GitLab
+ * `/repository/merge_base` of the two (`commit` itself, `of`, or a third commit).
+ * Undefined when it cannot be read.
+ */
+async function historyOf(client: CodehostClient, commit: string, of: string): Promise<Standing | undefined> {
   if (client.host === 'github') {
-    // compare/{last}...{event}: `behind` when the event's commit is an ancestor of the last reviewed one.
-    const compared = await client.request(`/compare/${last}...${event}?per_page=1`);
-    return compared.ok && jsonField(compared.body, 'status') === 'behind' ? 'newer' : undefined;
+    const compared = await client.request(`/compare/${of}...${commit}?per_page=1`);
+    return compared.ok ? GITHUB_COMPARE.get(jsonField(compared.body, 'status')) : undefined;
   }
-  const base = await client.request(`/repository/merge_base?refs[]=${encodeURIComponent(event)}&refs[]=${encodeURIComponent(last)}`);
-  return base.ok && jsonField(base.body, 'id') === event ? 'newer' : undefined;
+  const base = await client.request(`/repository/merge_base?refs[]=${encodeURIComponent(commit)}&refs[]=${encodeURIComponent(of)}`);
+  const id = base.ok ? commitSha(jsonField(base.body, 'id')) : undefined;
+  if (!id) return undefined;
+  return id === commit ? 'ancestor' : id === of ? 'descendant' : 'diverged';
 }
 
 function jsonField(body: string, key: string): string {
