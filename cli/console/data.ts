@@ -11,7 +11,7 @@ import type { Stores } from '../context';
 import { subscriptionJson } from '../output';
 import { scrub } from './redact';
 import { chart, durationMs, endpointOf, listEvents, SEARCH_BUDGET, tokensShown, type EventFilters } from './list-view';
-import { bounded, findRequestEntry } from './shape';
+import { bounded, findEventRequest, findRequestEntry } from './shape';
 import { codehostEndpoints, receivesCustom, type Endpoint } from '../setup-hints';
 import { AbandonedCheck } from './abandoned-check';
 
@@ -30,13 +30,6 @@ export interface ConsoleSources extends SharedStores {
 }
 
 export type { EventFilters } from './list-view';
-
-/** Request-log outcomes of a request that stored an event. */
-const STORING_OUTCOMES: RequestOutcome[] = ['accepted', 'held'];
-/** Entries read per outcome in the window around an event's time (as `webhook event req_…` reads). */
-const REQUEST_SCAN = 10_000;
-/** Ingest writes the entry when it stamps the event; a margin either side for a clock stepped in between. */
-const REQUEST_CLOCK_SLACK_MS = 60_000;
 
 export function eventSummary(r: EventRecord) {
   return {
@@ -125,13 +118,7 @@ export class ConsoleData {
    * no request.
    */
   private async requestOf(first: EventRecord): Promise<RequestRecord | null> {
-    const requests = this.sources.requests;
-    if (!requests || first.message.replay_of) return null;
-    const at = Date.parse(first.received_at);
-    // The window around the event's own time: what came after it is not read.
-    const window = { since: at - REQUEST_CLOCK_SLACK_MS, until: at + REQUEST_CLOCK_SLACK_MS };
-    const found = await Promise.all(STORING_OUTCOMES.map((outcome) => requests.list({ endpoint: endpointOf(first), outcome, ...window, limit: REQUEST_SCAN })));
-    return found.flat().find((entry) => entry.event_id === first.event_id) ?? null;
+    return (await findEventRequest(this.sources.requests, first)) ?? null;
   }
 
   /** Every record of one event (one per subscription) with its payload, prompt, transcript and targets. */

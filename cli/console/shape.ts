@@ -45,4 +45,4 @@ export function bounded(value: unknown, maxDepth = SHOWN_DEPTH): unknown {
   return root.v;
 }
 
-export { findRequestEntry, isRequestId } from '../webhook/request-entry';
+export { findEventRequest, findRequestEntry, isRequestId } from '../webhook/request-entry';

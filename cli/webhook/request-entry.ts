@@ -7,7 +7,8 @@
 import { HookError } from '../../functions/core/errors';
 import { escapeTerminal } from '../../functions/core/log';
 import type { RequestLog } from '../../functions/core/ports';
-import type { RequestRecord } from '../../functions/core/types';
+import type { EventRecord, RequestOutcome, RequestRecord } from '../../functions/core/types';
+import { endpointOf } from '../console/list-view';
 import type { Stores } from '../context';
 import { commandName } from '../invocation';
 
@@ -16,6 +17,10 @@ const REQUEST_ID = /^req_([0-9a-z]{9})[0-9a-z]{4,}$/;
 
 /** Entries received at or after the id's time that the lookup reads through at most. */
 const SCAN_LIMIT = 10_000;
+/** Request-log outcomes of a request that stored an event. */
+const STORING_OUTCOMES: RequestOutcome[] = ['accepted', 'held'];
+/** Ingest writes the entry right after it stamps the event; a margin either side for a clock stepped in between. */
+const EVENT_CLOCK_SLACK_MS = 60_000;
 
 export const isRequestId = (id: string): boolean => id.startsWith('req_');
 
@@ -30,6 +35,20 @@ export async function findRequestEntry(requests: RequestLog | undefined, id: str
 }
 
 export const findRequest = (stores: Stores, id: string): Promise<RequestRecord | undefined> => findRequestEntry(stores.requests, id);
+
+/**
+ * The entry of the request that stored `stored`'s event. The request log has no index by
+ * event id; it is read by time (its index) in a window around the event's own time, at
+ * the event's endpoint, among the outcomes that store events (as the console's event page
+ * finds it). A replay came from no request.
+ */
+export async function findEventRequest(requests: RequestLog | undefined, stored: EventRecord): Promise<RequestRecord | undefined> {
+  if (!requests || stored.message.replay_of) return undefined;
+  const at = Date.parse(stored.received_at);
+  const window = { since: at - EVENT_CLOCK_SLACK_MS, until: at + EVENT_CLOCK_SLACK_MS };
+  const found = await Promise.all(STORING_OUTCOMES.map((outcome) => requests.list({ endpoint: endpointOf(stored), outcome, ...window, limit: SCAN_LIMIT })));
+  return found.flat().find((entry) => entry.event_id === stored.event_id);
+}
 
 export function requestNotFound(id: string): HookError {
   return new HookError('event_not_found', `No request '${id.slice(0, 80)}' in the request log (entries are kept 7 days); list recent ones with 'hookagent webhook requests'`);

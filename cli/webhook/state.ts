@@ -1,12 +1,12 @@
 /** `pause`, `resume`, `delete` and `replay`: the lifecycle use cases (functions/core/subscriptions/lifecycle.ts) with CLI messages. */
 import { systemClock } from '../../functions/core/ports';
 import { pauseSubscription, resumeSubscription, type LifecycleDeps } from '../../functions/core/subscriptions/lifecycle';
-import { replayEvent, type ReplayResult } from '../../functions/core/subscriptions/replay';
+import { replayEvent, type NotTakenReplay, type ReplayResult } from '../../functions/core/subscriptions/replay';
 import { replayRequest } from '../../functions/core/subscriptions/replay-request';
 import { deleteSubscription } from '../../functions/core/subscriptions/held-settle';
 import { withStores, type CliContext, type Stores } from '../context';
 import { asInvoked } from '../invocation';
-import { findRequest, isRequestId, refuseRequestReplay, requestNotFound } from './request-entry';
+import { findEventRequest, findRequest, isRequestId, refuseRequestReplay, requestNotFound } from './request-entry';
 
 export { replayRecord } from '../../functions/core/subscriptions/replay';
 
@@ -58,10 +58,17 @@ async function replayRequestEntry(stores: Stores, id: string, only: string | und
   return replayRequest(lifecycle(stores), entry, only);
 }
 
+/** `replay evt_… --subscription X` for an X that did not take the event: the request that stored it, run for X as `replay req_…` runs it. */
+const eventRequestReplay = (stores: Stores, deps: LifecycleDeps): NotTakenReplay => async (stored, only) => {
+  const entry = await findEventRequest(stores.requests, stored);
+  return entry ? replayRequest(deps, entry, only) : undefined;
+};
+
 /** `id`: an event id, or a request-log id (`req_…`); the console's replay runs this too. */
 export async function replay(ctx: CliContext, id: string, only: string | undefined): Promise<void> {
   await withStores(ctx, async (stores) => {
-    const { copies, stillHeld } = isRequestId(id) ? await replayRequestEntry(stores, id, only) : await replayEvent(lifecycle(stores), id, only);
+    const deps = lifecycle(stores);
+    const { copies, stillHeld } = isRequestId(id) ? await replayRequestEntry(stores, id, only) : await replayEvent(deps, id, only, eventRequestReplay(stores, deps));
     for (const copy of copies) {
       const of = copy.message.replay_of === id ? id : `${id}, from its stored event ${copy.message.replay_of}`;
       ctx.out(asInvoked(copy.status === 'held'

@@ -8,7 +8,7 @@
  */
 import type { DedupStore, EventLog, SubscriptionStore } from '../ports';
 import type { EventRecord, EventSummary } from '../types';
-import { DEFAULT_CLAIM_LEASE_MS } from './accept';
+import { DEFAULT_CLAIM_LEASE_MS, dedupKeyFor } from './accept';
 
 export const ABANDONED_REASON =
   'Never accepted: the request that recorded this event was answered 503 or cut off before the event was queued, and the sender did not retry';
@@ -65,9 +65,9 @@ async function* queuedRecords(events: EventLog, subscription: string, receivedBe
   }
 }
 
-/** The dedup key ingest claimed for a record's delivery id (see service.ts). */
-export function dedupKeyOf(record: Pick<EventRecord, 'source' | 'subscription' | 'delivery_id'>): string {
-  return `${record.source === 'custom' ? `custom/${record.subscription}` : record.source}#${record.delivery_id}`;
+/** The dedup key ingest claimed for a record's delivery id (accept.ts): a custom endpoint's by the subscription it was accepted for. */
+export function dedupKeyOf(record: Pick<EventRecord, 'source' | 'subscription' | 'delivery_id' | 'message'>): string {
+  return dedupKeyFor(record.source, record.subscription, record.message.subscription_created_at, record.delivery_id);
 }
 
 /** A dedup store that can be looked into (DynamoDB's): what tells a never-accepted record on AWS. */

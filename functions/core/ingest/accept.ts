@@ -40,6 +40,14 @@ import type { IngestDeps } from './service';
 
 /** Delivery ids are remembered this long (DESIGN §2.1). */
 export const DEDUP_TTL_SECONDS = 24 * 3600;
+/**
+ * A delivery id's claim key: per endpoint, and a custom endpoint's per subscription (its
+ * `created_at`), so one created again under the name claims afresh what the deleted one
+ * took. Claims are read back by this key too (abandoned.ts).
+ */
+export function dedupKeyFor(source: Source, name: string | undefined, createdAt: string | undefined, deliveryId: string): string {
+  return `${source === 'custom' ? `custom/${name}${createdAt ? `@${createdAt}` : ''}` : source}#${deliveryId}`;
+}
 /** See IngestDeps.claimLeaseMs. */
 export const DEFAULT_CLAIM_LEASE_MS = 60_000;
 /** Payloads above this travel through the PayloadStore, not inside the SQS message. */
@@ -80,7 +88,8 @@ export async function accept(deps: IngestDeps, input: Accepted, matched: Subscri
   const fresh = newEventId(now);
   const ids: Ids = { eventId: fresh, deliveryId: input.deliveryId ?? fresh, receivedAt: new Date(now).toISOString() };
   const { deliveryId } = ids;
-  const dedupKey = input.deliveryId === undefined ? undefined : `${input.source === 'custom' ? `custom/${input.name}` : input.source}#${input.deliveryId}`;
+  // A custom endpoint reaches one subscription: `matched` is it.
+  const dedupKey = input.deliveryId === undefined ? undefined : dedupKeyFor(input.source, input.name, matched[0]?.created_at, input.deliveryId);
   const staleBefore = Math.max(now - (deps.claimLeaseMs ?? DEFAULT_CLAIM_LEASE_MS), deps.claimsAbandonedBefore ?? 0);
   const claimOptions = { eventId: ids.eventId, ttlSeconds: DEDUP_TTL_SECONDS, staleBefore };
   // Bodies that cannot be re-serialised safely travel as the sender's raw bytes (raw-payload.ts).

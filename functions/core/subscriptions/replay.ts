@@ -47,14 +47,25 @@ export async function startCopies(deps: LifecycleDeps, copies: EventRecord[]): P
 }
 
 /**
+ * What runs the event for `only` when only other subscriptions took it (`stored`: one of
+ * their records): the request that stored it, run for `only` as `replay req_…` runs it
+ * (replay-request.ts). Undefined when that request is not found: the refusal stands.
+ */
+export type NotTakenReplay = (stored: EventRecord, only: string) => Promise<ReplayResult | undefined>;
+
+/**
  * A new attempt of each record of an event (or of one subscription's). A paused
  * subscription holds its copy, as it holds what arrives while paused; a record still
  * held is not copied at all. Throws when that leaves nothing to replay.
  */
-export async function replayEvent(deps: LifecycleDeps, eventId: string, only?: string): Promise<ReplayResult> {
+export async function replayEvent(deps: LifecycleDeps, eventId: string, only?: string, notTaken?: NotTakenReplay): Promise<ReplayResult> {
   const all = await deps.events.getEvent(eventId);
   const records = all.filter((r) => !only || r.subscription === only);
-  if (records.length === 0) throw noRecord(eventId, only, all.length > 0);
+  if (records.length === 0) {
+    const instead = only !== undefined && all[0] && notTaken ? await notTaken(all[0], only) : undefined;
+    if (instead) return instead;
+    throw noRecord(eventId, only, all.length > 0);
+  }
   const stillHeld = records.filter((r) => r.status === 'held').map((r) => r.subscription);
   const replayed = records.filter((r) => r.status !== 'held');
   if (replayed.length === 0) {
