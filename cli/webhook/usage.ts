@@ -2,7 +2,8 @@
  * `webhook usage [<name>] [--since 7d] [--json]`: the tokens the agent used, summed per
  * subscription and model from the event log (kept 14 days), with the events, steps and
  * tool calls behind them. Deleted subscriptions count too: their tokens were spent, and
- * the daily budgets counted them.
+ * the daily budgets counted them. `--since` selects by when the tokens were spent, as the
+ * daily budgets count them, not by when their event arrived (spentAt).
  */
 import { HookError } from '../../functions/core/errors';
 import { usageEstimated } from '../../functions/core/agent/run-record';
@@ -50,6 +51,16 @@ export interface UsageRow {
   deleted?: true;
 }
 
+/**
+ * When a record's tokens were spent (epoch ms): its usage's `spent_at`, the latest run that
+ * spent any (the daily budget charged them then); records written before that field, when
+ * they arrived. An event held or dead-lettered for days runs after it arrived, never before,
+ * so the listing (newest arrivals first, over the whole log) reaches it.
+ */
+export function spentAt(record: EventRecord): number {
+  return Date.parse(record.usage?.spent_at ?? record.received_at);
+}
+
 export function sumUsage(records: EventRecord[]): UsageRow[] {
   const rows = new Map<string, UsageRow>();
   for (const r of records) {
@@ -91,7 +102,7 @@ export async function usage(ctx: CliContext, name: string | undefined, since: st
       ({ names, note } = await recordedNames(stores.events, [...defined], { complete: true }));
     }
     const all: EventRecord[] = [];
-    for (const n of names) all.push(...(await stores.events.listBySubscription(n, USAGE_SCAN_LIMIT)).filter((r) => Date.parse(r.received_at) >= from));
+    for (const n of names) all.push(...(await stores.events.listBySubscription(n, USAGE_SCAN_LIMIT)).filter((r) => spentAt(r) >= from));
     return { records: all, defined, note };
   });
   const rows = sumUsage(records).map((r) => (defined.has(r.subscription) ? r : { ...r, deleted: true as const }));
@@ -113,7 +124,7 @@ export async function usage(ctx: CliContext, name: string | undefined, since: st
       ['(all)', '', '', n(total.events), t(total.input_tokens, anyEstimated), t(total.output_tokens, anyEstimated), n(total.cache_read_tokens), n(total.cache_write_tokens), t(total.total_tokens, anyEstimated), '', ''],
     ],
   ));
-  ctx.out(`\nSince ${sinceIso}. Tokens as the providers report them; TOTAL (input + output + cache reads and writes) is what daily budgets count.`);
+  ctx.out(`\nSince ${sinceIso}, by when the agent spent them (an event's latest run). Tokens as the providers report them; TOTAL (input + output + cache reads and writes) is what daily budgets count.`);
   if (rows.some((r) => r.deleted)) ctx.out('(deleted): a subscription deleted since; its events stay in the event log for 14 days, and its tokens were spent.');
   if (note) ctx.out(`${note}.`);
   if (anyEstimated) ctx.out('~: estimated, in part: a provider reported no token counts for some runs, so hookagent counted ~4 characters a token of the text sent and received.');

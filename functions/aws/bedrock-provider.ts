@@ -2,11 +2,14 @@
 import {
   BedrockRuntimeClient, ConverseCommand, type ContentBlock, type Message, type Tool as BedrockTool,
 } from '@aws-sdk/client-bedrock-runtime';
-import { stopReasonText, withTurnUsage, type ChatProvider, type ProviderTurn, type StopReason, type Turn } from '../core/agent/conversation';
+import { stopReasonText, withSpentTurn, type ChatProvider, type ProviderTurn, type StopReason, type Turn } from '../core/agent/conversation';
 import { HookError } from '../core/errors';
 
 /** Converse stop reasons for an answer the model did not finish well-formed (a broken toolUse, unparsable output). */
 const MALFORMED = new Set(['malformed_model_output', 'malformed_tool_use']);
+
+/** The SDK's hint appended to an answer whose body it could not read. */
+const DESERIALIZATION = /\n\s*Deserialization error:/;
 
 const RETRYABLE = new Set(['ThrottlingException', 'ServiceUnavailableException', 'InternalServerException', 'ModelTimeoutException', 'ModelNotReadyException', 'TimeoutError']);
 
@@ -56,22 +59,26 @@ export function bedrockProvider(client: BedrockRuntimeClient, modelId: string): 
         const stop = bedrockStop(result.stopReason);
         const u = result.usage;
         const usage = u ? { input: u.inputTokens ?? 0, output: u.outputTokens ?? 0, ...(u.cacheReadInputTokens ? { cacheRead: u.cacheReadInputTokens } : {}), ...(u.cacheWriteInputTokens ? { cacheWrite: u.cacheWriteInputTokens } : {}) } : undefined;
-        if (MALFORMED.has(result.stopReason ?? '')) {
-          // Half an answer ("Let me read the diff." before a broken toolUse) is no reply: never posted. Billed, so counted.
-          const error = new HookError('provider_response', `Bedrock: the model's output was malformed (${result.stopReason}); nothing was posted`, { retryable: true });
-          throw usage ? withTurnUsage(error, usage) : error;
-        }
-        return {
-          ...(stop ? { stop } : {}),
-          ...(stop === 'other' ? { unknownStop: stopReasonText(result.stopReason) } : {}),
-          ...(usage ? { usage } : {}),
+        const answered = {
           text: content.flatMap((block) => (block.text ? [block.text] : [])).join(''),
           toolCalls: content.flatMap((block) => (block.toolUse ? [{ id: block.toolUse.toolUseId ?? '', name: block.toolUse.name ?? '', input: block.toolUse.input }] : [])),
+          ...(usage ? { usage } : {}),
         };
+        if (MALFORMED.has(result.stopReason ?? '')) {
+          // Half an answer ("Let me read the diff." before a broken toolUse) is no reply: never posted. Billed, so counted.
+          throw withSpentTurn(new HookError('provider_response', `Bedrock: the model's output was malformed (${result.stopReason}); nothing was posted`, { retryable: true }), answered);
+        }
+        return { ...(stop ? { stop } : {}), ...(stop === 'other' ? { unknownStop: stopReasonText(result.stopReason) } : {}), ...answered };
       } catch (error) {
         if (signal.aborted || error instanceof HookError) throw error;
         const name = error instanceof Error ? error.name : 'Error';
         const message = error instanceof Error ? error.message : String(error);
+        if (DESERIALIZATION.test(message)) {
+          // Answered, but its body could not be read: cut part-way (HTTP/1.1 "aborted", an HTTP/2 stream reset, JSON
+          // that ends early) or not JSON. A network error, as the other providers' cut answers are; said without
+          // the SDK's hint to inspect a hidden field of the error, which no user can.
+          throw new HookError('provider_unavailable', `Bedrock's answer could not be read (the connection closed while answering, or the body is not JSON): ${message.split('\n')[0]}`, { retryable: true });
+        }
         if (RETRYABLE.has(name)) throw new HookError('provider_unavailable', `Bedrock: ${name}: ${message}`, { retryable: true });
         if (name === 'AccessDeniedException' || name === 'UnrecognizedClientException') throw new HookError('provider_auth', `Bedrock refused the credentials: ${message}`);
         if (name === 'ResourceNotFoundException') throw new HookError('provider_model', `Bedrock: ${name}: ${message}`);

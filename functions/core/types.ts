@@ -114,6 +114,11 @@ export interface AgentUsage {
   tool_calls?: Array<{ name: string; ms: number; bytes: number; ok: boolean }>;
   /** Some of the tokens are hookagent's estimate: the provider reported none for a turn (agent/estimate.ts). */
   estimated?: true;
+  /**
+   * When the latest run that spent tokens ended (ISO 8601): the time the daily budget charged
+   * them at, which `webhook usage --since` selects on. Absent in records written before it.
+   */
+  spent_at?: string;
 }
 
 /** Outcomes of the request log (DESIGN §2.1, issue 17). */

@@ -205,7 +205,7 @@ test('tokens of a run that failed after spending them add to the retry\'s: the r
   expect(await processMessage(body, 1, deps)).toMatchObject({ kind: 'retry' });
   expect((await events.get(message.event_id, message.subscription))?.usage).toMatchObject({ input_tokens: 100, output_tokens: 10 });
   expect(await processMessage(body, 2, deps)).toEqual({ kind: 'ack', status: 'delivered' });
-  expect((await events.get(message.event_id, message.subscription))?.usage).toEqual({ provider: 'openai', model: 'm', input_tokens: 150, output_tokens: 15, cache_read_tokens: 40, steps: 2 });
+  expect((await events.get(message.event_id, message.subscription))?.usage).toEqual({ provider: 'openai', model: 'm', input_tokens: 150, output_tokens: 15, cache_read_tokens: 40, steps: 2, spent_at: expect.any(String) });
 });
 
 test('a failure whose text echoes a configured secret is recorded, logged and dead-lettered with it masked', async () => {

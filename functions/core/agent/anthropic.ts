@@ -8,11 +8,12 @@
  * 429 (`rate_limit_error`) and 529 (`overloaded_error`) are retried in place, at most twice,
  * after `retry-after` (or a short backoff) when that wait is short (`maxWaitMs`) and ends
  * before the run's time does (`TurnOptions.deadline`); otherwise, at once, they are
- * retryable failures for the queue carrying the wait asked for. Other 4xx are permanent.
+ * retryable failures for the queue carrying the wait asked for. Other 4xx are permanent;
+ * network errors, a connection cut mid-answer too, are retryable (`provider_unavailable`).
  */
 import { HookError } from '../errors';
 import { stopReasonText, type ChatProvider, type ProviderTurn, type StopReason, type ToolCall, type Turn, type TurnUsage } from './conversation';
-import { classifyHttpFailure } from './openai';
+import { answerBody, classifyHttpFailure } from './openai';
 import { redactExcerpt, redactSecrets } from '../redact';
 
 export const ANTHROPIC_DEFAULT_BASE_URL = 'https://api.anthropic.com';
@@ -138,7 +139,7 @@ export function anthropicProvider(settings: AnthropicSettings): ChatProvider {
           if (signal.aborted) throw error;
           throw new HookError('provider_unavailable', `Cannot reach ${settings.baseUrl}: ${error instanceof Error ? error.message : String(error)}`, { retryable: true });
         }
-        const text = await response.text();
+        const text = await answerBody(response, signal, 'Anthropic');
         if (response.status === 429 || response.status === 529) {
           const asked = retryAfterMs(response.headers.get('retry-after'));
           const delay = asked ?? (settings.backoffMs ?? 1000) * 2 ** attempt;

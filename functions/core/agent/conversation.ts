@@ -83,16 +83,22 @@ export interface TurnOptions {
   deadline?: number;
 }
 
-const SPENT = Symbol.for('hookagent.turnUsage');
+/**
+ * What a model call that failed after it was billed answered (a gateway's `finish_reason:
+ * "error"`, vLLM's `abort`): its text and tool calls, and the provider's usage when it
+ * reported one. The loop counts it as any answered call: that usage, else an estimate.
+ */
+export type SpentTurn = Pick<ProviderTurn, 'text' | 'toolCalls' | 'usage'>;
 
-/** A model call that failed after it was billed (a gateway's `finish_reason: "error"`) carries its tokens. */
-export function withTurnUsage<E>(error: E, usage: TurnUsage): E {
-  if (error && typeof error === 'object') Object.defineProperty(error, SPENT, { value: usage, enumerable: false, configurable: true });
+const SPENT = Symbol.for('hookagent.spentTurn');
+
+export function withSpentTurn<E>(error: E, spent: SpentTurn): E {
+  if (error && typeof error === 'object') Object.defineProperty(error, SPENT, { value: spent, enumerable: false, configurable: true });
   return error;
 }
 
-export function turnUsageOf(error: unknown): TurnUsage | undefined {
-  return error && typeof error === 'object' ? (error as Record<symbol, TurnUsage | undefined>)[SPENT] : undefined;
+export function spentTurnOf(error: unknown): SpentTurn | undefined {
+  return error && typeof error === 'object' ? (error as Record<symbol, SpentTurn | undefined>)[SPENT] : undefined;
 }
 
 /** One model call: the conversation so far in, the model's next turn out. */

@@ -1,5 +1,6 @@
 /**
- * Token counts for a model call whose provider reported none. Some OpenAI-compatible
+ * Token counts for a model call whose provider reported none (an answer, or a reply it
+ * failed or interrupted after the model started: billed all the same). Some OpenAI-compatible
  * servers (Ollama and vLLM in some setups) answer without `usage`, or with zeros; counted
  * as 0, such runs would look free and never trip a daily budget. The estimate is the
  * common rule of thumb for English text and code: about 4 characters a token
@@ -27,6 +28,11 @@ function turnChars(turn: Turn): number {
 /** True when the provider's usage counts something: absent, or all zeros, is no usage. */
 export function reportedUsage(usage: TurnUsage | undefined): usage is TurnUsage {
   return usage !== undefined && usage.input + usage.output + (usage.cacheRead ?? 0) + (usage.cacheWrite ?? 0) > 0;
+}
+
+/** The usage one call counts: the provider's when it reported one, else the estimate (`estimateTurnUsage`). */
+export function turnUsage(system: string, conversation: readonly Turn[], tools: readonly ToolSpec[], turn: Pick<ProviderTurn, 'text' | 'toolCalls' | 'usage'>): TurnUsage {
+  return reportedUsage(turn.usage) ? turn.usage : estimateTurnUsage(system, conversation, tools, turn);
 }
 
 /** The estimated usage of one call: `conversation` and `tools` as sent, `turn` as answered. */

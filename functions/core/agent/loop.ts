@@ -13,9 +13,9 @@
  */
 import { HookError, isHookError } from '../errors';
 import type { Agent, AgentReply, AgentRequest } from './agent';
-import { turnUsageOf, type ChatProvider, type ToolResult, type Turn, type TurnOptions } from './conversation';
+import { spentTurnOf, type ChatProvider, type ToolResult, type Turn, type TurnOptions } from './conversation';
 import { RunRecorder, capText, withRun } from './run-record';
-import { estimateTurnUsage, reportedUsage } from './estimate';
+import { turnUsage } from './estimate';
 import { fenceClose, fenceOpen, fenceText, newFenceToken } from './fence';
 import { withFindings, type Finding } from '../delivery/findings';
 import { replyClosers } from '../delivery/mentions';
@@ -54,8 +54,7 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
       // Tools stay offered on the shorter retry: Bedrock refuses toolUse blocks without a toolConfig.
       const turn = await options.provider.turn(request.system, conversation, specs, signal, turnOptions);
       // A provider that reports no usage (some Ollama/vLLM setups) is not free: estimated, and marked so.
-      const usage = reportedUsage(turn.usage) ? turn.usage : estimateTurnUsage(request.system, conversation, specs, turn);
-      const recorded = recorder.turn(turn.text, turn.stop, usage, turn.unknownStop);
+      const recorded = recorder.turn(turn.text, turn.stop, turnUsage(request.system, conversation, specs, turn), turn.unknownStop);
       if (turn.stop === 'content_filter') {
         const said = turn.text.trim() ? ` (the model said: "${capText(turn.text.trim(), 300)}")` : '';
         throw new HookError('agent_reply_filtered', `The model's reply was refused by the provider's content filter or the model declined (${options.provider.name ?? 'model'}); nothing was posted${said}`);
@@ -116,8 +115,9 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
       conversation.push({ role: 'tool', results });
     }
   } catch (error) {
-    const spent = turnUsageOf(error);
-    if (spent) recorder.turn('', 'other', spent);
+    // A call answered and billed, then failed (`conversation` is as it was sent): one step, counted as any answered call.
+    const spent = spentTurnOf(error);
+    if (spent) recorder.turn('', 'other', turnUsage(request.system, conversation, specs, spent));
     if (signal.aborted) throw withRun(new HookError('agent_timeout', `The agent did not finish within ${request.timeoutMs / 1000}s (the subscription's --timeout, else agent.timeout)`, { retryable: true }), recorder.snapshot());
     throw withRun(error, recorder.snapshot());
   }

@@ -1,10 +1,11 @@
 /**
  * OpenAI-compatible Chat Completions (OpenAI, OpenRouter, Ollama, vLLM via `base_url`),
  * with function tool calls. Errors are classified: 429, 5xx, timeouts and network errors
- * are retryable; 4xx (bad key, unknown model) are permanent, with the provider's message.
+ * (a connection cut mid-answer too) are retryable; 4xx (bad key, unknown model) are
+ * permanent, with the provider's message.
  */
 import { HookError } from '../errors';
-import { stopReasonText, withTurnUsage, type ChatProvider, type ProviderTurn, type StopReason, type ToolCall, type ToolSpec, type Turn, type TurnUsage } from './conversation';
+import { stopReasonText, withSpentTurn, type ChatProvider, type ProviderTurn, type StopReason, type ToolCall, type ToolSpec, type Turn, type TurnUsage } from './conversation';
 import { redactExcerpt, redactSecrets } from '../redact';
 
 export const OPENAI_DEFAULT_BASE_URL = 'https://api.openai.com/v1';
@@ -56,6 +57,21 @@ export function withRetryAfter(error: HookError, headers: Headers): HookError {
   const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(value) - Date.now();
   if (!Number.isFinite(ms) || ms < 0) return error;
   return new HookError(error.code, error.message, { retryable: true, retryAfterMs: ms, cause: error.cause });
+}
+
+/**
+ * The body of a provider's answer. A connection cut part-way through it (a proxy or load
+ * balancer dropping it after the headers: undici's "terminated") is a network error,
+ * retryable like one cut before the answer; the run's timeout (`signal`) is the caller's.
+ */
+export async function answerBody(response: Response, signal: AbortSignal, provider: string): Promise<string> {
+  try {
+    return await response.text();
+  } catch (error) {
+    if (signal.aborted) throw error;
+    const why = error instanceof Error ? `${error.message}${error.cause instanceof Error ? `: ${error.cause.message}` : ''}` : String(error);
+    throw new HookError('provider_unavailable', `${provider} closed the connection while answering (${why})`, { retryable: true, cause: error });
+  }
 }
 
 export function classifyHttpFailure(provider: string, status: number, message: string): HookError {
@@ -134,7 +150,7 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
         if (signal.aborted) throw error;
         throw new HookError('provider_unavailable', `Cannot reach ${settings.baseUrl}: ${error instanceof Error ? error.message : String(error)}`, { retryable: true });
       }
-      const text = await response.text();
+      const text = await answerBody(response, signal, 'The model provider');
       if (!response.ok && response.status === 429 && /insufficient_quota/.test(text)) {
         // OpenAI's "You exceeded your current quota": billing, which no retry fixes (its docs: check plan and billing).
         throw new HookError('provider_request', `The model provider's quota is used up (429 insufficient_quota), a retry will not help: ${redactSecrets(providerMessage(text, [settings.apiKey]), [settings.apiKey])}`);
@@ -147,11 +163,23 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
         throw new HookError('provider_unavailable', 'The model provider answered with something that is not JSON', { retryable: true });
       }
       const choice = parsed.choices?.[0];
-      // A call that failed after the model started was billed: its tokens go on the error, for the run's usage and the budget.
-      const billed = (error: HookError) => {
-        const spent = openAiUsage(parsed.usage);
-        return spent ? withTurnUsage(error, spent) : error;
-      };
+      const message = choice?.message;
+      const toolCalls: ToolCall[] = (message?.tool_calls ?? []).map((call, index) => {
+        let input: unknown = {};
+        let inputError: string | undefined;
+        try {
+          input = typeof call.function?.arguments === 'string' && call.function.arguments ? JSON.parse(call.function.arguments) : {};
+        } catch {
+          input = { unparsable_arguments: call.function?.arguments };
+          inputError = 'The arguments of this call are not valid JSON; the tool was not run. Call it again with a JSON object as arguments.';
+        }
+        return { id: typeof call.id === 'string' ? call.id : `call_${index}`, name: String(call.function?.name ?? ''), input, ...(inputError ? { inputError } : {}) };
+      });
+      const usage = openAiUsage(parsed.usage);
+      const content = typeof message?.content === 'string' ? message.content : '';
+      // A call that failed after the model started was billed: what it answered goes on the error, so the
+      // run counts it (the provider's usage, else an estimate: loop.ts), in its usage and the budget.
+      const billed = (error: HookError) => withSpentTurn(error, { text: content, toolCalls, ...(usage ? { usage } : {}) });
       // OpenRouter and other gateways answer 200 with an error once the model has started:
       // `{"error": {"code", "message"}}`, or a choice that ended with finish_reason "error".
       const failed = choice === undefined ? parsed.error : choice.finish_reason === 'error' ? choice.error ?? {} : undefined;
@@ -164,27 +192,14 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
       if (INTERRUPTED.has(choice?.finish_reason)) {
         throw billed(new HookError('provider_response', `The model provider interrupted the reply (finish_reason "${String(choice?.finish_reason)}"); nothing was posted`, { retryable: true }));
       }
-      const message = choice?.message;
       if (!message) throw new HookError('provider_response', 'The model provider answered without a message');
-      const toolCalls: ToolCall[] = (message.tool_calls ?? []).map((call, index) => {
-        let input: unknown = {};
-        let inputError: string | undefined;
-        try {
-          input = typeof call.function?.arguments === 'string' && call.function.arguments ? JSON.parse(call.function.arguments) : {};
-        } catch {
-          input = { unparsable_arguments: call.function?.arguments };
-          inputError = 'The arguments of this call are not valid JSON; the tool was not run. Call it again with a JSON object as arguments.';
-        }
-        return { id: typeof call.id === 'string' ? call.id : `call_${index}`, name: String(call.function?.name ?? ''), input, ...(inputError ? { inputError } : {}) };
-      });
-      const usage = openAiUsage(parsed.usage);
       // A refusal comes in `message.refusal` (content null): the model declined, it did not answer empty.
-      if (typeof message.refusal === 'string' && message.refusal.trim() && !(typeof message.content === 'string' && message.content.trim()) && toolCalls.length === 0) {
+      if (typeof message.refusal === 'string' && message.refusal.trim() && !content.trim() && toolCalls.length === 0) {
         return { text: message.refusal, toolCalls, stop: 'content_filter', ...(usage ? { usage } : {}) };
       }
       const stop = openAiStop(choice?.finish_reason);
       return {
-        text: typeof message.content === 'string' ? message.content : '', toolCalls, ...(stop ? { stop } : {}),
+        text: content, toolCalls, ...(stop ? { stop } : {}),
         ...(stop === 'other' ? { unknownStop: stopReasonText(choice?.finish_reason) } : {}), ...(usage ? { usage } : {}),
       };
     },

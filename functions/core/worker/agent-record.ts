@@ -1,7 +1,8 @@
 /**
  * After an agent run (answered or failed): its usage and transcript go into the event
- * record, and its tokens into today's budget counters. Storing them never fails the
- * event: a store that is down costs the transcript or the charge, logged, not the reply.
+ * record, and its tokens into today's budget counters (the usage says when: `spent_at`).
+ * Storing them never fails the event: a store that is down costs the transcript or the
+ * charge, logged, not the reply.
  */
 import { usageEstimated, type AgentRun, type RecordedUsage } from '../agent/run-record';
 import { loadTranscript, storeTranscript } from '../agent/transcript-store';
@@ -10,7 +11,7 @@ import { describeError } from '../errors';
 import type { Logger } from '../log';
 import type { Clock, CounterStore, PayloadStore } from '../ports';
 import type { AgentUsage, EventRecord, QueueMessage } from '../types';
-import { chargeBudget } from './budget';
+import { chargeBudget, tokensOf } from './budget';
 
 export interface RunRecordDeps {
   payloads: PayloadStore;
@@ -29,11 +30,15 @@ export interface RunRecordDeps {
 export async function recordAgentRun(deps: RunRecordDeps, message: QueueMessage, run: AgentRun | undefined, earlier?: AgentUsage, earlierTranscript?: string): Promise<Partial<EventRecord>> {
   if (!run) return {};
   const log = { event_id: message.event_id, subscription: message.subscription };
-  const changes: Partial<EventRecord> = { usage: earlier ? addUsage(earlier, run.usage) : run.usage };
+  const now = deps.clock.now();
+  // Stamped with the budget's time for the tokens, so `webhook usage --since` counts them when they were
+  // spent, not when the event arrived; a run that spent none leaves an earlier one's stamp.
+  const spentAt = tokensOf(run.usage) > 0 || !earlier?.spent_at ? new Date(now).toISOString() : earlier.spent_at;
+  const changes: Partial<EventRecord> = { usage: { ...(earlier ? addUsage(earlier, run.usage) : run.usage), spent_at: spentAt } };
   const transcript = await withEarlier(deps, run.transcript, earlierTranscript, log);
   // Side by side: two independent writes (in the local store, one transaction).
   await Promise.all([
-    chargeBudget(deps.counters, message.subscription, run.usage, deps.clock.now()).catch((error: unknown) => {
+    chargeBudget(deps.counters, message.subscription, run.usage, now).catch((error: unknown) => {
       deps.logger.warn('token usage not counted against the budget', { ...log, reason: describeError(error) });
     }),
     storeTranscript(deps.payloads, message.event_id, message.subscription, transcript).then((ref) => {

@@ -56,7 +56,8 @@ export function recordableRun(run: AgentRun | undefined, config: object, reply?:
 export async function runAgentStep(step: Step, subscription: Subscription, payload: Record<string, unknown>): Promise<{ reply: string } | MessageOutcome> {
   const { deps, message, writer, logger, started, finalFailure, retryLater } = step;
   // Only runs that happen count against max_runs_per_hour: an event that ends here without
-  // calling the agent gives back the run the gate counted for it (a failed give-back leaves one too many).
+  // calling the agent gives back the run the gate counted for it, unless an earlier attempt
+  // called it (giveBackRun); a failed give-back leaves one too many.
   const giveBack = async (): Promise<void> => {
     try {
       await giveBackRun(writer, subscription, deps.counters);

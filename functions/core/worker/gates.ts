@@ -76,10 +76,14 @@ export async function runCapGate(record: StagedRecord, subscription: Subscriptio
  * in (the record's `run_counted`; the counter outlives its hour). Given the record writer,
  * it also clears `run_counted` with the record's next write, so a redriven event is counted
  * again; given only the record, the count is given back and the record keeps the hour.
+ * Not when an earlier attempt of the event called the agent (the record has its `usage`,
+ * written for every run, failed ones too): that run happened, and a retry that ends
+ * before the agent (over budget after it) must not leave the hour one run too few.
  */
 export async function giveBackRun(record: EventRecord | StagedRecord, subscription: Subscription, counters: CounterStore | undefined): Promise<void> {
-  const hour = ('stage' in record ? record.current : record).run_counted;
-  if (!counters || !hour) return;
+  const current = 'stage' in record ? record.current : record;
+  const hour = current.run_counted;
+  if (!counters || !hour || current.usage !== undefined) return;
   await counters.add(hourKey(subscription.name, hour), -1, RUNS_TTL_SECONDS);
   if ('stage' in record) record.stage({ run_counted: undefined });
 }
