@@ -2,6 +2,8 @@
  * yargs' usage messages, reworded so each says what is wrong in plain words and what to do
  * (issue 23): a missing argument is named, an unknown option gets the closest real one.
  */
+import { cutText } from '../functions/core/cut-text';
+import { escapeControl } from '../functions/core/log';
 import { closest } from '../functions/core/suggest';
 
 /** What each command's positional argument is, for "missing argument" messages. */
@@ -42,6 +44,27 @@ function commandAfter(args: readonly string[], group: number): string {
   return '';
 }
 
+/** What an error shows of a value: one line, cut. */
+const SHOWN_VALUE = 40;
+
+/**
+ * The argument after `flag` when it reads as a value, not an option (`--prompt -urgent`,
+ * `--prompt "--urgent now"`), shown on one line and cut; undefined when the value is truly
+ * missing (`--events --agent none`, a bare option at the end, `--` after it) or the next
+ * argument may be a mistyped option (`--events --evnets`).
+ */
+function dashValue(args: readonly string[], flag: string, knownOptions: readonly string[]): string | undefined {
+  const end = args.indexOf('--');
+  const at = args.findIndex((arg, i) => arg === flag && (end < 0 || i < end));
+  const next = at >= 0 ? args[at + 1] : undefined;
+  if (next === undefined || next === '--' || !next.startsWith('-')) return undefined;
+  const option = next.replace(/^--?/, '').split('=')[0] ?? '';
+  if (knownOptions.includes(option) || knownOptions.includes(option.replace(/^no-/, ''))) return undefined;
+  if (next.startsWith('--') && !/\s/.test(next)) return undefined;
+  // Cut before escaping: an escape (`\n`) is never cut in half.
+  return next.length > SHOWN_VALUE ? `${escapeControl(cutText(next, SHOWN_VALUE))}…` : escapeControl(next);
+}
+
 export function explainUsageError(message: string, args: readonly string[], knownOptions: readonly string[]): string {
   const group = args.findIndex((a) => a === 'webhook' || a === 'secrets');
   const groupName = group >= 0 ? (args[group] as 'webhook' | 'secrets') : undefined;
@@ -58,6 +81,9 @@ export function explainUsageError(message: string, args: readonly string[], know
   if (bare) {
     const name = bare[1] ?? '';
     const flag = name.length === 1 ? `-${name}` : `--${name}`;
+    const dashed = dashValue(args, flag, knownOptions);
+    // A value that starts with '-' and a letter reads as options (webhook/options.ts joins the others).
+    if (dashed !== undefined) return `${flag} needs a value: '${dashed}' reads as options; give a value that starts with '-' joined to its option: ${flag}='${dashed}'`;
     return `${flag} needs a value (none was given, as with a script's unset variable): give one, or leave the option out${command === 'update' ? ' to keep the current setting' : ''}`;
   }
   const unknown = /^Unknown arguments?: (.+)$/.exec(message);

@@ -2,8 +2,9 @@
 import { existsSync } from 'node:fs';
 import { PAYLOAD_FILE_LIMIT, readFileBounded } from '../../functions/core/bounded-read';
 import { HookError } from '../../functions/core/errors';
+import { parsePayload } from '../../functions/core/ingest/payload-body';
 import { escapeTerminal } from '../../functions/core/log';
-import { renderPrompt } from '../../functions/core/templates/template';
+import { placeholderAdvice, renderPrompt } from '../../functions/core/templates/template';
 import { eventFilterReport, filterReport } from './filter-report';
 import { splitSource } from '../../functions/core/events/filters';
 import { withStores, type CliContext } from '../context';
@@ -19,14 +20,30 @@ export function readPayload(value: string): Record<string, unknown> {
   else if (!looksInline && existsSync(value)) text = readFileBounded(value, PAYLOAD_FILE_LIMIT, '--payload');
   else if (looksInline) text = value;
   else throw new HookError('payload_invalid', `--payload: no file '${value}', and it is not inline JSON`);
-  let parsed: unknown;
+  // Read as the service reads a request's bytes (ingest/payload-body.ts): a leading byte order mark dropped, an object required.
+  const bytes = Buffer.from(text, 'utf8');
+  const parsed = parsePayload(bytes, undefined);
+  if ('payload' in parsed) return parsed.payload as Record<string, unknown>;
+  if (parsed.error !== 'malformed JSON') throw new HookError('payload_invalid', `--payload is ${parsed.error}`);
+  throw new HookError('payload_invalid', `--payload is not valid JSON: ${visible(jsonError(utf8.decode(bytes)))}`);
+}
+
+/** The UTF-8 decoder, which drops a leading byte order mark as the service's does: the text it parsed. */
+const utf8 = new TextDecoder('utf-8');
+
+/** Why JSON.parse refuses `text` (its position and a window of the text). */
+function jsonError(text: string): string {
   try {
-    parsed = JSON.parse(text);
+    JSON.parse(text);
+    return 'malformed JSON';
   } catch (error) {
-    throw new HookError('payload_invalid', `--payload is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    return error instanceof Error ? error.message : String(error);
   }
-  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new HookError('payload_invalid', '--payload must be a JSON object');
-  return parsed as Record<string, unknown>;
+}
+
+/** `text` with every invisible character (no-break and zero-width spaces, controls, marks) named by code point: `<U+00A0>`. */
+function visible(text: string): string {
+  return text.replace(/[\s\p{Z}\p{C}]/gu, (c) => (c === ' ' ? c : `<U+${(c.codePointAt(0) as number).toString(16).toUpperCase().padStart(4, '0')}>`));
 }
 
 export async function test(ctx: CliContext, name: string, payloadOption: string | undefined, event: string | undefined): Promise<void> {
@@ -51,7 +68,12 @@ export async function test(ctx: CliContext, name: string, payloadOption: string 
   const rendered = renderPrompt(subscription.prompt, payload, type);
   // Payload text may hold terminal escape sequences: shown, never acted on.
   ctx.out(escapeTerminal(rendered.text));
-  if (rendered.missing.length > 0) ctx.out(`\nUnresolved placeholders (left as written): ${rendered.missing.map((p) => `{${p}}`).join(', ')}`);
+  // A path written so that it never resolves (a template stored before subscribe checked it) says what to write.
+  const unresolved = rendered.missing.map((path) => {
+    const advice = placeholderAdvice(path);
+    return advice ? `{${path}} (${advice})` : `{${path}}`;
+  });
+  if (unresolved.length > 0) ctx.out(`\nUnresolved placeholders (left as written): ${unresolved.join(', ')}`);
   const routing = eventFilterReport(subscription.events, preview);
   if (routing) ctx.out(routing);
   if (subscription.filters?.length) ctx.out(filterReport(subscription.filters, payload));

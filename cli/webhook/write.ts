@@ -54,7 +54,7 @@ function validated(ctx: CliContext, base: Omit<Subscription, 'events' | 'skills'
   const alerts = alertSenderFilters((fields.events ?? []).filter((e) => !stored.has(e)));
   const { warnings } = unwrap(validateEvents(alerts.others));
   const prompt = fields.prompt ?? base.prompt;
-  const placeholders = prompt === undefined || prompt === '' ? [] : unwrap(validatePrompt(prompt));
+  const placeholders = prompt === undefined || prompt === '' ? [] : unwrap(validatePrompt(prompt, fields.prompt !== undefined));
   const skills = unwrap(validateSkills(fields.skills ?? base.skills ?? [], ctx.skills));
   const requested = fields.deliver ?? base.deliver ?? [];
   const deliver = unwrap(validateTargets(requested.length === 0 ? ['log'] : requested, events, ctx.config));

@@ -15,6 +15,7 @@
  * Errors name the 1-based column where the problem is.
  */
 import type { RE2JS } from 're2js';
+import { dottedPath, pathMistake } from '../templates/path-form';
 
 /**
  * RE2 (linear time) is loaded on the first regex filter, not at start: most subscriptions
@@ -103,11 +104,16 @@ class Parser {
     if (!m) this.fail(`expected ${what}`);
     const path = m[0];
     const start = this.pos;
-    // JSONPath's `$.action` would look up a key named "$" and never match.
-    if (path.startsWith('$')) this.fail(`paths are written as in prompt templates, without '$': write ${path.replace(/^\$\.?/, '') || 'action'} (array elements: alerts.0.labels.alertname)`, start);
-    if (path.split('.').some((segment) => segment === '')) this.fail(`'${path}' has an empty segment; write dotted.path`, start);
+    // The templates' rule (path-form.ts): JSONPath's `$.action` would look up a key named "$" and never match.
+    const mistake = pathMistake(path);
+    if (mistake?.kind === 'root') this.fail(`paths are written as in prompt templates, without '$': write ${dottedPath(this.written(path, start + path.length)) || 'action'} (array elements: alerts.0.labels.alertname)`, start);
+    if (mistake?.kind === 'empty') this.fail(`'${path}' has an empty segment; write dotted.path`, start);
     this.pos += path.length;
     return path;
+  }
+  /** `path` with the indexes and segments written after it from `at` (`alerts` + `[0].labels.x`). */
+  written(path: string, at: number): string {
+    return `${path}${/^(?:\[[^\]\s]*\]|\.[^\s=!<>[\](),~'"]+)+/.exec(this.text.slice(at))?.[0] ?? ''}`;
   }
   op(): Op {
     this.skip();
@@ -216,9 +222,8 @@ class Parser {
   }
   /** `alerts[0].x`: index with a dot, as templates do (`[*]` belongs to any(…)). */
   failIndex(path: string): never {
-    const written = `${path}${/^(?:\[[^\]\s]*\]|\.[^\s=!<>[\](),~'"]+)+/.exec(this.rest())?.[0] ?? ''}`;
-    const dotted = written.replace(/\[(\d+)\]/g, '.$1');
-    const hint = written.includes('[*]') ? `any(${path}[*]… == value) for any element` : `write ${dotted}`;
+    const written = this.written(path, this.pos);
+    const hint = written.includes('[*]') ? `any(${path}[*]… == value) for any element` : `write ${dottedPath(written)}`;
     return this.fail(`index arrays with a dot, as in prompt templates: ${hint}`);
   }
   end(): void {

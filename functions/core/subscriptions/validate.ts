@@ -99,8 +99,13 @@ export function validateEvents(events: string[], options: { actions?: boolean } 
   return ok({ events: [...new Set(events)], warnings });
 }
 
-export function validatePrompt(prompt: string): Result<string[]> {
-  const checked = checkTemplate(prompt);
+/**
+ * The prompt's placeholders, or why it is refused. `given: false` is for a prompt already
+ * stored that this command does not change: only its syntax is checked, so one stored before
+ * the path check (hunt 12 D4) does not block an `update` of other fields.
+ */
+export function validatePrompt(prompt: string, given = true): Result<string[]> {
+  const checked = checkTemplate(prompt, { paths: given });
   if (!checked.ok) return fail({ code: 'template_invalid', message: `Invalid prompt template: ${checked.error.message}` });
   return ok(checked.placeholders);
 }

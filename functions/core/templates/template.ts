@@ -4,12 +4,14 @@
  * in one pass, so braces inside payload values are never expanded.
  */
 import { jsonPrefix } from './json-prefix';
+import { pathMistake } from './path-form';
 
 export const VALUE_CAP = 2_000;
 export const RAW_CAP = 4_000;
 export const TRUNCATED = '…[truncated]';
 
-type Token = { kind: 'text'; text: string } | { kind: 'placeholder'; path: string; source: string };
+/** `at`: the 0-based offset of the placeholder's `{` in the template. */
+type Token = { kind: 'text'; text: string } | { kind: 'placeholder'; path: string; source: string; at: number };
 
 export interface TemplateProblem {
   code: 'template_invalid';
@@ -55,7 +57,7 @@ function scan(template: string): Scan {
       } else {
         if (text) tokens.push({ kind: 'text', text });
         text = '';
-        tokens.push({ kind: 'placeholder', path, source });
+        tokens.push({ kind: 'placeholder', path, source, at: i });
       }
       i = close + 1;
     } else if (ch === '}') {
@@ -71,10 +73,32 @@ function scan(template: string): Scan {
   return { tokens, problems };
 }
 
-/** The placeholders of a template, or the first problem (used by `subscribe`). */
-export function checkTemplate(template: string): { ok: true; placeholders: string[] } | { ok: false; error: TemplateProblem } {
+/**
+ * What to write instead of a placeholder path that can never resolve (`alerts[0].x`,
+ * `$.x`, `a..b`), by the payload filters' rule (path-form.ts); undefined for a good path.
+ */
+export function placeholderAdvice(path: string): string | undefined {
+  const mistake = pathMistake(path);
+  if (!mistake) return undefined;
+  if (mistake.kind === 'root') return `paths are written without '$': ${mistake.dotted ? `write {${mistake.dotted}}` : 'the whole payload is {__raw__}'}`;
+  if (mistake.kind === 'index') return `index arrays with a dot: write {${mistake.dotted}}`;
+  if (mistake.kind === 'wildcard') return `[*] stands for every element (filters' any(…)), a placeholder inserts one value: write {${mistake.dotted}} for the first`;
+  return 'it has an empty segment: write {dotted.path}';
+}
+
+/**
+ * The placeholders of a template, or the first problem (used by `subscribe` and `update`):
+ * a syntax error, else (`paths`) a path that can never resolve. Only there: a template
+ * stored before the path check still renders (renderPrompt warns about it).
+ */
+export function checkTemplate(template: string, options: { paths: boolean } = { paths: true }): { ok: true; placeholders: string[] } | { ok: false; error: TemplateProblem } {
   const { tokens, problems } = scan(template);
   if (problems[0]) return { ok: false, error: problems[0] };
+  for (const token of tokens) {
+    if (token.kind !== 'placeholder' || !options.paths) continue;
+    const advice = placeholderAdvice(token.path);
+    if (advice) return { ok: false, error: { code: 'template_invalid', position: token.at, message: `'${token.source}' at position ${token.at + 1} never resolves; ${advice}` } };
+  }
   const paths = tokens.flatMap((t) => (t.kind === 'placeholder' ? [t.path] : []));
   return { ok: true, placeholders: [...new Set(paths)] };
 }
@@ -124,6 +148,12 @@ export interface Rendered {
   warnings: string[];
 }
 
+/** `; <advice>` for a missing placeholder whose path is written so that it never resolves, else ''. */
+function missingAdvice(path: string): string {
+  const advice = placeholderAdvice(path);
+  return advice ? `; ${advice}` : '';
+}
+
 /** Renders a subscription's prompt over a payload. Never throws. */
 export function renderPrompt(template: string | undefined, payload: unknown, event: string): Rendered {
   const raw = (): string => {
@@ -163,7 +193,7 @@ export function renderPrompt(template: string | undefined, payload: unknown, eve
   const text = parts.map((p) => p.text).join('');
   const warnings = [
     ...problems.map((p) => p.message),
-    ...missing.map((path) => `placeholder {${path}} not found in the payload; left as is`),
+    ...missing.map((path) => `placeholder {${path}} not found in the payload; left as is${missingAdvice(path)}`),
   ];
   return { text, parts, missing, warnings };
 }

@@ -11,9 +11,8 @@
 import { randomUUID } from 'node:crypto';
 import { describeError, isHookError } from '../errors';
 import { childLogger, type Logger } from '../log';
-import { renderPrompt } from '../templates/template';
+import type { Rendered } from '../templates/template';
 import type { QueueMessage, EventRecord } from '../types';
-import { isSilent } from '../agent/silent';
 import { splitFindings } from '../delivery/findings';
 import { mayHaveDelivered } from './fan-out';
 import { debounceGate, runCapGate } from './gates';
@@ -23,6 +22,7 @@ import { RecordGone, RecordWriter, eventRecord, noteMessageBytes } from './recor
 import { ANOTHER_COPY, readyToRun, takeLease, type HeldLease } from './lease';
 import { runAgentStep, type Step } from './agent-step';
 import { deliverStep } from './deliver-step';
+import { deliversDirectly, directMessage, silencedReply } from './direct';
 import type { MessageOutcome, WorkerDeps } from './deps';
 import { outcomesOf, recordDeleted } from './outcomes';
 
@@ -142,11 +142,11 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
     await writer.save(gate.status === 'superseded' ? { status: 'superseded', superseded_by: gate.superseded_by } : { status: 'rate_limited', error: { code: 'rate_limited', message: `max_runs_per_hour ${subscription.max_runs_per_hour} reached (${gate.runs} run${gate.runs === 1 ? '' : 's'} this hour); replay it with 'hookagent webhook replay ${message.event_id}'` } });
     return { kind: 'ack', status: gate.status };
   }
-  if (reply === undefined && subscription.agent === 'none') {
-    // Direct delivery: the rendered template is the message; no agent, no [SILENT].
-    let rendered: ReturnType<typeof renderPrompt>;
+  if (reply === undefined && deliversDirectly(subscription)) {
+    // Direct delivery (direct.ts): the rendered template is the message; no agent, no [SILENT].
+    let rendered: Rendered;
     try {
-      rendered = renderPrompt(subscription.prompt, payload, message.action ? `${message.event}.${message.action}` : message.event);
+      rendered = directMessage(subscription, payload, message);
     } catch (error) {
       return finalFailure('prompt_invalid', `The prompt cannot be rendered from this payload: ${describeError(error)}`);
     }
@@ -159,7 +159,7 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
     reply = ran.reply;
   }
 
-  if (subscription.agent !== 'none' && isSilent(reply)) {
+  if (silencedReply(subscription, reply)) {
     // Silence is no verdict on a change whose diff the run never read: the event log says so.
     const { unread } = splitFindings(reply);
     const warnings = unread ? [...(writer.current.warnings ?? []), `the agent answered [SILENT] without reading the change's diff (${unread}): this is no review of it`] : writer.current.warnings;
