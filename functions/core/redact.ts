@@ -40,10 +40,50 @@ function secretPartsOfUrl(value: string): string[] {
   }
 }
 
-/** `text` with every occurrence of each secret (longest first) replaced by the mask. */
+/** RFC 3986's reserved characters (gen-delims and sub-delims). */
+const RESERVED = /[:/?#[\]@!$&'()*+,;=]/g;
+const percent = (c: string) => `%${c.charCodeAt(0).toString(16).toUpperCase().padStart(2, '0')}`;
+const tryEncode = (encode: (value: string) => string, value: string) => {
+  try {
+    return encode(value);
+  } catch {
+    // A lone surrogate: no URL carries it encoded.
+    return value;
+  }
+};
+
+/** Each secret's forms, found once: a worker masks with the same few secrets all along. */
+const formsCache = new Map<string, readonly string[]>();
+
+/**
+ * A secret and the forms a URL quoted back carries it in (a gateway or an API echoing the
+ * request path): percent-encoded as encodeURIComponent writes it (a Telegram token's `:` as
+ * `%3A`), with only the reserved characters encoded (a gateway re-encoding a path segment;
+ * Python's `quote(safe='')`), as encodeURI writes it (spaces, non-ASCII), and each with
+ * lower-case hex (.NET). Not base64: no target or provider quotes a credential so, and
+ * hookagent sends none that way.
+ */
+function formsOf(secret: string): readonly string[] {
+  let forms = formsCache.get(secret);
+  if (!forms) {
+    const encoded = [tryEncode(encodeURIComponent, secret), secret.replace(RESERVED, percent), tryEncode(encodeURI, secret)];
+    forms = [...new Set([secret, ...encoded, ...encoded.map((form) => form.replace(/%[0-9A-F]{2}/g, (hex) => hex.toLowerCase()))])];
+    if (formsCache.size >= 1000) formsCache.clear();
+    formsCache.set(secret, forms);
+  }
+  return forms;
+}
+
+/** Every form of each secret of at least `minLength` characters, longest first. */
+function knownForms(secrets: readonly (string | undefined)[], minLength: number): string[] {
+  const known = new Set<string>();
+  for (const secret of secrets) if (typeof secret === 'string' && secret.length >= minLength) for (const form of formsOf(secret)) known.add(form);
+  return [...known].sort((a, b) => b.length - a.length);
+}
+
+/** `text` with every occurrence of each secret, in each of its forms (longest first), replaced by the mask. */
 export function redactSecrets(text: string, secrets: readonly (string | undefined)[]): string {
-  const known = [...new Set(secrets.filter((s): s is string => typeof s === 'string' && s.length >= 4))].sort((a, b) => b.length - a.length);
-  return known.reduce((out, secret) => (out.includes(secret) ? out.split(secret).join(MASK) : out), text);
+  return knownForms(secrets, 4).reduce((out, secret) => (out.includes(secret) ? out.split(secret).join(MASK) : out), text);
 }
 
 /**
@@ -60,7 +100,7 @@ export function redactExcerpt(text: string, secrets: readonly (string | undefine
 
 /** `text` with its longest tail of 4+ characters that begins a secret (and is shorter than it) masked. */
 function maskSecretStart(text: string, secrets: readonly (string | undefined)[]): string {
-  const known = secrets.filter((s): s is string => typeof s === 'string' && s.length > 4);
+  const known = knownForms(secrets, 5);
   const longest = Math.min(text.length, Math.max(0, ...known.map((s) => s.length - 1)));
   for (let size = longest; size >= 4; size--) {
     const tail = text.slice(-size);

@@ -7,6 +7,7 @@ import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { createHash } from 'node:crypto';
 import { describeError } from '../core/errors';
 import type { Logger } from '../core/log';
+import { recordLogger } from '../core/worker/given-back';
 import { handOver } from '../core/worker/message';
 import type { ReceivedMessage, SqliteQueue } from './sqlite/queue';
 
@@ -155,8 +156,8 @@ export class QueueConsumer {
       const response = await this.handler({ Records: batch.map((m) => toSqsRecord(m, arn)) });
       failed = new Set((response?.batchItemFailures ?? []).map((f) => f.itemIdentifier));
     } catch (error) {
-      // A handler that throws fails the whole batch, as with Lambda.
-      this.options.logger.error('worker batch failed', { error: describeError(error), messages: batch.length });
+      // A handler that throws fails the whole batch, as with Lambda: a line per message, with its ids.
+      for (const message of batch) recordLogger(this.options.logger, message).error('worker batch failed', { error: describeError(error), messages: batch.length });
       failed = new Set(batch.map((m) => m.messageId));
     }
     // Failed messages stay invisible until the visibility timeout, then come back. The
@@ -164,7 +165,7 @@ export class QueueConsumer {
     await Promise.all(batch.map(async (message) => {
       this.unfinished.delete(message.messageId);
       if (!failed.has(message.messageId)) await this.queue.delete(message.receiptHandle).catch((error: unknown) => {
-        this.options.logger.error('local queue delete failed', { error: describeError(error) });
+        recordLogger(this.options.logger, message).error('local queue delete failed', { error: describeError(error) });
       });
     }));
   }

@@ -117,7 +117,7 @@ export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOpti
       const seconds = retryDelaySeconds(receiveCount, outcome.retryAfterMs, options.random);
       await options.changeVisibility(record, seconds).catch((error: unknown) => {
         // The queue's own visibility timeout applies instead: later, never lost.
-        childLogger(deps.logger, { message_id: record.messageId }).warn('could not pace the retry', { error: describeError(error) });
+        recordLogger(deps.logger, record).warn('could not pace the retry', { error: describeError(error) });
       });
     }
     if ('unrecorded' in outcome) await noteGivenBack(deps, record, { code: outcome.unrecorded, reason: outcome.reason, receiveCount });

@@ -1,6 +1,7 @@
 /** `teamchat` on Slack: an incoming webhook, or `chat.postMessage` with a bot token and channel. */
 import type { TeamchatSettings } from '../config/types';
 import { cutText } from '../cut-text';
+import { redactExcerpt, secretValuesOf } from '../redact';
 import { cutNote, deliveryRequest, type HttpOptions } from './http';
 import { markdownToMrkdwn } from './mrkdwn';
 import { deliveryMetadata, findEarlierPost, LOOKUP_NEEDS } from './slack-lookup';
@@ -50,7 +51,8 @@ const INERT_POST = { unfurl_links: false, unfurl_media: false, link_names: false
 export async function postSlack(request: DeliveryRequest, settings: TeamchatSettings, http: Omit<HttpOptions, 'api'>): Promise<DeliveryOutcome> {
   const text = fitMrkdwn(markdownToMrkdwn(request.reply), request.reply.length);
   // A Slack post has no marker to search for: never re-sent in place once it may have arrived.
-  const options: HttpOptions = { ...http, api: 'Slack', postsOnce: true, errorMessage: (body) => body.trim().slice(0, 200) || undefined };
+  // Plain-text errors are cut to 200 characters, masked first: a cut could split a quoted credential out of reach of the worker's masking.
+  const options: HttpOptions = { ...http, api: 'Slack', postsOnce: true, errorMessage: (body) => redactExcerpt(body.trim(), secretValuesOf(request.settings), 200) || undefined };
   if (slackWebhookOnly(settings)) {
     // Incoming webhooks answer plain text: "ok", or an error word such as channel_not_found.
     const result = await deliveryRequest(settings.webhook_url as string, {

@@ -6,7 +6,10 @@
  *   or with the outcome of an attempt that ended before any agent work): queue-to-start latency;
  * - a record that gained `timings.agent_ms` or tokens: agent duration, and the run's tokens by
  *   model: what it added to `usage` (which sums every run of the event, as the budget counts them);
- * - a record that gained an error after its prompt was saved but without a reply: an agent failure;
+ * - a record that gained an error after its prompt was saved but without a reply: an agent failure,
+ *   once per attempt (a retry's start, `processing`, still holds the last attempt's error:
+ *   no failure; nor is a write that ends an attempt without an error of its own, such as
+ *   `superseded`);
  * - a target outcome with a new `at`: a delivery by target and outcome.
  * Retries and dead letters are counted where they happen: the batch answer and the
  * dead-letter sink (countedDeadLetters below; the Lambda handler for the queue's redrive).
@@ -29,11 +32,14 @@ interface Tokens { input: number; output: number }
 const tokensOf = (record: EventRecord): Tokens | undefined => (record.usage ? { input: record.usage.input_tokens, output: record.usage.output_tokens } : undefined);
 
 const keyOf = (r: { event_id: string; subscription: string }) => `${r.event_id}\u0000${r.subscription}`;
+/** An error as one attempt's: the same words on a later attempt are another failure. */
+const errorKey = (r: EventRecord) => `${r.attempts ?? 0}:${r.error?.code}:${r.error?.message}`;
 
 export function observedEventLog(inner: EventLog, metrics: Metrics, clock: Clock): EventLog {
   // Last record state written per (event, subscription) by this container; bounded.
   const seen = new Map<string, Seen>();
-  const observe = (record: EventRecord): void => {
+  /** `errorWritten`: this write set `record.error` (else it is carried over from an earlier attempt). */
+  const observe = (record: EventRecord, errorWritten: boolean): void => {
     const key = keyOf(record);
     const before = seen.get(key);
     if (record.attempts === 1 && before?.attempts !== 1) {
@@ -54,9 +60,12 @@ export function observedEventLog(inner: EventLog, metrics: Metrics, clock: Clock
         metrics.add(METRIC.tokens, 'Count', output, { model, kind: 'output' });
       }
     }
-    // Per attempt: the same error on a later attempt is another failure.
-    const error = record.error ? `${record.attempts ?? 0}:${record.error.code}:${record.error.message}` : undefined;
-    if (error && error !== before?.error && record.prompt !== undefined && record.reply === undefined) metrics.add(METRIC.agentFailures, 'Count', 1);
+    // Per attempt: the same error on a later attempt is another failure. Only a write that ends
+    // an attempt with its own error counts, and only it replaces the key compared against, so
+    // attempt n+1's failure is told from attempt n's even when both say the same.
+    const ended = errorWritten && record.status !== 'processing' ? errorKey(record) : undefined;
+    if (ended && ended !== before?.error && record.prompt !== undefined && record.reply === undefined) metrics.add(METRIC.agentFailures, 'Count', 1);
+    const error = !record.error ? undefined : ended ?? before?.error;
     const targets: Record<string, string> = {};
     for (const [target, outcome] of Object.entries(record.targets ?? {})) {
       targets[target] = outcome.at;
@@ -76,8 +85,10 @@ export function observedEventLog(inner: EventLog, metrics: Metrics, clock: Clock
   const putAll: EventLog['putAll'] = async (records) => {
     await inner.putAll(records);
     for (const record of records) {
+      // A whole record: its error is this write's unless it is the one it held (the same object, carried over).
+      const carried = latest.get(keyOf(record))?.error;
       remember(record);
-      observe(record);
+      observe(record, record.error !== undefined && record.error !== carried);
     }
   };
   const update: EventLog['update'] = async (eventId, subscription, changes, options) => {
@@ -87,7 +98,7 @@ export function observedEventLog(inner: EventLog, metrics: Metrics, clock: Clock
     const merged = { ...before, ...changes } as EventRecord;
     for (const [key, value] of Object.entries(changes)) if (value === undefined) delete (merged as unknown as Record<string, unknown>)[key];
     remember(merged);
-    observe(merged);
+    observe(merged, changes.error !== undefined);
   };
   const get: EventLog['get'] = async (eventId, subscription, known) => {
     const record = await inner.get(eventId, subscription, known);
@@ -98,7 +109,7 @@ export function observedEventLog(inner: EventLog, metrics: Metrics, clock: Clock
     if (!seen.has(key)) {
       seen.set(key, {
         status: record.status, ...(record.timings?.agent_ms !== undefined ? { agentMs: record.timings.agent_ms } : {}),
-        ...(record.error ? { error: `${record.attempts ?? 0}:${record.error.code}:${record.error.message}` } : {}),
+        ...(record.error ? { error: errorKey(record) } : {}),
         targets: Object.fromEntries(Object.entries(record.targets ?? {}).map(([t, o]) => [t, o.at])),
       });
     }
