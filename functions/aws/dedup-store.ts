@@ -95,7 +95,7 @@ export class DynamoDedupStore implements DedupStore {
         const claimedAt = item.claimed_at?.N;
         const eventId = item.event_id?.S;
         // Items without a claim time or event id predate claims: they are committed.
-        if (item.committed?.BOOL === true || claimedAt === undefined || eventId === undefined) return { kind: 'duplicate' };
+        if (item.committed?.BOOL === true || claimedAt === undefined || eventId === undefined) return { kind: 'duplicate', ...(eventId ? { eventId } : {}) };
         if (Number(claimedAt) >= options.staleBefore) return { kind: 'in_progress' };
         const taken = await this.put(key, eventId, options.ttlSeconds, { expression: 'claimed_at = :seen AND attribute_not_exists(committed)', values: { ':seen': { N: claimedAt } } });
         return taken ? { kind: 'resumed', eventId } : { kind: 'in_progress' };

@@ -140,7 +140,8 @@ export interface RequestLog {
 export type Claim =
   | { kind: 'new' }
   | { kind: 'resumed'; eventId: string }
-  | { kind: 'duplicate' }
+  /** `eventId`: the event the committed claim names (absent in items older than claims), for the log line. */
+  | { kind: 'duplicate'; eventId?: string }
   | { kind: 'in_progress' };
 
 export interface ClaimOptions {

@@ -80,7 +80,7 @@ describe.each([
     expect(await claim(key, 'evt_1')).toEqual({ kind: 'new' });
     expect(await claim(key)).toEqual({ kind: 'in_progress' });
     await dedup.commit(key);
-    expect(await claim(key)).toEqual({ kind: 'duplicate' });
+    expect(await claim(key)).toEqual({ kind: 'duplicate', eventId: 'evt_1' });
     expect(await claim(`gitlab#once-${n}`)).toEqual({ kind: 'new' });
     clock.advance(3600_000);
     expect(await claim(key, 'evt_2')).toEqual({ kind: 'new' });
@@ -105,7 +105,7 @@ describe.each([
     expect(await claim(key)).toEqual({ kind: 'resumed', eventId: 'evt_r' });
     await dedup.commit(key);
     await dedup.release(key);
-    expect(await claim(key)).toEqual({ kind: 'duplicate' });
+    expect(await claim(key)).toEqual({ kind: 'duplicate', eventId: 'evt_r' });
     await dedup.commit(`github#absent-${n}`);
     await dedup.release(`github#absent-${n}`);
     expect(await claim(`github#absent-${n}`)).toEqual({ kind: 'new' });

@@ -56,7 +56,7 @@ test('by subscription, newest first, past 1,500 newer entries; with the commit o
   // The delivery ids were committed with the entries, and the whole log still lists each request once.
   expect(await log.list({ limit: 2000 })).toHaveLength(1503);
   const dedup = new DynamoDedupStore(dynamo.client, dynamo.tables.dedup, clock);
-  for (const key of ['github#d-b', 'github#d-c']) expect(await dedup.claim(key, { eventId: 'evt_again', ttlSeconds: 3600, staleBefore: 0 })).toEqual({ kind: 'duplicate' });
+  for (const [key, eventId] of [['github#d-b', 'evt_b'], ['github#d-c', 'evt_c']] as const) expect(await dedup.claim(key, { eventId: 'evt_again', ttlSeconds: 3600, staleBefore: 0 })).toEqual({ kind: 'duplicate', eventId });
 }, 60_000);
 
 test('entries written before the copies are found (read oldest first up to the first entry with them), until they expire', async () => {

@@ -32,6 +32,8 @@ test('a subscription created again under the name takes a delivery id the delete
   const accepted = await send(first, 'alert-1', { type: 'DiskFull', n: 1 });
   expect(accepted).toMatchObject({ http: 202, status: 'accepted', delivery_id: 'alert-1', subscriptions: ['alerts'] });
   expect(await send(first, 'alert-1', { type: 'DiskFull', n: 1 })).toEqual({ http: 200, status: 'duplicate', delivery_id: 'alert-1' });
+  // Its log line names the event the delivery id is a duplicate of.
+  expect(h.logs.map((l) => JSON.parse(l) as Record<string, unknown>).filter((l) => l.message === 'duplicate delivery').at(-1)).toMatchObject({ event_id: accepted.event_id, delivery_id: 'alert-1' });
 
   await h.subscriptions.delete('alerts');
   h.clock.advance(5_000);

@@ -122,7 +122,7 @@ describe('SqliteDedupStore', () => {
     await dedup.release('k');
     expect(await dedup.claim('k', { eventId: 'e4', ttlSeconds: 60, staleBefore: clock.now() })).toEqual({ kind: 'resumed', eventId: 'e1' });
     await dedup.commit('k');
-    expect(await dedup.claim('k', opts('e5'))).toEqual({ kind: 'duplicate' });
+    expect(await dedup.claim('k', opts('e5'))).toEqual({ kind: 'duplicate', eventId: 'e1' });
     clock.advance(61_000);
     expect(await dedup.claim('k', opts('e6'))).toEqual({ kind: 'new' });
   });
@@ -309,7 +309,7 @@ describe('SqliteAtomicAccept', () => {
     const r = record('e2', 's', '2026-01-01T00:00:01Z');
     const input = (key: string, staleBefore: number) => ({ dedupKey: key, claim: { eventId: 'e2', ttlSeconds: 60, staleBefore }, records: [r], messages: [r.message] });
     await atomic.acceptNew({ ...input('k-dup', 0), records: [], messages: [] });
-    expect(await atomic.acceptNew(input('k-dup', 0))).toEqual({ kind: 'duplicate' });
+    expect(await atomic.acceptNew(input('k-dup', 0))).toEqual({ kind: 'duplicate', eventId: 'e2' });
     await dedup.claim('k-pending', { eventId: 'e-first', ttlSeconds: 60, staleBefore: 0 });
     expect(await atomic.acceptNew(input('k-pending', clock.now() - 1000))).toEqual({ kind: 'in_progress' });
     clock.advance(2000);

@@ -47,7 +47,7 @@ export class MemoryDedupStore implements DedupStore {
       this.claims.set(key, { ...fresh, eventId: options.eventId });
       return { kind: 'new' };
     }
-    if (held.committed) return { kind: 'duplicate' };
+    if (held.committed) return { kind: 'duplicate', eventId: held.eventId };
     if (held.claimedAt >= options.staleBefore) return { kind: 'in_progress' };
     this.claims.set(key, { ...fresh, eventId: held.eventId });
     return { kind: 'resumed', eventId: held.eventId };

@@ -94,7 +94,7 @@ export async function accept(deps: IngestDeps, input: Accepted, matched: Subscri
   // Not written together: the key was claimed before (or the store cannot): ask what the claim says.
   if (dedupKey && !claim) claim = await deps.dedup.claim(dedupKey, claimOptions);
   if (claim?.kind === 'duplicate') {
-    logger.info('duplicate delivery', { source: input.source, event: input.event, delivery_id: deliveryId });
+    logger.info('duplicate delivery', { ...(claim.eventId ? { event_id: claim.eventId } : {}), source: input.source, event: input.event, delivery_id: deliveryId });
     return reply(200, { status: 'duplicate', delivery_id: deliveryId });
   }
   if (claim?.kind === 'in_progress') {

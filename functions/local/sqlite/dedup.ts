@@ -45,7 +45,7 @@ export class SqliteDedupStore implements DedupStore {
       this.upsert.run(key, options.eventId, now, committed ? 1 : 0, expires);
       return { kind: 'new' };
     }
-    if (held.committed) return { kind: 'duplicate' };
+    if (held.committed) return { kind: 'duplicate', eventId: held.event_id };
     if (held.claimed_at >= options.staleBefore) return { kind: 'in_progress' };
     this.upsert.run(key, held.event_id, now, 0, expires);
     return { kind: 'resumed', eventId: held.event_id };
