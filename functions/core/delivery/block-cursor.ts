@@ -1,4 +1,4 @@
-/** One line of Markdown being read for its block structure (blocks.ts): the cursor commonmark.js and cmark keep, and list markers. */
+/** One line of Markdown being read for its block structure (blocks.ts): the cursor commonmark.js and cmark keep, list markers, and what starts and ends the other blocks. */
 
 export const CODE_INDENT = 4;
 const BULLET = /^[*+-]/;
@@ -72,3 +72,24 @@ export function listMarker(cur: Cursor, interrupting: boolean): number | undefin
   }
   return markerOffset + marker.length + spaces;
 }
+
+export const FENCE = /^`{3,}(?!.*`)|^~{3,}/;
+export const CLOSING_FENCE = /^(?:`{3,}|~{3,})(?=[ \t]*$)/;
+export const ATX = /^#{1,6}(?:[ \t]+|$)/;
+export const SETEXT = /^(?:=+|-+)[ \t]*$/;
+/** A footnote definition's start (cmark-gfm): it ends a paragraph there. */
+export const FOOTNOTE = /^\[\^[^\]\s]+\]:/;
+export const THEMATIC = /^(?:\*[ \t]*){3,}$|^(?:_[ \t]*){3,}$|^(?:-[ \t]*){3,}$/;
+const ATTRIBUTE = String.raw`(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s"'=<>\x60]+|'[^']*'|"[^"]*"))?)`;
+/** HTML block starts, types 1 to 7 (CommonMark 0.31; `source`, type 6 in GitHub's older list, too). */
+export const HTML_OPEN = [
+  /^<(script|pre|textarea|style)(?:\s|>|$)/i,
+  /^<!--/,
+  /^<[?]/,
+  /^<![A-Za-z]/,
+  /^<!\[CDATA\[/,
+  /^<[/]?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|p|param|search|section|source|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul)(?:\s|[/]?[>]|$)/i,
+  new RegExp(String.raw`^(?:<[A-Za-z][A-Za-z0-9-]*${ATTRIBUTE}*\s*/?>|</[A-Za-z][A-Za-z0-9-]*\s*>)\s*$`),
+];
+/** Where HTML blocks of types 1 to 5 end (on the line that matches); 6 and 7 end at a blank line. */
+export const HTML_CLOSE = [/<\/(?:script|pre|textarea|style)>/i, /-->/, /\?>/, />/, /\]\]>/];

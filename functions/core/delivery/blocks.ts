@@ -13,9 +13,13 @@
  * `<!doctype`), a footnote definition (`[^note]:`) ends a paragraph, and a type-7 HTML block
  * may start on a line commonmark.js takes as a lazy paragraph continuation. The text is read
  * both ways (gfm-blocks.ts), and where the two differ it is read as text, with no code in it.
+ * GitLab's comrak reads GLFM's blocks too (glfm.ts); its reading (glfm-reading.ts) makes the
+ * lines both read as code text where it reads text.
  */
-import { CODE_INDENT, Cursor, listMarker } from './block-cursor';
+import { ATX, CLOSING_FENCE, CODE_INDENT, Cursor, FENCE, FOOTNOTE, HTML_CLOSE, HTML_OPEN, listMarker, SETEXT, spaceOrTab, THEMATIC } from './block-cursor';
 import { intersectBlocks } from './gfm-blocks';
+import { ALERT, descriptionMarker, multilineFence } from './glfm';
+import { CODE } from './inline';
 
 /** `code`: a fence or a line in one; `indented`: indented code (read as text by mentions.ts: a misjudged one costs a space, not a mention). */
 export type BlockKind = 'text' | 'html' | 'code' | 'indented' | 'blank';
@@ -33,35 +37,20 @@ export interface OpenBlocks {
   html?: { type: number; name: string };
 }
 
-interface Container { quote: boolean; width: number; empty: boolean }
+/** A block quote, a list item or description (`width`), or a multi-line block quote (GLFM: `fence` `>`s, `width` its indentation). */
+interface Container { quote: boolean; width: number; empty: boolean; fence?: number }
 interface Leaf { kind: 'para' | 'fence' | 'indented' | 'html'; block: number; ch?: string; length?: number; type?: number; name?: string }
-
-const FENCE = /^`{3,}(?!.*`)|^~{3,}/;
-const CLOSING_FENCE = /^(?:`{3,}|~{3,})(?=[ \t]*$)/;
-const ATX = /^#{1,6}(?:[ \t]+|$)/;
-const SETEXT = /^(?:=+|-+)[ \t]*$/;
-/** A footnote definition's start (cmark-gfm): it ends a paragraph there. */
-const FOOTNOTE = /^\[\^[^\]\s]+\]:/;
-const THEMATIC = /^(?:\*[ \t]*){3,}$|^(?:_[ \t]*){3,}$|^(?:-[ \t]*){3,}$/;
-const ATTRIBUTE = String.raw`(?:\s+[A-Za-z_:][\w.:-]*(?:\s*=\s*(?:[^\s"'=<>\x60]+|'[^']*'|"[^"]*"))?)`;
-/** HTML block starts, types 1 to 7 (CommonMark 0.31; `source`, type 6 in GitHub's older list, too). */
-const HTML_OPEN = [
-  /^<(script|pre|textarea|style)(?:\s|>|$)/i,
-  /^<!--/,
-  /^<[?]/,
-  /^<![A-Za-z]/,
-  /^<!\[CDATA\[/,
-  /^<[/]?(?:address|article|aside|base|basefont|blockquote|body|caption|center|col|colgroup|dd|details|dialog|dir|div|dl|dt|fieldset|figcaption|figure|footer|form|frame|frameset|h[1-6]|head|header|hr|html|iframe|legend|li|link|main|menu|menuitem|nav|noframes|ol|optgroup|option|p|param|search|section|source|summary|table|tbody|td|tfoot|th|thead|title|tr|track|ul)(?:\s|[/]?[>]|$)/i,
-  new RegExp(String.raw`^(?:<[A-Za-z][A-Za-z0-9-]*${ATTRIBUTE}*\s*/?>|</[A-Za-z][A-Za-z0-9-]*\s*>)\s*$`),
-];
-/** Where HTML blocks of types 1 to 5 end (on the line that matches); 6 and 7 end at a blank line. */
-const HTML_CLOSE = [/<\/(?:script|pre|textarea|style)>/i, /-->/, /\?>/, />/, /\]\]>/];
 
 /** One block reading: each line's block, and the fence and HTML block left open. */
 export interface BlockReading { lines: BlockLine[]; fence?: OpenFence; html?: OpenBlocks['html'] }
 
-/** The block structure of `lines` (split at every line ending: `\r\n`, `\r` or `\n`), as commonmark.js reads it, or cmark-gfm (`gfm`). */
-export function readBlocks(lines: readonly string[], gfm = false): BlockReading {
+/**
+ * The block structure of `lines` (split at every line ending: `\r\n`, `\r` or `\n`), as
+ * commonmark.js reads it, or cmark-gfm (`gfm`), or comrak with GitLab's extensions (`glfm`,
+ * with `gfm`; glfm.ts): multi-line block quotes and alerts, descriptions, and declarations
+ * (`<!x`) in any case.
+ */
+export function readBlocks(lines: readonly string[], gfm = false, glfm = false): BlockReading {
   const open: Container[] = [];
   let leaf: Leaf | undefined;
   let blocks = 0;
@@ -72,13 +61,25 @@ export function readBlocks(lines: readonly string[], gfm = false): BlockReading 
     const cur = new Cursor(line);
     // Which open containers this line continues, then whether their leaf goes on.
     let matched = 0;
+    let endsQuote = false;
     for (const c of open) {
       cur.findNext();
-      if (c.quote && cur.indent < CODE_INDENT && line[cur.next] === '>') cur.pastQuote();
+      // A multi-line quote's closing line ends it and all it holds, a fence too; else it holds every line.
+      if (c.fence !== undefined && cur.indent <= 3 && multilineFence(cur.rest) >= c.fence) {
+        endsQuote = true;
+        break;
+      }
+      if (c.fence !== undefined) for (let i = c.width; i > 0 && spaceOrTab(line[cur.offset]); i--) cur.advance(1, true);
+      else if (c.quote && cur.indent < CODE_INDENT && line[cur.next] === '>') cur.pastQuote();
       else if (!c.quote && cur.blank && !c.empty) cur.toNext();
       else if (!c.quote && !cur.blank && cur.indent >= c.width) cur.advance(c.width, true);
       else break;
       matched += 1;
+    }
+    if (endsQuote) {
+      [open.length, leaf, filled] = [matched, undefined, Math.min(filled, matched)];
+      out.push({ from: line.length, kind: 'blank', block: ++blocks });
+      continue;
     }
     cur.findNext();
     let leafMatched = false;
@@ -111,6 +112,19 @@ export function readBlocks(lines: readonly string[], gfm = false): BlockReading 
       const paragraph = leafMatched && leaf?.kind === 'para';
       const indented = cur.indent >= CODE_INDENT;
       const rest = cur.rest;
+      const alert = glfm && !indented ? ALERT.exec(rest) : null;
+      const quoteFence = alert ? (alert[1] as string).length : glfm && !indented ? multilineFence(rest) : 0;
+      if (quoteFence > 0 && quoteFence !== 2) {
+        // A multi-line quote or alert (`>>>`), or an alert (`> [!note]`): the rest of its line is its title, plain text.
+        start();
+        open.push(quoteFence >= 3 ? { quote: false, width: cur.indent, empty: true, fence: quoteFence } : { quote: true, width: 0, empty: true });
+        matched = open.length;
+        cur.toNext();
+        cur.advance(alert ? quoteFence + 1 : quoteFence, false);
+        if (!alert) continue;
+        [kind, from] = ['text', cur.offset];
+        break;
+      }
       if (!indented && rest[0] === '>') {
         start();
         cur.pastQuote();
@@ -132,12 +146,22 @@ export function readBlocks(lines: readonly string[], gfm = false): BlockReading 
         break;
       }
       // cmark tests only the matched container for a paragraph (no lazy one); GFM's declarations are uppercase.
-      const opens = (re: RegExp, i: number) => re.test(rest) && (i !== 3 || !gfm || /^<![A-Z]/.test(rest)) && (i < 6 || !(paragraph || (lazyParagraph && !gfm)));
+      const opens = (re: RegExp, i: number) => re.test(rest) && (i !== 3 || !gfm || glfm || /^<![A-Z]/.test(rest)) && (i < 6 || !(paragraph || (lazyParagraph && !gfm)));
       const type = indented || rest[0] !== '<' ? -1 : HTML_OPEN.findIndex(opens);
       if (fence || type >= 0) {
         start(fence ? { kind: 'fence', block: ++blocks, ch: fence[0][0], length: fence[0].length } : { kind: 'html', block: ++blocks, type: type + 1, name: (HTML_OPEN[0]!.exec(rest)?.[1] ?? 'pre').toLowerCase() });
         [kind, from] = fence ? ['code', cur.next] : ['html', cur.offset];
         break;
+      }
+      // GLFM: a description (`: `, `~ `) ends the paragraph line before it and holds blocks, as a list item does.
+      const marker = glfm && paragraph && !indented ? descriptionMarker(rest) : 0;
+      if (marker > 0) {
+        start();
+        open.push({ quote: false, width: cur.indent + marker, empty: true });
+        matched = open.length;
+        cur.toNext();
+        cur.advance(marker, false);
+        continue;
       }
       const probe = Object.assign(new Cursor(line), cur);
       const width = listMarker(probe, paragraph);
@@ -183,11 +207,22 @@ export function readBlocks(lines: readonly string[], gfm = false): BlockReading 
 /** A text's lines (split at every line ending CommonMark knows: `\r\n`, `\r`, `\n`), their endings and their blocks. */
 export interface Document { lines: string[]; ends: string[]; blocks: BlockLine[]; open: OpenBlocks }
 
-export function readDocument(text: string): Document {
+/** GitLab's reading of a text (glfm-reading.ts): each character's kind (inline.ts), and what it leaves open. */
+export interface GitlabBlocks { kinds: Uint8Array; fence?: OpenFence; html?: OpenBlocks['html'] }
+
+/** The text's document, as commonmark.js and cmark-gfm read it; given GitLab's reading, a line both read as code that GitLab reads as text anywhere is text. */
+export function readDocument(text: string, gitlab?: GitlabBlocks): Document {
   const parts = text.split(/(\r\n|\r|\n)/);
   const lines = parts.filter((_, i) => i % 2 === 0);
-  const { lines: blocks, open } = intersectBlocks(readBlocks(lines), readBlocks(lines, true));
-  return { lines, ends: parts.filter((_, i) => i % 2 === 1), blocks, open };
+  const ends = parts.filter((_, i) => i % 2 === 1);
+  const common = readBlocks(lines);
+  const seed = new Uint8Array(lines.length);
+  for (let i = 0, at = 0; gitlab && i < lines.length; at += (lines[i] as string).length + (ends[i]?.length ?? 0), i++) {
+    const { kind, from } = common.lines[i] as BlockLine;
+    if (kind === 'code' && gitlab.kinds.subarray(at + from, at + (lines[i] as string).length).some((k) => k !== CODE)) seed[i] = 1;
+  }
+  const { lines: blocks, open } = intersectBlocks(common, readBlocks(lines, true), seed, gitlab);
+  return { lines, ends, blocks, open };
 }
 
 export const joinDocument = (doc: Document) => doc.lines.map((line, i) => `${line}${doc.ends[i] ?? ''}`).join('');

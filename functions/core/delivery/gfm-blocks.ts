@@ -4,7 +4,8 @@
  * cut its paragraph elsewhere, no reading can be trusted there: such lines, with every
  * block of either reading they share, are read as text with no code in it (kind `html`:
  * no code spans, no autolinks, no backslash escapes; a misread line costs a zero-width
- * space, never a live mention). Lines both readings agree on keep their block.
+ * space, never a live mention). So are the lines both read as code where GitLab reads text
+ * (`unsure` given: glfm-reading.ts). Lines all readings agree on keep their block.
  */
 import type { BlockLine, BlockReading, OpenBlocks, OpenFence } from './blocks';
 
@@ -26,10 +27,16 @@ function spread(unsure: Uint8Array, readings: readonly (readonly BlockLine[])[])
   }
 }
 
-/** The lines both readings agree on, the rest read as text; the fences either leaves open, and the HTML block commonmark.js leaves open. */
-export function intersectBlocks(common: BlockReading, gfm: BlockReading): { lines: BlockLine[]; open: OpenBlocks } {
+/** What a reading leaves open at the end. */
+type Ends = Pick<BlockReading, 'fence' | 'html'>;
+
+/**
+ * The lines both readings agree on, the rest read as text; the fences any reading leaves
+ * open (GitLab's too: `gitlab`), and the HTML block the first that leaves one open leaves.
+ */
+export function intersectBlocks(common: BlockReading, gfm: BlockReading, seed?: Uint8Array, gitlab?: Ends): { lines: BlockLine[]; open: OpenBlocks } {
   const [a, b] = [common.lines, gfm.lines];
-  const unsure = new Uint8Array(a.length);
+  const unsure = seed ?? new Uint8Array(a.length);
   a.forEach((x, i) => {
     const y = b[i] as BlockLine;
     if (x.kind !== y.kind || x.from !== y.from || joined(a, i) !== joined(b, i)) unsure[i] = 1;
@@ -42,10 +49,11 @@ export function intersectBlocks(common: BlockReading, gfm: BlockReading): { line
     if (i === 0 || !unsure[i - 1]) runs += 1;
     return { from: Math.min(x.from, b[i]!.from), kind: 'html', block: -runs };
   });
-  const same = common.fence && gfm.fence && common.fence.marker === gfm.fence.marker && common.fence.prefix === gfm.fence.prefix;
-  // A bare closer is inert where the other reading has an HTML block open: it runs on over any line up to its own end.
-  const left = (fence: OpenFence | undefined, other: BlockReading) => (fence ? [{ ...fence, bare: other.html !== undefined }] : []);
-  const fences = same ? [{ ...gfm.fence!, bare: true }] : [...left(common.fence, gfm), ...left(gfm.fence, common)];
-  const html = common.html ?? gfm.html;
+  const ends: Ends[] = [common, gfm, ...(gitlab ? [gitlab] : [])];
+  const key = (f: OpenFence) => `${f.prefix}\n${f.marker}`;
+  const open = new Map(ends.flatMap((r) => (r.fence ? [[key(r.fence), r.fence] as const] : [])));
+  // A bare closer closes the fence where it is open and is inert where an HTML block is: that runs on over any line up to its own end.
+  const fences = [...open].map(([k, fence]) => ({ ...fence, bare: ends.every((r) => (r.fence && key(r.fence) === k) || r.html !== undefined) }));
+  const html = common.html ?? gfm.html ?? gitlab?.html;
   return { lines, open: { fences, ...(html ? { html } : {}) } };
 }

@@ -76,3 +76,49 @@ export function tokenize(h: Html, html: string, inTag: (from: number, to: number
     }
   }
 }
+
+/**
+ * The tokenizer's possible states over a reply's raw HTML, fed piece by piece in order.
+ * Between two pieces the page gets Markdown's own markup and escaped text, which may end a
+ * bogus comment or a tag (a `>`, a quote) or may not: both are followed.
+ */
+export class HtmlReader {
+  states: Html[] = [{ state: 'data', details: 0 }];
+  private fed = false;
+
+  /** Feeds raw HTML; per character, 1 where it is inside a tag whatever the state before. */
+  feed(html: string): Uint8Array {
+    if (this.fed) this.states = merge(this.states.flatMap(between));
+    this.fed = true;
+    const inTag = new Uint8Array(html.length).fill(1);
+    this.states = merge(this.states.map((h) => {
+      const mine = new Uint8Array(html.length);
+      const next = tokenize(h, html, (from, to) => void mine.fill(1, from, to));
+      for (let i = 0; i < html.length; i++) inTag[i] = (inTag[i] as number) & (mine[i] as number);
+      return next;
+    }));
+    return inTag;
+  }
+
+  /** Whether Markdown's own output here is read as it is meant (no tag, comment or raw text open). */
+  get plain(): boolean {
+    return this.end().every((h) => h.state === 'data' && !h.raw);
+  }
+
+  /** The states once Markdown's markup after the last piece has come too. */
+  end(): Html[] {
+    return merge(this.states.flatMap(between));
+  }
+}
+
+const between = (h: Html): Html[] => (h.state === 'bogus' ? [h, { state: 'data', details: h.details }] : h.state === 'tag' ? [h, ended(h)] : [h]);
+
+/** One state per kind, with the most `<details>` open. */
+function merge(states: Html[]): Html[] {
+  const byKey = new Map<string, Html>();
+  for (const h of states) {
+    const key = JSON.stringify([h.state, h.tag, h.raw]);
+    if ((byKey.get(key)?.details ?? -1) < h.details) byKey.set(key, h);
+  }
+  return [...byKey.values()];
+}

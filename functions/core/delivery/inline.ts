@@ -3,14 +3,17 @@
  *
  * Markdown: which characters are code spans, tags and autolinks, and which are text, left
  * to right as CommonMark reads: an autolink, raw HTML or a link's destination that starts
- * first wins over a backtick in it (`<https://x/`>` opens no code span); a code span runs
- * over line breaks within its paragraph. Where the host may cut a paragraph before it pairs
- * backticks (GFM splits a table row into cells; a link reference definition's lines are no
- * part of the paragraph after them), it is also read in those pieces, and a character is
+ * first wins over a backtick in it (`<https://x/`>`, and with GFM's autolinks
+ * `https://x/`a`, open no code span); a code span runs over line breaks within its
+ * paragraph. Where the host may cut a paragraph before it pairs backticks (GFM splits a
+ * table row into cells; a link reference definition's lines are no part of the paragraph
+ * after them), it is also read in those pieces, and a character is
  * code or a tag only if both readings say so. A mention wrongly read as text costs a
  * zero-width space; one wrongly read as code would notify. GitHub renders with cmark-gfm
  * (GFM 0.29), which reads comments and declarations more narrowly and refuses some code
- * spans (cmark's backtick memo): each of the readings above is made in its way too.
+ * spans (cmark's backtick memo): each of the readings above is made in its way too. GitLab
+ * renders with comrak (glfm.ts): comments as CommonMark 0.31, declarations and code spans as
+ * cmark, and math and wiki links, which take backticks first; an alert's title is plain text.
  *
  * HTML: Markdown hands HTML blocks and inline tags to the page as written and escapes the
  * rest; the page's HTML tokenizer (WHATWG "Tokenization", as far as these states go) reads
@@ -20,6 +23,9 @@
  * the page reads as tags, and what must be closed after a reply, follow from it.
  */
 
+import { cmarkSpans, codeSpans, MAX_BACKTICKS } from './code-spans';
+import { ALERT_TITLE, dollarMath, wikiLinkEnd } from './glfm';
+
 export const TEXT = 0;
 export const CODE = 1;
 export const TAG = 2;
@@ -28,8 +34,17 @@ const AUTOLINK = /<(?:[A-Za-z][A-Za-z0-9+.-]{1,31}:[^\x00-\x20<>]*|[A-Za-z0-9.!#
 const HTML_TAG = /<(?:[A-Za-z][A-Za-z0-9-]*(?:[ \t\n\v\f\r]+[A-Za-z_:][\w.:-]*(?:[ \t\n\v\f\r]*=[ \t\n\v\f\r]*(?:[^ \t\n\v\f\r"'=<>`]+|'[^']*'|"[^"]*"))?)*[ \t\n\v\f\r]*\/?|\/[A-Za-z][A-Za-z0-9-]*[ \t\n\v\f\r]*)>/y;
 /** A GFM declaration's start (uppercase, then whitespace); CommonMark 0.31 takes any letter. */
 const GFM_DECLARATION = /<![A-Z]+[ \t\n\v\f\r]/y;
-/** cmark's longest backtick run looked for (MAXBACKTICKS). */
-const MAX_BACKTICKS = 1000;
+
+/** Whose reading: commonmark.js (CommonMark 0.31), cmark-gfm (GitHub), comrak with GitLab's extensions. */
+export type Flavour = 'commonmark' | 'gfm' | 'glfm';
+/**
+ * GFM's autolink extension (cmark-gfm; comrak for GitLab) links `scheme://…` and `www.…` as
+ * the parser reaches their `:` or `w`, up to the next space or `<`: a backtick in them opens
+ * no code span. Read liberally (any scheme and domain, in brackets too): the CommonMark
+ * reading has no such links, so a code span is code only where both agree.
+ */
+const EXTENDED_AUTOLINK = /:\/\/[^ \t\n\v\f\r<]|(?<=^|[ \t\n\v\f\r*_~([])www\.[^ \t\n\v\f\r<]/y;
+const URL_REST = /[^ \t\n\v\f\r<]*/y;
 /** A link title after its destination, and the `)` that ends the link. */
 const TITLE_END = /(?:\s+(?:"(?:[^"\\]|\\[^])*"|'(?:[^'\\]|\\[^])*'|\((?:[^()\\]|\\[^])*\)))?\s*\)/y;
 /** A GFM table's delimiter row: its paragraph is read cell by cell too. */
@@ -44,57 +59,6 @@ function finder(s: string): (needle: string, from: number) => number {
     const at = s.indexOf(needle, from);
     last.set(needle, { from, at });
     return at;
-  };
-}
-
-/** Where the code span opened by the backtick run at `at` ends (-1: the run is literal text), from the runs of `s` by length. */
-function codeSpans(s: string): (at: number) => { run: number; end: number } {
-  const byLength = new Map<number, number[]>();
-  for (const m of s.matchAll(/`+/g)) {
-    const starts = byLength.get(m[0].length) ?? [];
-    starts.push(m.index);
-    byLength.set(m[0].length, starts);
-  }
-  return (at) => {
-    let run = 0;
-    while (s[at + run] === '`') run += 1;
-    const starts = byLength.get(run) ?? [];
-    let lo = 0;
-    let hi = starts.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((starts[mid] as number) < at + run) lo = mid + 1;
-      else hi = mid;
-    }
-    return { run, end: lo < starts.length ? (starts[lo] as number) + run : -1 };
-  };
-}
-
-/**
- * Code spans as cmark finds them (inlines.c scan_to_closing_backticks): each scan notes the
- * last run of each length it passed, and once a scan has reached the end without a closer,
- * an opener is refused when the last run noted for its length is at or before it (a later
- * shorter scan may have noted an earlier one: `` `` `a` `b` `` leaves `b` text).
- */
-function cmarkSpans(s: string): (at: number) => { run: number; end: number } {
-  const runs = [...s.matchAll(/`+/g)].map((m) => ({ at: m.index, length: m[0].length }));
-  const last = new Map<number, number>();
-  let scanned = false;
-  let first = 0;
-  return (at) => {
-    let run = 0;
-    while (s[at + run] === '`') run += 1;
-    const from = at + run;
-    if (run > MAX_BACKTICKS || (scanned && (last.get(run) ?? 0) <= from)) return { run, end: -1 };
-    // Openers come left to right, so the runs before this one are never scanned again.
-    while (first < runs.length && runs[first]!.at < from) first += 1;
-    for (let k = first; k < runs.length; k++) {
-      const { at: start, length } = runs[k]!;
-      if (length <= MAX_BACKTICKS) last.set(length, start);
-      if (length === run) return { run, end: start + run };
-    }
-    scanned = true;
-    return { run, end: -1 };
   };
 }
 
@@ -124,11 +88,15 @@ function destinationEnd(s: string, from: number): number {
  * nowhere, and a host that reads them as text shows it). Each unit's range goes to `units`,
  * with whether it is raw HTML. In an HTML block (`html`) backticks are no code, and there
  * are no autolinks: the page reads `<a@b>` as a tag and `<``@bob-->` as text. `gfm`: as
- * cmark-gfm reads (GFM 0.29 comments and declarations, cmark's code spans).
+ * cmark-gfm reads (GFM 0.29 comments and declarations, cmark's code spans); `glfm`: as comrak
+ * reads (0.31 comments, cmark's declarations and code spans, math: `` $`…`$ `` is code, `$…$`
+ * text; wiki links: text).
  */
-function scanInline(s: string, html: boolean, kinds: Uint8Array, base: number, units: Unit[], gfm: boolean): void {
+function scanInline(s: string, html: boolean, kinds: Uint8Array, base: number, units: Unit[], flavour: Flavour): void {
   const find = finder(s);
-  const span = gfm ? cmarkSpans(s) : codeSpans(s);
+  const gfm = flavour !== 'commonmark';
+  const glfm = flavour === 'glfm' && !html;
+  const span = gfm ? cmarkSpans(s, MAX_BACKTICKS[flavour as 'gfm' | 'glfm']) : codeSpans(s);
   /** GFM 0.29: `<!---->`, or text not starting with `>` or `->` and without `--` (so not ending in `-`). */
   const gfmComment = (i: number) => {
     if (s.startsWith('-->', i + 4)) return { end: i + 7, kind: TEXT, raw: true };
@@ -141,7 +109,7 @@ function scanInline(s: string, html: boolean, kinds: Uint8Array, base: number, u
       const at = find(needle, from);
       return at < 0 ? undefined : { end: at + needle.length, kind: TEXT, raw: true };
     };
-    if (s.startsWith('<!--', i) && gfm) return gfmComment(i);
+    if (s.startsWith('<!--', i) && flavour === 'gfm') return gfmComment(i);
     if (s.startsWith('<!--', i)) return s[i + 4] === '>' || s.startsWith('->', i + 4) ? { end: i + (s[i + 4] === '>' ? 5 : 6), kind: TEXT, raw: true } : close('-->', i + 4);
     if (s.startsWith('<?', i)) return close('?>', i + 2);
     if (s.startsWith('<![CDATA[', i)) return close(']]>', i + 9);
@@ -154,12 +122,37 @@ function scanInline(s: string, html: boolean, kinds: Uint8Array, base: number, u
     return undefined;
   };
   let plain = -1;
+  // comrak: a `[` inside an open bracket starts no wiki link.
+  let bracket = false;
   for (let i = 0; i < s.length;) {
     const c = s[i];
     if (c === '\\') {
       i += 2;
       continue;
     }
+    EXTENDED_AUTOLINK.lastIndex = i;
+    if (gfm && !html && (c === ':' || c === 'w') && i >= plain && EXTENDED_AUTOLINK.test(s)) {
+      URL_REST.lastIndex = i;
+      URL_REST.test(s);
+      i = URL_REST.lastIndex;
+      continue;
+    }
+    if (glfm && c === '$' && i >= plain) {
+      const math = dollarMath(s, i);
+      if ('text' in math) i += math.text;
+      else {
+        if (math.code) kinds.fill(CODE, base + i, base + math.end);
+        i = math.end;
+      }
+      continue;
+    }
+    const wiki = glfm && c === '[' && !bracket && s[i + 1] === '[' ? wikiLinkEnd(s, i) : -1;
+    if (wiki > 0) {
+      i = wiki;
+      continue;
+    }
+    if (c === '[') bracket = true;
+    if (c === ']') bracket = false;
     const found = c === '<' ? unit(i) : undefined;
     if (found) {
       units.push({ from: base + i, to: base + found.end, raw: found.raw });
@@ -187,18 +180,20 @@ export interface Unit { from: number; to: number; raw: boolean }
  * units each reading found. A paragraph is read as one, as CommonMark reads it; where the
  * host may cut it first, it is also read in the pieces it may be cut into: a table's cells
  * (GFM), and the lines of a paragraph that may start with a link reference definition, a
- * footnote or a task item. Each is read as commonmark.js and as cmark-gfm reads it, and a
- * character is code or a tag only if every reading says so. `units`: per reading, in the
- * order whole, pieces, whole (GFM), pieces (GFM); a reading not made repeats the whole.
+ * footnote or a task item; as GitLab reads an alert, its title line (plain text) and the
+ * lines after it. Each is read in every flavour given, and a character is code or a tag only
+ * if every reading says so. `units`: per flavour, the whole reading's and the pieces'; a
+ * reading not made repeats the whole.
  */
-export function inlineKinds(lines: readonly string[], html: boolean): { kinds: Uint8Array; units: [Unit[], Unit[], Unit[], Unit[]] } {
+export function inlineKinds(lines: readonly string[], html: boolean, flavours: readonly Flavour[] = ['commonmark', 'gfm']): { kinds: Uint8Array; units: Unit[][] } {
   const joined = lines.join('\n');
   const table = !html && lines.slice(1).some((l) => l.includes('|') && DELIMITER_ROW.test(l));
   const cut = table || (!html && /^ {0,3}\[/.test(lines[0] ?? ''));
   let kinds: Uint8Array | undefined;
   const units: Unit[][] = [];
   // In an HTML block the readings differ only in which comments are units, and those stay text.
-  for (const gfm of html ? [false, false] : [false, true]) {
+  for (const flavour of flavours.map((f) => (html ? 'commonmark' : f))) {
+    const alert = flavour === 'glfm' && ALERT_TITLE.test(lines[0] ?? '');
     for (const pieces of [false, true]) {
       if (pieces && !cut) {
         units.push(units[units.length - 1] as Unit[]);
@@ -207,16 +202,18 @@ export function inlineKinds(lines: readonly string[], html: boolean): { kinds: U
       const mine = new Uint8Array(joined.length);
       const found: Unit[] = [];
       let at = 0;
-      for (const line of pieces ? lines : [joined]) {
-        for (const cell of table && pieces ? line.split(/(?<!\\)\|/) : [line]) {
-          scanInline(cell, html, mine, at, found, gfm);
+      // An alert: its title line is not read (text), the lines after it are one paragraph.
+      const parts = !pieces ? [joined] : alert ? [lines[0] as string, lines.slice(1).join('\n')] : lines;
+      parts.forEach((part, k) => {
+        for (const cell of table && pieces && !alert ? part.split(/(?<!\\)\|/) : [part]) {
+          if (!(alert && pieces && k === 0)) scanInline(cell, html, mine, at, found, flavour);
           at += cell.length + 1;
         }
-      }
+      });
       units.push(found);
       if (!kinds) kinds = mine;
       else for (let i = 0; i < kinds.length; i++) if (kinds[i] !== mine[i]) kinds[i] = TEXT;
     }
   }
-  return { kinds: kinds as Uint8Array, units: units as [Unit[], Unit[], Unit[], Unit[]] };
+  return { kinds: kinds as Uint8Array, units };
 }

