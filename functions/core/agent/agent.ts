@@ -3,6 +3,7 @@
  * the worker only sees a reply or a classified failure.
  */
 import { unforged } from '../delivery/findings';
+import type { Logger } from '../log';
 import type { QueueMessage } from '../types';
 import type { AgentRun } from './run-record';
 
@@ -21,6 +22,8 @@ export interface AgentRequest {
   /** The event being handled, for tools that read the pull/merge request it names. */
   message: QueueMessage;
   payload: Record<string, unknown>;
+  /** The worker's logger for this event (event id, subscription), handed to the tools. */
+  logger?: Logger;
 }
 
 export interface AgentReply {

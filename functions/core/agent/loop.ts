@@ -94,7 +94,7 @@ export async function runToolLoop(request: AgentRequest, options: LoopOptions): 
           result = { id: call.id, name: call.name, isError: true, content: call.inputError };
         } else {
           try {
-            const context: ToolContext = { message: request.message, payload: request.payload, delivery: options.delivery, signal, findings, reads };
+            const context: ToolContext = { message: request.message, payload: request.payload, delivery: options.delivery, signal, findings, reads, ...(request.logger ? { logger: request.logger } : {}) };
             result = { id: call.id, name: call.name, isError: false, content: fenceText(capToolOutput(await untilAborted(tool.run(call.input, context), signal)), fence) };
           } catch (error) {
             if (signal.aborted) {

@@ -5,6 +5,7 @@
  * every URL they use is built from the validated subject by `delivery/codehost-api.ts`.
  */
 import type { Config } from '../config/types';
+import type { Logger } from '../log';
 import type { QueueMessage } from '../types';
 import type { ToolSpec } from './conversation';
 import type { Finding } from '../delivery/findings';
@@ -20,6 +21,8 @@ export interface ToolContext {
   payload: Record<string, unknown>;
   delivery: Config['delivery'];
   signal: AbortSignal;
+  /** The run's logger (event id, subscription), when it has one: code-host clients log their library's notes there. */
+  logger?: Logger;
   /** Injected by tests: how rate-limit waits are slept, and the longest wait honoured in-process. */
   sleep?: (ms: number) => Promise<void>;
   maxWaitMs?: number;

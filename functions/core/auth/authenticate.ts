@@ -23,6 +23,7 @@ export function authenticate(source: Source, body: RawBody, headers: Headers, se
   }
   const standard = verifyStandardWebhooks(body, headers, secrets, nowMs);
   if (standard === 'valid') return { ok: true, scheme: 'standard-webhooks' };
+  // A verified signature outside ±5 minutes is a replay or a clock far off: refused whatever else the request carries.
   if (standard === 'stale') return { ok: false, reason: 'webhook-timestamp is more than 5 minutes from now' };
 
   if (source === 'gitlab') {

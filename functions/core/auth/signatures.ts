@@ -60,7 +60,10 @@ export type StandardWebhooksOutcome = 'valid' | 'missing' | 'invalid' | 'stale';
 /**
  * Standard Webhooks: `webhook-signature: v1,<base64 HMAC-SHA256(key, id.timestamp.body)>`,
  * possibly several space-separated signatures (any valid one is enough), and a
- * `webhook-timestamp` within ±5 minutes of now.
+ * `webhook-timestamp` within ±5 minutes of now. The timestamp is read only once a
+ * signature over it verifies (`stale`): an unverified one says nothing, so a signature
+ * that does not verify is `invalid` whatever its timestamp, and the endpoint's other
+ * schemes (X-Gitlab-Token beside a signing token hookagent was not given) still decide.
  */
 export function verifyStandardWebhooks(
   body: RawBody,
@@ -74,7 +77,6 @@ export function verifyStandardWebhooks(
   if (!id || !timestamp || !signatures) return 'missing';
   if (secrets.length === 0) return 'invalid';
   if (!/^\d{1,12}$/.test(timestamp.trim())) return 'invalid';
-  if (Math.abs(Math.floor(nowMs / 1000) - Number(timestamp)) > TIMESTAMP_TOLERANCE_SECONDS) return 'stale';
   const presented = signatures
     .split(' ')
     .map((part) => part.trim())
@@ -86,7 +88,8 @@ export function verifyStandardWebhooks(
     const expected = createHmac('sha256', standardWebhooksKey(secret)).update(signedPrefix).update(body).digest();
     return presented.some((candidate) => safeEqual(expected, candidate));
   });
-  return valid ? 'valid' : 'invalid';
+  if (!valid) return 'invalid';
+  return Math.abs(Math.floor(nowMs / 1000) - Number(timestamp)) > TIMESTAMP_TOLERANCE_SECONDS ? 'stale' : 'valid';
 }
 
 /** Signs like a Standard Webhooks sender (used by `webhook test --send` and by tests). */

@@ -33,7 +33,13 @@ export function parseDuration(value: string | number): number | undefined {
   return ms > 0 ? Math.round(ms) : undefined;
 }
 
-/** A CIDR range or a bare address (meaning /32 or /128), normalised; undefined when invalid. */
+/**
+ * A CIDR range or a bare address (meaning /32 or /128), normalised; undefined when invalid.
+ * An IPv4-mapped entry (`::ffff:127.0.0.1`, `::ffff:140.82.112.0/116`), the form a
+ * dual-stack socket reports IPv4 senders in, is written as the IPv4 range it maps, since
+ * allowlist matching takes mapped senders as IPv4; one shorter than /96 maps no IPv4 range
+ * and is refused.
+ */
 export function parseCidr(value: string): string | undefined {
   const [addressText = '', bitsText, ...rest] = value.trim().split('/');
   if (rest.length > 0) return undefined;
@@ -42,9 +48,10 @@ export function parseCidr(value: string): string | undefined {
   if (!isV4 && !ipaddr.IPv6.isValid(addressText)) return undefined;
   const address = ipaddr.parse(addressText);
   const maxBits = isV4 ? 32 : 128;
-  if (bitsText === undefined) return `${address.toString()}/${maxBits}`;
-  if (!/^\d{1,3}$/.test(bitsText) || Number(bitsText) > maxBits) return undefined;
-  return `${address.toString()}/${Number(bitsText)}`;
+  if (bitsText !== undefined && (!/^\d{1,3}$/.test(bitsText) || Number(bitsText) > maxBits)) return undefined;
+  const bits = bitsText === undefined ? maxBits : Number(bitsText);
+  if (address instanceof ipaddr.IPv6 && address.isIPv4MappedAddress()) return bits >= 96 ? `${address.toIPv4Address().toString()}/${bits - 96}` : undefined;
+  return `${address.toString()}/${bits}`;
 }
 
 

@@ -12,6 +12,7 @@
  * (subject-lease.ts), so concurrent events on one pull request do not each create one.
  */
 import type { CodehostSettings } from '../config/types';
+import { childLogger } from '../log';
 import type { LeaseStore } from '../ports';
 import { commentMarker, MARKER_PREFIX, reviewedCommitOf, reviewedMarker, stickyMarker } from '../events/loop-guard';
 import { subjectOf, type Subject } from '../events/subject';
@@ -100,7 +101,7 @@ const STICKY_WAIT_TIMEOUTS = 3;
 export async function postCodehostComment(request: DeliveryRequest, settings: Partial<Record<'github' | 'gitlab', CodehostSettings>>, http: Omit<HttpOptions, 'api'>, options: CommentOptions = {}): Promise<DeliveryOutcome> {
   const now = options.now ?? (() => new Date());
   const subject = subjectOfRequest(request);
-  const client = codehostClient(subject, settings, http, { ...(installationIdOf(request.payload) === undefined ? {} : { installationId: installationIdOf(request.payload) as number }) });
+  const client = codehostClient(subject, settings, { ...http, logger: childLogger(request.logger, { event_id: request.message.event_id, subscription: request.subscription.name }) }, { ...(installationIdOf(request.payload) === undefined ? {} : { installationId: installationIdOf(request.payload) as number }) });
   if (isFailure(client)) {
     request.logger.warn('codehost_comment_refused', { event_id: request.message.event_id, subscription: request.subscription.name, code: client.failure.code });
     return client.failure;

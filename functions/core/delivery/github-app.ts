@@ -4,7 +4,7 @@
  * one exchange at a time per installation. The installation id comes from the event's
  * `installation.id`. Tokens are kept here, not in auth-app's own cache, because that one
  * keeps every token 59 minutes whatever its `expires_at` says: here a token is dropped
- * five minutes before it expires.
+ * five minutes before it expires, or when GitHub refuses it (`forgetInstallationToken`).
  */
 import { createPrivateKey } from 'node:crypto';
 import type { StrategyOptions } from '@octokit/auth-app';
@@ -27,13 +27,25 @@ export function normalisePem(pem: string): string {
   return pem.includes('\\n') && !pem.includes('\n') ? pem.replace(/\\n/g, '\n') : pem;
 }
 
-/** True when the configured key is a private key node can read (checked before any request, for a clear failure). */
-export function usablePrivateKey(pem: string): boolean {
+/**
+ * The key the JWT signer gets: the configured key as node:crypto reads it, written out as
+ * plain PKCS#8 PEM, the one form universal-github-app-jwt imports (it cuts the PEM by lines,
+ * so text around the block, such as the "Bag Attributes" openssl pkcs12 writes, broke it).
+ * Undefined for anything RS256 cannot sign with: the check before any request and the
+ * signer read the key the same way.
+ */
+export function signingKey(pem: string): string | undefined {
   try {
-    return createPrivateKey(normalisePem(pem)).type === 'private';
+    const key = createPrivateKey(normalisePem(pem));
+    return key.asymmetricKeyType === 'rsa' ? key.export({ type: 'pkcs8', format: 'pem' }).toString() : undefined;
   } catch {
-    return false;
+    return undefined;
   }
+}
+
+/** True when the configured key can sign the App's JWT (checked before any request, for a clear failure). */
+export function usablePrivateKey(pem: string): boolean {
+  return signingKey(pem) !== undefined;
 }
 
 /** The installation id an event names (`installation.id`), if any. */
@@ -64,7 +76,21 @@ function tokenCache(prefix: string, now: () => number): NonNullable<StrategyOpti
 
 /** auth-app's options for one installation of the App on `apiUrl`. */
 export function appAuthOptions(apiUrl: string, app: GithubAppSettings, installationId: number, now: () => number = Date.now): StrategyOptions {
-  return { appId: app.app_id, privateKey: normalisePem(app.private_key), installationId, cache: tokenCache(`${apiUrl}|${app.app_id}`, now) };
+  // An unusable key never signs: github-client.ts refuses it (github_app_key) before any request.
+  const privateKey = signingKey(app.private_key) ?? normalisePem(app.private_key);
+  return { appId: app.app_id, privateKey, installationId, cache: tokenCache(`${apiUrl}|${app.app_id}`, now) };
+}
+
+/**
+ * Drops the installation's cached token after GitHub refused it (401): the next request
+ * exchanges a fresh one. A token made after the refused request started is kept: another
+ * call's renewal made it. The key is auth-app's for an installation token with no
+ * repository or permission limits, the only kind hookagent asks for.
+ */
+export function forgetInstallationToken(apiUrl: string, appId: string, installationId: number, refusedRequestStartedAt: number): void {
+  const key = `${apiUrl}|${appId}|${installationId}`;
+  const createdAt = Date.parse(tokens.get(key)?.split('|')[1] ?? '');
+  if (!(createdAt >= refusedRequestStartedAt)) tokens.delete(key);
 }
 
 /** Tests only: forget cached tokens. */

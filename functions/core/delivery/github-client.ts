@@ -8,6 +8,7 @@
  * carrying `retryAfterMs`, which the queue's paced retry honours.
  */
 import type { CodehostSettings } from '../config/types';
+import type { Logger } from '../log';
 import { headerUnsafe } from '../config/header-safe';
 import { nextLink, nextPageUrl, refused, type ApiFailure, type CodehostClient, type Page, type RequestInitLite, type Scope } from './codehost-api';
 import { usablePrivateKey } from './github-app';
@@ -74,7 +75,10 @@ function identityOf(config: CodehostSettings, installationId: number | undefined
   return refused('github_app_no_installation', 'delivery.codehost.github uses a GitHub App, but this event names no installation (installation.id); events must come from the App\'s webhook');
 }
 
-export function githubClient(scope: Scope, config: CodehostSettings, http: Omit<HttpOptions, 'api' | 'rateLimitWait'>, installationId?: number): CodehostClient | ApiFailure {
+/** The client's HTTP options; `logger` is the delivery's or agent run's (event id, subscription), which the library's notes go to. */
+export type GithubHttp = Omit<HttpOptions, 'api' | 'rateLimitWait'> & { logger?: Logger };
+
+export function githubClient(scope: Scope, config: CodehostSettings, http: GithubHttp, installationId?: number): CodehostClient | ApiFailure {
   const identity = identityOf(config, installationId);
   if ('ok' in identity) return identity;
   const octokit = githubOctokit(scope.apiUrl, identity);
@@ -82,11 +86,13 @@ export function githubClient(scope: Scope, config: CodehostSettings, http: Omit<
   // Every wait (rate limits here, plugin-retry's pauses) ends when the caller's time runs out.
   const sleep = (ms: number) => pause(ms, http.sleep, caller);
   const maxWait = http.maxWaitMs ?? 15_000;
-  // This call's time limit, sleep, the caller's signal (octokit hands it to fetch: an abort
-  // closes the request's socket) and API version ride along to every page and retry.
+  // This call's time limit, sleep, logger, the caller's signal (octokit hands it to fetch: an
+  // abort closes the request's socket) and API version ride along to every page and retry.
   const request = octokit.request.defaults({
     headers: { 'x-github-api-version': API_VERSION },
-    request: { fetch: guardedFetch(scope.root, http.timeoutMs), sleep, ...(caller ? { signal: caller } : {}) } satisfies CallOptions & { fetch: typeof fetch; signal?: AbortSignal },
+    request: {
+      fetch: guardedFetch(scope.root, http.timeoutMs), sleep, ...(caller ? { signal: caller } : {}), ...(http.logger ? { logger: http.logger } : {}),
+    } satisfies CallOptions & { fetch: typeof fetch; signal?: AbortSignal },
   });
 
   /** One call with up to `attempts` tries over rate limits (plugin-retry handles 5xx and network errors inside each). */

@@ -11,7 +11,10 @@
  *   `retries: 0`, as a blind retry could post twice (http.ts `postOnce` retries them);
  * - plugin-paginate-rest: `Link: rel="next"` pagination (github-client.ts checks each
  *   next URL against the repository scope before it is fetched);
- * - @octokit/auth-app for App installation tokens (github-app.ts).
+ * - @octokit/auth-app for App installation tokens (github-app.ts); a token GitHub refuses
+ *   is replaced once (`renewRefusedToken`);
+ * - the library's notes (auth-app's clock-skew retries, deprecations) go to the logger of
+ *   the call at hand (`callLog`), else to the console as octokit's own default.
  * Every request goes through `guardedFetch` (github-fetch.ts). One Octokit per (api_url,
  * token or App installation) per process, the `MAX_INSTANCES` most recently used kept: its
  * throttle id (its limiters in the process's shared throttling groups) and its write queue
@@ -20,9 +23,11 @@
  * The octokit packages themselves are loaded at the first call (octokit-vendor.ts): the
  * worker Lambda keeps them in a file of their own, out of its cold start.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
 import type { Octokit } from '@octokit/core';
-import { appAuthOptions, type GithubAppSettings } from './github-app';
+import type { Logger } from '../log';
+import { appAuthOptions, forgetInstallationToken, type GithubAppSettings } from './github-app';
 import { guardedFetch, READ_RETRIES } from './github-fetch';
 import { realSleep } from './http';
 import type * as OctokitVendor from './octokit-vendor';
@@ -40,6 +45,69 @@ const MAX_INSTANCES = 64;
 /** Per-call settings octokit carries to the hooks in `options.request`. */
 export interface CallOptions {
   sleep?: (ms: number) => Promise<void>;
+  /** The logger of the delivery or agent run making the call (its event id and subscription). */
+  logger?: Logger;
+}
+
+/** The installation whose cached token an instance acting as an App uses (`installationToken` option). */
+interface InstallationRef {
+  apiUrl: string;
+  appId: string;
+  installationId: number;
+}
+
+/** The App installation token exchange, made from inside other requests. */
+const ACCESS_TOKENS = /\/app\/installations\/[^/]+\/access_tokens$/;
+
+/**
+ * The logger of the call in progress. auth-app writes its notes to the instance's `log`,
+ * which every call through one identity shares, so `octokitLog` looks the call up here.
+ */
+const callLogger = new AsyncLocalStorage<Logger | undefined>();
+
+/** Set just outside auth-app's hook (the first plugin), so no throttling queue lies between it and the notes. */
+function callLog(octokit: Octokit) {
+  octokit.hook.wrap('request', (request, options) => callLogger.run((options.request as CallOptions | undefined)?.logger, () => request(options)));
+  return {};
+}
+
+/** Octokit's `log`: warnings and errors as lines of the call's logger; debug and info are dropped. */
+function note(level: 'warn' | 'error') {
+  return (message: unknown, ...more: unknown[]): void => {
+    const logger = callLogger.getStore();
+    if (!logger) return void console[level](message, ...more);
+    const detail = more.map((m) => (m instanceof Error ? m.message : String(m)));
+    logger[level](String(message), { from: 'octokit', ...(detail.length ? { detail } : {}) });
+  };
+}
+const octokitLog = { debug: () => {}, info: () => {}, warn: note('warn'), error: note('error') };
+
+/**
+ * An installation token GitHub refuses (401 "Bad credentials": revoked by `DELETE
+ * /installation/token`, by secret scanning, …) is dropped from the token cache and the
+ * request sent once more, so auth-app exchanges a fresh one within this call (its own
+ * `refresh: true` would exchange outside it: without the call's time limit and signal).
+ * auth-app itself retries a 401 only in the 5 s after a token was made. A 401 means
+ * nothing was written, so writes are retried too; a second 401 is the caller's failure.
+ * Inside `oneWriteAtATime`: a retried write keeps its turn.
+ */
+function renewRefusedToken(octokit: Octokit, settings: { installationToken?: InstallationRef; [option: string]: unknown }) {
+  const token = settings.installationToken;
+  if (!token) return {};
+  octokit.hook.wrap('request', async (request, options) => {
+    if (ACCESS_TOKENS.test(options.url)) return request(options);
+    const startedAt = Date.now();
+    try {
+      return await request(options);
+    } catch (error) {
+      const refused = error as { status?: unknown; request?: { url?: string } };
+      // A 401 from the exchange made inside this request is the JWT's, not the token's.
+      if (refused.status !== 401 || ACCESS_TOKENS.test(refused.request?.url ?? '')) throw error;
+      forgetInstallationToken(token.apiUrl, token.appId, token.installationId, startedAt);
+      return request(options);
+    }
+  });
+  return {};
 }
 
 /** Before plugin-retry retries, pause through the caller's `sleep` (its own delay is 0: `retryAfterBaseValue`). */
@@ -65,7 +133,7 @@ function retryPause(octokit: Octokit) {
 function oneWriteAtATime(octokit: Octokit) {
   let previous: Promise<unknown> = Promise.resolve();
   octokit.hook.wrap('request', (request, options) => {
-    if (options.method === 'GET' || options.method === 'HEAD' || /\/app\/installations\/[^/]+\/access_tokens$/.test(options.url)) return request(options);
+    if (options.method === 'GET' || options.method === 'HEAD' || ACCESS_TOKENS.test(options.url)) return request(options);
     const turn = previous.then(() => request(options));
     previous = turn.catch(() => undefined);
     return turn;
@@ -77,7 +145,8 @@ function oneWriteAtATime(octokit: Octokit) {
 const backoff = (attempt: number) => Math.floor(Math.random() * 250 * 2 ** attempt);
 
 function withPlugins(v: typeof OctokitVendor) {
-  return v.Octokit.plugin(v.throttling, retryPause, v.retry, v.paginateRest, oneWriteAtATime);
+  // Hooks registered later wrap those registered earlier: auth-app's (made by the constructor) is innermost.
+  return v.Octokit.plugin(callLog, v.throttling, retryPause, v.retry, v.paginateRest, renewRefusedToken, oneWriteAtATime);
 }
 let GithubOctokit: ReturnType<typeof withPlugins> | undefined;
 export type GithubOctokit = InstanceType<ReturnType<typeof withPlugins>>;
@@ -135,8 +204,13 @@ export function githubOctokit(apiUrl: string, identity: GithubIdentity, writeInt
   const octokit = new GithubOctokit({
     baseUrl: apiUrl,
     userAgent: 'hookagent',
-    ...('token' in identity ? { auth: identity.token } : { authStrategy: octokitVendor().createAppAuth, auth: appAuthOptions(apiUrl, identity.app, identity.installationId) }),
-    request: { fetch: guardedFetch(new URL(apiUrl), FALLBACK_TIMEOUT_MS) },
+    ...('token' in identity ? { auth: identity.token } : {
+      authStrategy: octokitVendor().createAppAuth,
+      auth: appAuthOptions(apiUrl, identity.app, identity.installationId),
+      installationToken: { apiUrl, appId: identity.app.app_id, installationId: identity.installationId } satisfies InstallationRef,
+    }),
+    // @octokit/request writes its own notes (deprecations) to `request.log`.
+    request: { fetch: guardedFetch(new URL(apiUrl), FALLBACK_TIMEOUT_MS), log: octokitLog },
     throttle: {
       // Its global (10 at once) and auth groups are shared by the process, keyed by this id; so are ours.
       id: key,
@@ -145,8 +219,8 @@ export function githubOctokit(apiUrl: string, identity: GithubIdentity, writeInt
       onSecondaryRateLimit: () => false,
     },
     retry: { retries: READ_RETRIES, retryAfterBaseValue: 0, doNotRetry: DO_NOT_RETRY },
-    // Octokit's notices (deprecations, auth-app's clock-skew retries) name no token; debug and info are dropped.
-    log: { debug: () => {}, info: () => {}, warn: console.warn, error: console.error },
+    // auth-app is given this `log` too (octokit passes its own to the auth strategy). The notes name no token.
+    log: octokitLog,
   });
   instances.set(key, octokit);
   return octokit;

@@ -6,6 +6,7 @@
  * says (bounded), other 4xx permanent with the API's own message. URLs are never echoed:
  * Telegram's carries the bot token.
  */
+import type { Logger } from '../log';
 import type { DeliveryOutcome } from './target';
 import { cutText } from '../cut-text';
 
@@ -19,6 +20,8 @@ export interface HttpOptions {
   sleep?: (ms: number) => Promise<void>;
   /** The API's name in messages. */
   api: string;
+  /** The delivery's or agent run's logger (event id, subscription): where a client library's own notes go. */
+  logger?: Logger;
   /** Reads a rate-limit wait (ms) from an answer, beyond `Retry-After`. */
   rateLimitWait?: (status: number, headers: Headers, body: string) => number | undefined;
   /** Reads the API's own error message from a body. */

@@ -99,7 +99,7 @@ export async function runAgentStep(step: Step, subscription: Subscription, paylo
     const result = await (subscription.model && deps.agentFor ? deps.agentFor(subscription.model) : deps.agent).run({
       system: systemPrompt(skills), prompt: fencePrompt(rendered), rendered: rendered.text,
       allowedTools: [...new Set(skills.flatMap((s) => s.tools))], timeoutMs: subscription.timeout_ms ?? deps.config.agent.timeout_ms, maxSteps: subscription.max_steps ?? deps.config.agent.max_steps,
-      message, payload, ...((subscription.max_tokens ?? deps.config.agent.max_tokens) ? { maxTokens: subscription.max_tokens ?? deps.config.agent.max_tokens } : {}),
+      message, payload, logger, ...((subscription.max_tokens ?? deps.config.agent.max_tokens) ? { maxTokens: subscription.max_tokens ?? deps.config.agent.max_tokens } : {}),
     });
     const reply = postableReply(result.text, deps.config);
     const warnings = [...rendered.warnings, ...result.refusedTools.map((t) => `tool '${t}' refused: no attached skill declares it`)];

@@ -35,7 +35,7 @@ export function subjectOfContext(context: ToolContext): Subject {
 export function clientFor(context: ToolContext, subject: Subject): ScopedClient {
   const client = codehostClient(subject, context.delivery.codehost, {
     // The run's signal: agent.timeout aborts the request in flight and ends any rate-limit wait.
-    timeoutMs: TOOL_REQUEST_TIMEOUT_MS, maxWaitMs: context.maxWaitMs ?? TOOL_MAX_WAIT_MS, signal: context.signal, ...(context.sleep ? { sleep: context.sleep } : {}),
+    timeoutMs: TOOL_REQUEST_TIMEOUT_MS, maxWaitMs: context.maxWaitMs ?? TOOL_MAX_WAIT_MS, signal: context.signal, ...(context.sleep ? { sleep: context.sleep } : {}), ...(context.logger ? { logger: context.logger } : {}),
   }, { ...(installationIdOf(context.payload) === undefined ? {} : { installationId: installationIdOf(context.payload) as number }) });
   if (isFailure(client)) throw new HookError(`tool_${client.failure.code}`, client.failure.message);
   return client;
