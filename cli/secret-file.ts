@@ -4,9 +4,9 @@
  * a PEM block must hold a private key node:crypto can load, so a wrong file (a public key,
  * a certificate, a truncated download) is refused before anything is stored.
  */
-import { createPrivateKey } from 'node:crypto';
 import { openSync, readSync, closeSync, fstatSync } from 'node:fs';
 import { HookError } from '../functions/core/errors';
+import { usablePrivateKey } from '../functions/core/delivery/github-app';
 
 const MAX_FILE_BYTES = 4096;
 
@@ -25,11 +25,8 @@ export function readSecretFile(path: string): string {
     const value = buffer.subarray(0, read).toString('utf8').replace(/\s+$/, '');
     if (value.startsWith('-----BEGIN')) {
       if (!/PRIVATE KEY-----/.test(value)) throw new HookError('not_a_private_key', `${path} is a PEM block but not a private key (a GitHub App needs the .pem "private key" it generated); nothing was stored`);
-      try {
-        createPrivateKey(value);
-      } catch {
-        throw new HookError('not_a_private_key', `${path} is not a valid PEM private key; nothing was stored`);
-      }
+      // The same check as delivery's signer (github-app.ts): stored only if a GitHub App could sign with it.
+      if (!usablePrivateKey(value)) throw new HookError('not_a_private_key', `${path} is not a valid PEM private key a GitHub App signs with (RSA, unencrypted); nothing was stored`);
     }
     return value;
   } finally {

@@ -30,6 +30,9 @@ test('readSecretFile: a PEM private key whole; refused: a public key, a broken P
   expect(readSecretFile(file('app.pem', `${pem}\n`))).toBe(pem.replace(/\n$/, ''));
   expect(() => readSecretFile(file('pub.pem', publicKey.export({ type: 'spki', format: 'pem' }).toString()))).toThrow(/not a private key/);
   expect(() => readSecretFile(file('broken.pem', '-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----\n'))).toThrow(/not a valid PEM private key/);
+  // An EC key is a private key, but not one a GitHub App signs with (RS256): refused as delivery would refuse it.
+  const ec = generateKeyPairSync('ec', { namedCurve: 'P-256' }).privateKey.export({ type: 'pkcs8', format: 'pem' }).toString();
+  expect(() => readSecretFile(file('ec.pem', ec))).toThrow(/not a valid PEM private key a GitHub App signs with/);
   expect(() => readSecretFile(file('big.txt', Buffer.alloc(5000, 97)))).toThrow(/larger than SSM's 4096 bytes/);
   expect(() => readSecretFile(dir)).toThrow(/not a regular file/);
   expect(() => readSecretFile(join(dir, 'missing.pem'))).toThrow(/Cannot read .*ENOENT/);
