@@ -1,6 +1,7 @@
 /**
  * Markdown (what models write) to Slack mrkdwn: `**b**` → `*b*`, `*i*`/`_i_` → `_i_`,
- * `~~s~~` → `~s~`, `[t](u)` → `<u|t>`, headings → bold lines, `- ` lists → `• `.
+ * `~~s~~` → `~s~`, `[t](u)` and `![t](u)` → `<u|t>`, headings → bold lines, `- ` lists → `• `,
+ * fenced code → a ``` pair.
  *
  * `&`, `<` and `>` are Slack's control characters everywhere, code included, so they are
  * escaped in every part of the text: no reply (model text, payload text quoted by it) can
@@ -8,6 +9,9 @@
  * `<!date…>`. The only `<…>` this module writes are links whose URL parsed as http(s),
  * with `<`, `>`, `|` percent-encoded and `&` escaped, and whose label is escaped.
  */
+import { readBlocks, type BlockLine } from './blocks';
+import { autolinkEnd, BARE_LINK, replaceLinks } from './links';
+
 export const escapeSlack = (text: string) => text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;');
 
 /** An http(s) URL as Slack's link syntax needs it, or undefined (then the link stays text). */
@@ -52,10 +56,12 @@ export function labelHosts(label: string): Array<string | undefined> {
   });
 }
 
-// Placeholders for the links built and code spans kept, in characters no input keeps (stripped first).
+// Placeholders for the links built and the text kept as written, in characters no input keeps (stripped first).
 const LINK = '\u0000';
 const BOLD = '\u0001';
 const CODE = '\u0002';
+const ESCAPE = '\u0003';
+const KEPT = new RegExp(`[${CODE}${ESCAPE}](\\d+)[${CODE}${ESCAPE}]`, 'g');
 
 /**
  * A code span as CommonMark reads one: a run of backticks, text, the same run. Its text is
@@ -63,29 +69,9 @@ const CODE = '\u0002';
  * and a cron schedule are shown as written, only escaped.
  */
 const CODE_SPAN = /(?<!`)(`+)(?!`)[^]*?[^`]\1(?!`)/g;
-
-/**
- * Each `[label](url)` with the URL's parentheses balanced (CommonMark), so
- * `(https://en.wikipedia.org/wiki/Foo_(bar))` is one URL; `replace` gives its text.
- */
-function replaceLinks(text: string, replace: (whole: string, label: string, url: string) => string): string {
-  const open = /\[([^\]\n]+)\]\(/g;
-  let out = '';
-  let done = 0;
-  for (let m = open.exec(text); m; m = open.exec(text)) {
-    let depth = 0;
-    let end = open.lastIndex;
-    for (; end < text.length && !/\s/.test(text[end] as string); end++) {
-      if (text[end] === '(') depth++;
-      else if (text[end] === ')' && depth-- === 0) break;
-    }
-    if (text[end] !== ')' || end === open.lastIndex) continue;
-    out += text.slice(done, m.index) + replace(text.slice(m.index, end + 1), m[1] as string, text.slice(open.lastIndex, end));
-    done = end + 1;
-    open.lastIndex = done;
-  }
-  return out + text.slice(done);
-}
+/** A backslash escape (CommonMark: any ASCII punctuation): `\*` is a literal `*`, never emphasis, and `\[` opens no link. */
+const ESCAPED = /\\[!-/:-@[-`{-~]/g;
+const BARE_LINKS = new RegExp(BARE_LINK, 'gi');
 
 /**
  * A pair of `marker`s around text, as Markdown means emphasis: the opening marker starts a
@@ -97,7 +83,7 @@ function replaceLinks(text: string, replace: (whole: string, label: string, url:
  */
 const EMPHASIS = (marker: RegExp) => {
   const m = marker.source;
-  return new RegExp(`(^|[^\\p{L}\\p{N}_*~])${m}([\\p{L}\\p{N}(\\["'\\u0000-\\u0002](?:[^\\n]*?[^\\s])??)${m}(?![\\p{L}\\p{N}_])`, 'gu');
+  return new RegExp(`(^|[^\\p{L}\\p{N}_*~])${m}([\\p{L}\\p{N}(\\["'\\u0000-\\u0003](?:[^\\n]*?[^\\s])??)${m}(?![\\p{L}\\p{N}_])`, 'gu');
 };
 // Built once: convertInline runs on every line of every Slack reply.
 const STRONG_STARS = EMPHASIS(/\*\*/);
@@ -106,25 +92,39 @@ const EMPHASIS_STAR = EMPHASIS(/\*/);
 const STRIKE = EMPHASIS(/~~/);
 
 /**
- * One line's inline Markdown. Code spans are set aside first (their text is never
- * formatted) and links next; `heading` drops strong markers, since the whole line is bold.
+ * One line's inline Markdown. Set aside first, in CommonMark's order, what no emphasis can
+ * touch: code spans, backslash escapes, links, and the bare URLs GitHub links whole
+ * (links.ts: `…/pkg/__init__.py` stays one link); kept as written, only escaped.
+ * `heading` drops strong markers, since the whole line is bold.
  */
 function convertInline(text: string, heading = false): string {
-  const codes: string[] = [];
-  let out = text.replace(CODE_SPAN, (span) => {
-    codes.push(escapeSlack(span));
-    return `${CODE}${codes.length - 1}${CODE}`;
+  const kept: string[] = [];
+  const keep = (mark: string) => (part: string) => {
+    kept.push(part);
+    return `${mark}${kept.length - 1}${mark}`;
+  };
+  // The text a kept part stood for; `unescaped`: an escape as the character it escapes.
+  const raw = (part: string, unescaped = false) => part.replace(KEPT, (mark: string, i: string) => {
+    const was = kept[Number(i)] ?? '';
+    return unescaped && mark[0] === ESCAPE ? was.slice(1) : was;
   });
+  let out = text.replace(CODE_SPAN, keep(CODE)).replace(ESCAPED, keep(ESCAPE));
   const links: string[] = [];
-  out = replaceLinks(out, (whole, label, raw) => {
+  // An image becomes a link (Slack shows none; the `!` is dropped).
+  out = replaceLinks(out, (whole, shown, dest) => {
     // A code span inside the URL takes precedence (CommonMark): then it is no link.
-    const url = raw.includes(CODE) ? undefined : slackLinkUrl(raw);
+    const url = dest.includes(CODE) ? undefined : slackLinkUrl(raw(dest, true));
     if (url === undefined) return whole;
     // A label naming another site's address (or one no parser reads) is shown as text (Slack links a plain address on its own), the real link after it.
-    const host = new URL(raw).hostname;
-    const elsewhere = labelHosts(label).some((named) => named !== host);
-    links.push(elsewhere ? `${escapeSlack(label)} (<${url}>)` : `<${url}|${escapeSlack(label)}>`);
+    const host = new URL(raw(dest, true)).hostname;
+    const elsewhere = labelHosts(raw(shown, true)).some((named) => named !== host);
+    const label = escapeSlack(shown);
+    links.push(!shown ? `<${url}>` : elsewhere ? `${label} (<${url}>)` : `<${url}|${label}>`);
     return `${LINK}${links.length - 1}${LINK}`;
+  });
+  out = out.replace(BARE_LINKS, (link) => {
+    const end = autolinkEnd(link);
+    return keep(CODE)(raw(link.slice(0, end))) + link.slice(end);
   });
   const strong = heading ? '$1$2' : `$1${BOLD}$2${BOLD}`;
   out = escapeSlack(out)
@@ -134,7 +134,7 @@ function convertInline(text: string, heading = false): string {
     .replace(STRIKE, '$1~$2~')
     .replace(new RegExp(BOLD, 'g'), '*')
     .replace(new RegExp(`${LINK}(\\d+)${LINK}`, 'g'), (_m, i: string) => links[Number(i)] ?? '');
-  return out.replace(new RegExp(`${CODE}(\\d+)${CODE}`, 'g'), (_m, i: string) => codes[Number(i)] ?? '');
+  return out.replace(KEPT, (_m, i: string) => escapeSlack(kept[Number(i)] ?? ''));
 }
 
 function convertLine(line: string): string {
@@ -145,13 +145,43 @@ function convertLine(line: string): string {
   return convertInline(line);
 }
 
+/** A fence's run of backticks or tildes, and a line that is only such a run (blocks.ts reads which line opens or closes one). */
+const FENCE_RUN = /^(?:`{3,}|~{3,})/;
+const FENCE_ONLY = /^(?:`{3,}|~{3,})[ \t]*$/;
+
+/**
+ * The reply in mrkdwn. Its blocks are read as GitHub reads them (blocks.ts, cmark-gfm): a
+ * fence is one by CommonMark's rules (``` or ~~~, at most 3 spaces in, no backtick in a
+ * backtick fence's info string, closed by a run of its character at least as long, or by
+ * the end of its list item or quote), so a line starting with a code span (```` ```x``` text ````)
+ * is text. Each code block becomes a bare ``` pair around its lines, escaped only (the
+ * fence's info string is dropped, an unclosed one closed); indented code is escaped only;
+ * every other line is converted.
+ */
 export function markdownToMrkdwn(markdown: string): string {
-  let inFence = false;
-  return markdown.replace(/[\u0000-\u0002]/g, '').split('\n').map((line) => {
-    if (/^\s*```/.test(line)) {
-      inFence = !inFence;
-      return '```';
+  const lines = markdown.replace(/[\u0000-\u0003]/g, '').split(/\r\n|\r|\n/);
+  const blocks = readBlocks(lines, true).lines;
+  const out: string[] = [];
+  let fence: { block: number; run: string } | undefined;
+  lines.forEach((line, i) => {
+    const { from, kind, block } = blocks[i] as BlockLine;
+    if (fence && (kind !== 'code' || block !== fence.block)) {
+      // Its list item or quote ended: so did the code block.
+      out.push('```');
+      fence = undefined;
     }
-    return inFence ? escapeSlack(line) : convertLine(line);
-  }).join('\n');
+    const content = line.slice(from);
+    if (kind !== 'code') out.push(kind === 'indented' ? escapeSlack(line) : convertLine(line));
+    else if (fence === undefined) {
+      // The opening line: what its containers start with (a bullet, `>`) on a line of its own.
+      const lead = line.slice(0, from).trim() ? convertLine(line.slice(0, from)).trimEnd() : '';
+      out.push(...(lead ? [lead] : []), '```');
+      fence = { block, run: FENCE_RUN.exec(content)?.[0] ?? '```' };
+    } else if (FENCE_ONLY.test(content) && content[0] === fence.run[0] && content.trimEnd().length >= fence.run.length) {
+      out.push('```');
+      fence = undefined;
+    } else out.push(escapeSlack(content));
+  });
+  if (fence) out.push('```');
+  return out.join('\n');
 }

@@ -31,6 +31,8 @@
  * Also here: where GitLab itself finds quick actions in a note (gitlabCommandStarts), which
  * a zero-width space before the `/` makes plain text.
  */
+import { BARE_LINK, DOMAIN, telegramUrlAts } from './links';
+
 export const BREAK = '\u200b';
 
 /** One rendered character: a backslash escape, an entity, or a character (one UTF-16 unit each way). */
@@ -50,10 +52,8 @@ function charOf(unit: string): string {
   return code > 0 && code < 0x80 ? String.fromCharCode(code) : OTHER;
 }
 
-/** A domain as cmark-gfm accepts it after a scheme (an alphanumeric first, no underscore), then neither a host character nor non-ASCII. */
-const DOMAIN = String.raw`[a-z\d][a-z\d-]*(?:\.[a-z\d-]+)*(?![\w.-]|[^\x00-\x7f])`;
-/** A link destination, a bare URL, a `www.` link (after a space or `*_~(`): the ranges the host links whole. */
-const LINKED = new RegExp(String.raw`\]\(https?:\/\/${DOMAIN}(?:[^\s()<>]|\([^\s()<>]*\))*|(?<![a-z])https?:\/\/${DOMAIN}[^\s<>]*|(?<![^\s*_~(])www\.${DOMAIN}[^\s<>]*`, 'gi');
+/** A link destination, a bare URL, a `www.` link (after a space or `*_~(`): the ranges the host links whole (trailing punctuation too: no mention ends in it). */
+const LINKED = new RegExp(String.raw`\]\(https?:\/\/${DOMAIN}(?:[^\s()<>]|\([^\s()<>]*\))*|${BARE_LINK}`, 'gi');
 
 /** Digits that end a reference: not followed by a letter or digit (`_`, `*`, `+` may close emphasis or ask for a title). */
 const NUMBER = String.raw`(?=\d+(?![A-Za-z\d]))`;
@@ -125,10 +125,19 @@ export const breakMentions = (text: string, reading?: Reading) => insertBreaks(t
 export const breakReferences = (text: string, reading?: Reading) => insertBreaks(text, reading, REFERENCE, false);
 
 /**
- * Every `@name` in plain text, everywhere (messengers show the text as it is: no code, no
- * entities; their own link detection is not ours to predict, so URLs are not spared).
+ * Every `@name` in plain text (messengers show the text as it is: no code, no entities), but
+ * in the path of a URL Telegram certainly links from before it (links.ts): there it is no
+ * mention, and a space would end the link (`https://www.npmjs.com/package/@types/node`). A
+ * line longer than `partLength` (Telegram's 4,096, TELEGRAM_TEXT_LIMIT; telegram.ts imports
+ * this module) is cut into parts, and a part may start inside a URL: there every `@` gets it.
  */
-export const breakPlainMentions = (text: string) => text.replace(MENTION, `@${BREAK}`);
+export function breakPlainMentions(text: string, partLength = 4_096): string {
+  return text.split('\n').map((line) => {
+    const inUrl = telegramUrlAts(line);
+    const spared = line.replace(MENTION, (at: string, i: number) => (inUrl.has(i) ? at : `@${BREAK}`));
+    return spared.length <= partLength ? spared : line.replace(MENTION, `@${BREAK}`);
+  }).join('\n');
+}
 
 /** The first of the ascending `sorted` that is at least `min`, or -1. */
 function firstAtLeast(sorted: number[], min: number): number {

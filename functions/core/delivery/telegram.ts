@@ -7,7 +7,8 @@
  * Telegram makes every `@username` in a message a mention, and in a group a mention
  * notifies that member even when they muted the chat: a steered reply could page anyone
  * in it. So each gets a zero-width space after the `@` (it still reads `@alice`), always,
- * code-looking text included (Telegram shows the reply as plain text). There is no setting
+ * code-looking text included (Telegram shows the reply as plain text), except in the path
+ * of a URL Telegram links whole, where it makes no mention (references.ts). There is no setting
  * to keep them live: a group message already notifies every member who has not muted the
  * chat, and `delivery.codehost.allow_mentions` is about code-host comments only.
  */
