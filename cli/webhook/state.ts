@@ -1,6 +1,6 @@
 /** `pause`, `resume`, `delete` and `replay`: the lifecycle use cases (functions/core/subscriptions/lifecycle.ts) with CLI messages. */
 import { systemClock } from '../../functions/core/ports';
-import { pauseSubscription, resumeSubscription, type LifecycleDeps } from '../../functions/core/subscriptions/lifecycle';
+import { pauseAndKeepHeld, resumeSubscription, type LifecycleDeps } from '../../functions/core/subscriptions/lifecycle';
 import { replayEvent, type NotTakenReplay, type ReplayResult } from '../../functions/core/subscriptions/replay';
 import { replayRequest } from '../../functions/core/subscriptions/replay-request';
 import { deleteSubscription } from '../../functions/core/subscriptions/held-settle';
@@ -27,8 +27,11 @@ function claimedNote(name: string, count: number | undefined): string {
 
 export async function pause(ctx: CliContext, name: string): Promise<void> {
   await withStores(ctx, async (stores) => {
-    if (!(await pauseSubscription(lifecycle(stores), name))) return ctx.out(`'${name}' is already paused; nothing changed.`);
-    ctx.out(asInvoked(`Paused '${name}'. Its events are accepted and held; 'hookagent webhook resume ${name}' releases them in arrival order.`));
+    const { paused, kept } = await pauseAndKeepHeld(lifecycle(stores), name);
+    // Held records written on AWS by an earlier version carried a 14-day expiry: said, so the change is seen.
+    const keptNote = kept > 0 ? `\nKept ${kept} held event(s) from an earlier version that would have expired; they stay held until resume.` : '';
+    if (!paused) return ctx.out(`'${name}' is already paused${kept > 0 ? '' : '; nothing changed'}.${keptNote}`);
+    ctx.out(asInvoked(`Paused '${name}'. Its events are accepted and held; 'hookagent webhook resume ${name}' releases them in arrival order.${keptNote}`));
   });
 }
 

@@ -41,6 +41,35 @@ export function eventItems(record: EventRecord): [message: Item, record: Item] {
   ];
 }
 
+/** A PutItem's item and the condition it is written under. */
+export interface ConditionalPut {
+  Item: Item;
+  ConditionExpression: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  ExpressionAttributeValues: Item;
+}
+
+const withoutExpiry = ({ expires_at: _expires, ...rest }: Item): Item => rest;
+
+/**
+ * A held record of an earlier version (both items with the TTL) written back without it:
+ * its message item first (a record kept without it would be released without its
+ * payload), then the record; each only while it is as read: the message item with the TTL
+ * read (a release writes it again with a later one), the record still held and unchanged.
+ * None for a record no longer held or already without a TTL; no message item to write
+ * when it has no TTL or none exists (before message items, the record held its message).
+ */
+export function keptItems(record: Item | undefined, message: Item | undefined): ConditionalPut[] {
+  if (record?.status?.S !== 'held' || !record.expires_at) return [];
+  return [
+    ...(message?.expires_at ? [{ Item: withoutExpiry(message), ConditionExpression: 'expires_at = :ttl', ExpressionAttributeValues: { ':ttl': message.expires_at } }] : []),
+    {
+      Item: withoutExpiry(record), ConditionExpression: '#status = :held AND expires_at = :ttl AND updated_at = :at', ExpressionAttributeNames: { '#status': 'status' },
+      ExpressionAttributeValues: { ':held': { S: 'held' }, ':ttl': record.expires_at, ':at': record.updated_at ?? { NULL: true } },
+    },
+  ];
+}
+
 /**
  * A record from its item and its message (the message item's text, or a message the
  * caller has). A record whose message item is gone (it cannot be written after the

@@ -19,12 +19,12 @@ import type { EventLog, EventSearch, EventSearchPage, RecordedSubscriptions, Upd
 import type { EventRecord, EventStatus, QueueMessage } from '../core/types';
 import { RecordGone } from '../core/worker/record';
 import { isConditionalFailure, storeUnavailable } from './dynamo';
-import { MESSAGE_SUFFIX, eventItems, fromItem, joined, messageKey, type Item } from './event-items';
+import { MESSAGE_SUFFIX, eventItems, fromItem, joined, keptItems, messageKey, type ConditionalPut, type Item } from './event-items';
 import { RecordedNames, searchSubscription } from './event-search';
 import { EVENTS_BY_SUBSCRIPTION_INDEX } from './tables';
 
-/** Conditional deletes sent at once by deleteHeld and deleteUnstarted. */
-const DELETE_AT_ONCE = 10;
+/** Conditional writes sent at once by deleteHeld, deleteUnstarted and keepHeld. */
+const WRITES_AT_ONCE = 10;
 
 export class DynamoEventLog implements EventLog {
   /** `namesScanItems`: records read per call while looking for deleted subscriptions' names (event-search.ts). */
@@ -52,6 +52,37 @@ export class DynamoEventLog implements EventLog {
     return (await this.deleteWhere(keys, '#status = :held', { ':held': { S: 'held' } })).length;
   }
 
+  /**
+   * Records of an earlier version still held carry the TTL (event-items.ts): found through
+   * the index, read again consistently, and written back without it (keptItems). PutItem,
+   * not UpdateItem `REMOVE`: the CLI's policy allows PutItem on this table.
+   */
+  async keepHeld(subscription: string): Promise<number> {
+    try {
+      const held = await this.queryItems({
+        IndexName: EVENTS_BY_SUBSCRIPTION_INDEX, KeyConditionExpression: 'subscription = :s',
+        FilterExpression: '#status = :held AND attribute_exists(expires_at)', ProjectionExpression: 'event_id',
+        ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':s': { S: subscription }, ':held': { S: 'held' } },
+      });
+      let kept = 0;
+      for (let i = 0; i < held.length; i += WRITES_AT_ONCE) {
+        const ids = held.slice(i, i + WRITES_AT_ONCE).map((item) => item.event_id?.S ?? '');
+        const items = await this.batchGet(ids.flatMap((id) => [marshall({ event_id: id, subscription }), messageKey(id, subscription)]));
+        const item = (id: string, sortKey: string) => items.find((it) => it.event_id?.S === id && it.subscription?.S === sortKey);
+        const written = await Promise.all(ids.map(async (id) => {
+          let keptThis = false;
+          // The record's put comes last: it tells whether the record was kept.
+          for (const put of keptItems(item(id, subscription), item(id, `${subscription}${MESSAGE_SUFFIX}`))) keptThis = await this.putIf(put);
+          return keptThis;
+        }));
+        kept += written.filter(Boolean).length;
+      }
+      return kept;
+    } catch (error) {
+      throw storeUnavailable('The event log', error);
+    }
+  }
+
   /** As deleteHeld; an absent item passes the condition (its DeleteItem deletes nothing). */
   async deleteUnstarted(keys: Array<{ event_id: string; subscription: string }>): Promise<Array<{ event_id: string; subscription: string }>> {
     const deleted = await this.deleteWhere(keys, 'attribute_not_exists(#status) OR (#status = :queued AND (attribute_not_exists(attempts) OR attempts = :zero))', { ':queued': { S: 'queued' }, ':zero': { N: '0' } });
@@ -65,8 +96,8 @@ export class DynamoEventLog implements EventLog {
    */
   private async deleteWhere(keys: Array<{ event_id: string; subscription: string }>, condition: string, values: Item): Promise<Array<{ event_id: string; subscription: string }>> {
     const deleted: Array<{ event_id: string; subscription: string }> = [];
-    for (let i = 0; i < keys.length; i += DELETE_AT_ONCE) {
-      await Promise.all(keys.slice(i, i + DELETE_AT_ONCE).map(async (key) => {
+    for (let i = 0; i < keys.length; i += WRITES_AT_ONCE) {
+      await Promise.all(keys.slice(i, i + WRITES_AT_ONCE).map(async (key) => {
         try {
           await this.client.send(new DeleteItemCommand({
             TableName: this.table, Key: marshall({ event_id: key.event_id, subscription: key.subscription }), ConditionExpression: condition,
@@ -111,14 +142,22 @@ export class DynamoEventLog implements EventLog {
     const [message, item] = eventItems(record);
     try {
       await this.client.send(new PutItemCommand({ TableName: this.table, Item: message }));
-      await this.client.send(new PutItemCommand({
-        TableName: this.table, Item: item, ConditionExpression: '#status = :status',
-        ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':status': { S: status } },
-      }));
+      return await this.putIf({
+        Item: item, ConditionExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':status': { S: status } },
+      });
+    } catch (error) {
+      throw storeUnavailable('The event log', error);
+    }
+  }
+
+  /** A conditional PutItem; false when the condition does not hold. */
+  private async putIf(put: ConditionalPut): Promise<boolean> {
+    try {
+      await this.client.send(new PutItemCommand({ TableName: this.table, ...put }));
       return true;
     } catch (error) {
       if (isConditionalFailure(error)) return false;
-      throw storeUnavailable('The event log', error);
+      throw error;
     }
   }
 
@@ -216,19 +255,26 @@ export class DynamoEventLog implements EventLog {
     return items;
   }
 
-  /** The message texts of these records' message items, by `event_id NUL subscription` (BatchGetItem, 100 keys a call). */
+  /** The message texts of these records' message items, by `event_id NUL subscription`. */
   private async messagesOf(records: Item[]): Promise<Map<string, string>> {
     const found = new Map<string, string>();
-    for (let i = 0; i < records.length; i += 100) {
-      let keys: Item[] = records.slice(i, i + 100).map((r) => messageKey(r.event_id?.S ?? '', r.subscription?.S ?? ''));
+    for (const item of await this.batchGet(records.map((r) => messageKey(r.event_id?.S ?? '', r.subscription?.S ?? '')))) {
+      const sub = item.subscription?.S ?? '';
+      found.set(`${item.event_id?.S}\u0000${sub.slice(0, -MESSAGE_SUFFIX.length)}`, item.message?.S ?? '');
+    }
+    return found;
+  }
+
+  /** The items of these keys that exist, read consistently (BatchGetItem, 100 keys a call, resending what DynamoDB leaves unprocessed). */
+  private async batchGet(allKeys: Item[]): Promise<Item[]> {
+    const found: Item[] = [];
+    for (let i = 0; i < allKeys.length; i += 100) {
+      let keys = allKeys.slice(i, i + 100);
       for (let attempt = 0; keys.length > 0; attempt++) {
         if (attempt === 5) throw new Error(`${keys.length} reads left unprocessed after 5 attempts`);
         if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
         const result = await this.client.send(new BatchGetItemCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }));
-        for (const item of result.Responses?.[this.table] ?? []) {
-          const sub = item.subscription?.S ?? '';
-          found.set(`${item.event_id?.S}\u0000${sub.slice(0, -MESSAGE_SUFFIX.length)}`, item.message?.S ?? '');
-        }
+        found.push(...(result.Responses?.[this.table] ?? []));
         keys = (result.UnprocessedKeys?.[this.table]?.Keys ?? []) as Item[];
       }
     }

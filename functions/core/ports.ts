@@ -268,6 +268,14 @@ export interface EventLog {
    */
   deleteHeld(keys: Array<{ event_id: string; subscription: string }>): Promise<number>;
   /**
+   * Optional (DynamoDB has it; the local store expires nothing held): removes the expiry
+   * from every record of `subscription` still `held` that carries one (written by an
+   * earlier version) and from its message, each written only while the record is still
+   * held, so one released meanwhile keeps the expiry its release wrote. Returns how many
+   * records it kept.
+   */
+  keepHeld?(subscription: string): Promise<number>;
+  /**
    * Deletes those of `keys` whose record no worker has started (`queued`, no attempt), each
    * checked in the same write as its delete (ingest, after a queue send that failed but may
    * have reached the queue): one a worker has moved on is left as it is. An absent record

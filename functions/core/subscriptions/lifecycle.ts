@@ -94,10 +94,27 @@ export async function changeSubscription(
   }
 }
 
-/** Pauses; false when it was already paused. */
-export async function pauseSubscription(deps: LifecycleDeps, name: string): Promise<boolean> {
+export interface PauseResult {
+  /** False when it was already paused. */
+  paused: boolean;
+  /** Held records that still carried an expiry (written on AWS by an earlier version), now kept until resume. */
+  kept: number;
+}
+
+/**
+ * Pauses, and keeps what the subscription holds: held records written on AWS by an earlier
+ * version carry the events table's TTL (14 days after arrival), which would delete them
+ * during a longer pause. Also when it was paused already: pausing again keeps those of a
+ * pause begun before the upgrade.
+ */
+export async function pauseAndKeepHeld(deps: LifecycleDeps, name: string): Promise<PauseResult> {
   const { after } = await changeSubscription(deps, name, (s) => (s.state === 'paused' ? undefined : { ...s, state: 'paused' }));
-  return after !== undefined;
+  return { paused: after !== undefined, kept: (await deps.events.keepHeld?.(name)) ?? 0 };
+}
+
+/** As pauseAndKeepHeld; false when it was already paused. */
+export async function pauseSubscription(deps: LifecycleDeps, name: string): Promise<boolean> {
+  return (await pauseAndKeepHeld(deps, name)).paused;
 }
 
 const activate = (s: Subscription): Subscription | undefined => (s.state === 'active' ? undefined : { ...s, state: 'active' });
