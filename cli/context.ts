@@ -71,7 +71,7 @@ export interface CliContext {
    */
   invalidConfig?: string;
   /** The AWS deployment the CLI acts on (--stage, else the aws section); absent: the local store. */
-  deployment?: { stage: string; region: string | undefined };
+  deployment?: AwsDeployment;
   skills: SkillLibrary;
   out(text: string): void;
   warn(text: string): void;
@@ -130,10 +130,28 @@ export function createContext(options: GlobalOptions, { keepInvalidConfig = fals
   };
 }
 
-/** The AWS deployment the CLI acts on (--stage/--region, else the `aws` section), if any. */
-export function awsDeployment(config: Config, options: GlobalOptions): { stage: string; region: string | undefined } | undefined {
+/** serverless.yml's last provider.region fallback (osls' default too): where a stack goes without --region or aws.region. */
+export const DEFAULT_REGION = 'us-east-1';
+
+export interface AwsDeployment {
+  stage: string;
+  region: string;
+  /** What named the region: --region, config.yaml's aws.region, or neither (DEFAULT_REGION). */
+  regionFrom: 'option' | 'config' | 'default';
+}
+
+/**
+ * The AWS deployment the CLI acts on (--stage, else the `aws` section), if any, in the region
+ * `npx osls deploy` puts it with the same options: --region, else aws.region, else DEFAULT_REGION;
+ * never the SDK's choice (AWS_REGION, the profile's), which osls does not use either. As packaging
+ * reads it (infra/deploy-config.cjs), only a literal aws.region counts, not a `${VAR}` reference.
+ */
+export function awsDeployment(config: Config, options: GlobalOptions): AwsDeployment | undefined {
   const stage = options.stage ?? config.aws?.stage;
-  return stage ? { stage, region: options.region ?? config.aws?.region } : undefined;
+  if (!stage) return undefined;
+  if (options.region !== undefined) return { stage, region: options.region, regionFrom: 'option' };
+  const written = config.aws?.region;
+  return written && !written.includes('${') ? { stage, region: written, regionFrom: 'config' } : { stage, region: DEFAULT_REGION, regionFrom: 'default' };
 }
 
 /**
@@ -159,8 +177,8 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
   if (deployment) {
     const { stage, region } = deployment;
     const tables = deploymentTables(config, stage);
-    const dynamo = createDynamoClient(region ? { region } : {});
-    const sqs = new SQSClient(region ? { region } : {});
+    const dynamo = createDynamoClient({ region });
+    const sqs = new SQSClient({ region });
     let queue: SqsEventQueue | undefined;
     const lazyQueue: EventQueue = {
       send: async (messages) => {
@@ -177,11 +195,11 @@ async function openStores(dir: string, config: Config, options: GlobalOptions): 
       requests: new DynamoRequestLog(dynamo, tables.requests, systemClock),
       queue: lazyQueue,
       // Reading only: the pointer names its bucket.
-      payloads: new S3PayloadStore(new S3Client(region ? { region } : {}), ''),
+      payloads: new S3PayloadStore(new S3Client({ region }), ''),
       leases: new DynamoLeaseStore(dynamo, tables.dedup, systemClock),
       // SQS cannot be looked into: the dedup claims tell which records were never accepted.
       dedup: new DynamoDedupStore(dynamo, tables.dedup, systemClock),
-      where: `the AWS deployment '${stage}'${region ? ` in ${region}` : ''}`,
+      where: `the AWS deployment '${stage}' in ${region}`,
       close: async () => {
         dynamo.destroy();
         sqs.destroy();

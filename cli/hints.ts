@@ -3,6 +3,7 @@
  * they are; the others get the hint for their error code.
  */
 import { HookError } from '../functions/core/errors';
+import { DEFAULT_REGION } from './context';
 import { asInvoked } from './invocation';
 import { terminalSafe } from './output';
 
@@ -18,7 +19,7 @@ const HINTS: Record<string, string> = {
 
 /** AWS errors of a CLI acting on a stage, whose message alone does not say what is wrong. */
 const AWS_HINTS: Array<[RegExp, string]> = [
-  [/ResourceNotFoundException|QueueDoesNotExist/, "The deployment's tables or queue are not there: is the stage deployed in this region (--stage, --region, or the aws section of config.yaml)? 'hookagent status' checks it; 'npx osls deploy' deploys it."],
+  [/ResourceNotFoundException|QueueDoesNotExist/, `The deployment's tables or queue are not there: is the stage deployed in this region (--stage, --region, or the aws section of config.yaml)? 'hookagent status' checks it and names the region (${DEFAULT_REGION} when neither --region nor aws.region names one, as for npx osls deploy); 'npx osls deploy' deploys it.`],
   [/Region is missing/, 'No AWS region: set aws.region in config.yaml, pass --region <region>, or set AWS_REGION.'],
   [/CredentialsProviderError|Could not load credentials/, 'No AWS credentials found: set AWS_PROFILE (aws sso login / aws configure), or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, and run the command again.'],
   [/ExpiredToken|RequestExpired|TokenRefreshRequired|security token included in the request is (expired|invalid)/i, 'The AWS credentials have expired or are not valid: renew them (for example aws sso login, or new keys) and run the command again.'],

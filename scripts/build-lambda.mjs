@@ -41,6 +41,13 @@ if ('problems' in checked) {
   process.stderr.write(`${checked.problems}\n`);
   process.exit(1);
 }
+// The region is one osls has settled by now and does not pass on: without aws.region the CLI
+// cannot know a --region given here, so say which default both sides share (cli/context.ts
+// DEFAULT_REGION, serverless.yml's fallback). Only a literal counts, as infra/deploy-config.cjs reads it.
+const region = JSON.parse(checked.prepared).config.aws?.region;
+if (hasConfig && !(typeof region === 'string' && !region.includes('${'))) {
+  process.stderr.write("warning: config.yaml names no aws.region: npx osls deploys to --region if given, else us-east-1; hookagent commands act on their own --region if given, else us-east-1 (never AWS_REGION or the profile's region). Set aws.region in config.yaml so both use it.\n");
+}
 
 for (const fn of ['ingest', 'worker']) {
   const out = join(outRoot, fn);

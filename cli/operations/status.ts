@@ -172,11 +172,16 @@ export async function runStatus(argv: Args): Promise<void> {
 }
 
 export async function status(ctx: CliContext, options: GlobalOptions, json: boolean): Promise<void> {
-  if (!awsDeployment(ctx.config, options)) {
+  const deployment = awsDeployment(ctx.config, options);
+  if (!deployment) {
     const local = await collectLocalStatus(ctx);
     ctx.out(json ? JSON.stringify(local, null, 2) : renderLocal(local));
     if (local.attention.length > 0) process.exitCode = ATTENTION_EXIT_CODE;
     return;
+  }
+  // Not the shell's AWS_REGION or profile region: say where it looks, as packaging warns (scripts/build-lambda.mjs).
+  if (deployment.regionFrom === 'default') {
+    ctx.warn(`note: config.yaml names no aws.region: acting on ${deployment.region}, where npx osls deploys without --region (pass --region <region> if the stage is elsewhere, or set aws.region in config.yaml for both)`);
   }
   const report = await collectStatus(ctx, options);
   ctx.out(json ? JSON.stringify(report, null, 2) : render(report));

@@ -21,18 +21,6 @@ test('a stage without tables in this region: is it deployed here, and how to che
   expect(result.stderr).not.toContain('The store did not answer');
 }, 60_000);
 
-test('no region in config.yaml, the options or the environment: where to set one', async () => {
-  const home = mkdtempSync(join(tmpdir(), 'hookagent-home-'));
-  // No region variable at all (runCli passes this process's environment on).
-  for (const name of ['AWS_REGION', 'AWS_DEFAULT_REGION', 'AWS_PROFILE']) delete process.env[name];
-  const result = await runCli(['--config-dir', tempConfigDir(), '--stage', 'prod', 'webhook', 'list'], {
-    HOME: home, AWS_CONFIG_FILE: join(home, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(home, 'none'),
-    AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_EC2_METADATA_DISABLED: 'true',
-  });
-  expect(result.code).toBe(1);
-  expect(result.stderr).toContain('No AWS region: set aws.region in config.yaml, pass --region <region>, or set AWS_REGION.');
-}, 60_000);
-
 test('subscribe on a stage without webhooks.public_url: the printed URLs are serve\'s, and a note says where the stage\'s is', async () => {
   const env = { AWS_ENDPOINT_URL_DYNAMODB: stage.dynamo.endpoint, AWS_ACCESS_KEY_ID: 'AKID', AWS_SECRET_ACCESS_KEY: 'secret', AWS_REGION: 'eu-west-1', AWS_MAX_ATTEMPTS: '1' };
   const bare = await runCli(['--config-dir', tempConfigDir('aws: { region: eu-west-1, stage: prod }\n'), 'webhook', 'subscribe', 'urls', '--events', 'issues'], env);

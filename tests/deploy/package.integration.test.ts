@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { promisify } from 'node:util';
 import { build, type BuildOptions } from 'esbuild';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { tableDefinitions, tableNamesForStage } from '../../functions/aws/tables';
 import { WORKER_TIMEOUT_SECONDS } from '../../functions/aws/limits';
 import { apiEvent } from '../support/requests';
@@ -213,7 +214,7 @@ test('payload bucket: private, encrypted, TLS only, objects expire', () => {
 test('IAM: one role per function, each with only the actions its code calls', () => {
   expect(resources('AWS::IAM::Role').map(([id]) => id).sort()).toEqual(['IngestRole', 'WorkerRole']);
   expect(roleActions('IngestRole')).toEqual([
-    'dynamodb:BatchWriteItem', 'dynamodb:BatchWriteItem', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:PutItem', 'dynamodb:PutItem',
+    'dynamodb:BatchWriteItem', 'dynamodb:BatchWriteItem', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:PutItem', 'dynamodb:PutItem',
     'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem',
     'logs:CreateLogStream', 'logs:PutLogEvents', 's3:PutObject', 'sqs:SendMessage', 'ssm:GetParameter',
     'xray:PutTelemetryRecords', 'xray:PutTraceSegments',
@@ -419,15 +420,20 @@ function extract(zip: string): string {
   return extracted;
 }
 
-/** Runs a packaged handler in a fresh Node process over `inputs`, one after another; returns its answers. */
-async function invokeBundle(fn: 'ingest' | 'worker', inputs: unknown[], env: NodeJS.ProcessEnv): Promise<Array<Record<string, any>>> {
+/**
+ * Runs a packaged handler in a fresh Node process over `inputs`, one after another; returns its
+ * answers. `between`: JavaScript the process runs before each input after the first (what
+ * happens elsewhere meanwhile, e.g. a `webhook resume` behind the container's cache).
+ */
+async function invokeBundle(fn: 'ingest' | 'worker', inputs: unknown[], env: NodeJS.ProcessEnv, between = ''): Promise<Array<Record<string, any>>> {
   acting = fn === 'ingest' ? 'IngestRole' : 'WorkerRole';
   const root = extract(`${fn}.zip`);
   const file = join(root, 'inputs.json');
   writeFileSync(file, JSON.stringify(inputs));
   const script = `const { handler } = require(${JSON.stringify(join(root, `dist/lambda/${fn}/index.js`))});
-    (async () => { for (const e of require(${JSON.stringify(file)})) console.log(JSON.stringify(await handler(e))); })();`;
+    (async () => { for (const [i, e] of require(${JSON.stringify(file)}).entries()) { if (i > 0) { ${between} } console.log(JSON.stringify(await handler(e))); } })();`;
   const { stdout, stderr } = await run(process.execPath, ['-e', script], {
+    cwd: ROOT,
     env: {
       PATH: process.env.PATH, HOOKAGENT_STAGE: 'test', AWS_REGION: 'eu-west-1', POWERTOOLS_LOG_LEVEL: 'ERROR', AWS_LAMBDA_INITIALIZATION_TYPE: 'on-demand',
       HOOKAGENT_CONFIG_DIR: join(root, `dist/lambda/${fn}/config`), AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true', ...env,
@@ -591,6 +597,31 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
     expect([held!.statusCode, JSON.parse(held!.body).status]).toEqual([202, 'held']);
     expect(made()).toEqual(expect.arrayContaining(['dynamodb:GetItem hookagent-test-subscriptions']));
     expect(refused('IngestRole')).toEqual([]);
+  }, 60_000);
+
+  test('ingest: a release it takes after a resume it raced, whose queue send fails, gives its release claim back (hunt 12 D2)', async () => {
+    recorder.calls.length = 0;
+    await new DynamoSubscriptionStore(dynamo.client, dynamo.tables.subscriptions).create({
+      name: 'iam-raced', events: ['issues'], skills: [], deliver: ['log'], state: 'paused', created_at: '', updated_at: '', secret: 'x',
+    });
+    const issue = (delivery: string, title: string) => {
+      const body = JSON.stringify({ action: 'opened', issue: { number: 3, title }, repository: { full_name: 'o/r' } });
+      return apiEvent({ path: '/webhooks/github', body, headers: { 'x-github-event': 'issues', 'x-github-delivery': delivery, 'x-hub-signature-256': signHub(body, GH) } });
+    };
+    // `webhook resume` runs between the two requests, straight on the table: the container's 5 s cache still sees the subscription paused.
+    const resume = `const d = require('@aws-sdk/client-dynamodb'); const c = new d.DynamoDBClient({ endpoint: ${JSON.stringify(dynamo.endpoint)}, region: 'eu-west-1', credentials: { accessKeyId: 'a', secretAccessKey: 'b' } });
+      await c.send(new d.UpdateItemCommand({ TableName: ${JSON.stringify(dynamo.tables.subscriptions)}, Key: { name: { S: 'iam-raced' } }, UpdateExpression: 'SET #s = :a', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':a': { S: 'active' } } })); c.destroy();`;
+    // The second request's send is refused (a 500): "nothing of this chunk went out: a resume run again at once may take it" (lifecycle.ts release()).
+    const [first, second] = await invokeBundle('ingest', [issue('iam-raced-first', 'primes the cache'), issue('iam-refused-raced', 'raced a resume')], env, resume);
+    expect([first!.statusCode, JSON.parse(first!.body).status]).toEqual([202, 'held']);
+    const eventId = JSON.parse(second!.body).event_id as string;
+    // The release ran (claim taken, records re-read, the send refused) and gave its claim back (DeleteItem on the dedup table).
+    expect(made()).toEqual(expect.arrayContaining([
+      'dynamodb:PutItem hookagent-test-dedup', 'dynamodb:Query hookagent-test-events', `sqs:SendMessage ${queueUrl('EventQueue')}`, 'dynamodb:DeleteItem hookagent-test-dedup',
+    ]));
+    expect(refused('IngestRole')).toEqual([]);
+    const claim = await dynamo.client.send(new GetItemCommand({ TableName: dynamo.tables.dedup, Key: { key: { S: `lease#${eventId}#iam-raced#release` } }, ConsistentRead: true }));
+    expect(claim.Item).toBeUndefined();
   }, 60_000);
 
   test('worker: a message for an unknown subscription and a malformed one end in the dead-letter queue', async () => {
