@@ -4,6 +4,8 @@
  * under `{config_dir}/data`, opened beside a running serve), and the output streams. Results go to stdout, errors to stderr.
  */
 import { asInvoked } from './invocation';
+import { awsDeployment, deploymentTables, regionWithoutStage, type AwsDeployment } from './aws-deployment';
+export { awsDeployment, DEFAULT_REGION, deploymentTables, regionWithoutStage, type AwsDeployment } from './aws-deployment';
 import { SQSClient, GetQueueUrlCommand } from '@aws-sdk/client-sqs';
 import { closeSync, openSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
@@ -21,7 +23,6 @@ import { DynamoLeaseStore } from '../functions/aws/lease-store';
 import { DynamoRequestLog } from '../functions/aws/request-log';
 import { SqsEventQueue } from '../functions/aws/sqs-queue';
 import { DynamoSubscriptionStore } from '../functions/aws/subscription-store';
-import { tableNamesForStage, type TableNames } from '../functions/aws/tables';
 import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_VISIBILITY_TIMEOUT_MS, openLocalRuntime } from '../functions/local/compose';
 import { localStoreStats, type LocalStoreStats } from '../functions/local/sqlite/stats';
 import { referencedNames, substitute } from '../functions/core/config/references';
@@ -128,48 +129,6 @@ export function createContext(options: GlobalOptions, { keepInvalidConfig = fals
     warn: (text) => process.stderr.write(`${terminalSafe(text, false)}\n`),
     openStores: () => openStores(dir, config, options),
   };
-}
-
-/** serverless.yml's last provider.region fallback (osls' default too): where a stack goes without --region or aws.region. */
-export const DEFAULT_REGION = 'us-east-1';
-
-export interface AwsDeployment {
-  stage: string;
-  region: string;
-  /** What named the region: --region, config.yaml's aws.region, or neither (DEFAULT_REGION). */
-  regionFrom: 'option' | 'config' | 'default';
-}
-
-/**
- * The AWS deployment the CLI acts on (--stage, else the `aws` section), if any, in the region
- * `npx osls deploy` puts it with the same options: --region, else aws.region, else DEFAULT_REGION;
- * never the SDK's choice (AWS_REGION, the profile's), which osls does not use either. As packaging
- * reads it (infra/deploy-config.cjs), only a literal aws.region counts, not a `${VAR}` reference.
- */
-export function awsDeployment(config: Config, options: GlobalOptions): AwsDeployment | undefined {
-  const stage = options.stage ?? config.aws?.stage;
-  if (!stage) return undefined;
-  if (options.region !== undefined) return { stage, region: options.region, regionFrom: 'option' };
-  const written = config.aws?.region;
-  return written && !written.includes('${') ? { stage, region: written, regionFrom: 'config' } : { stage, region: DEFAULT_REGION, regionFrom: 'default' };
-}
-
-/**
- * `--region` names the region of a deployment: with no stage (no --stage, no `aws` section)
- * there is none, and dropping it would act on the local store instead.
- */
-export function regionWithoutStage(config: Config, options: GlobalOptions): string | undefined {
-  if (options.region === undefined || awsDeployment(config, options)) return undefined;
-  return "--region picks the region of an AWS deployment: pass --stage <stage> too (npx osls deploy's default is dev), or add aws: { stage, region } to config.yaml";
-}
-
-/**
- * The tables of stage `stage`: config.yaml's `aws.tables` names those of `aws.stage` only
- * (packaging another stage with them is refused: infra/build-plugin.cjs); any other stage's
- * are hookagent-<stage>-*. Everything that opens a deployment's stores names them here.
- */
-export function deploymentTables(config: Config, stage: string): TableNames {
-  return tableNamesForStage(stage, stage === config.aws?.stage ? config.aws.tables ?? {} : {});
 }
 
 async function openStores(dir: string, config: Config, options: GlobalOptions): Promise<Stores> {
