@@ -171,8 +171,8 @@ describe('configuration errors name the key path and what to write', () => {
     expect(invalid('- a\n- b\n').message).toContain('must be a mapping');
   });
 
-  test('a malformed reference is an error naming the line', () => {
-    expect(invalid('webhooks:\n  github: { secret: ${not-a-name} }\n').message).toContain('line 2: ${not-a-name} is not a valid reference');
+  test('a malformed reference is an error naming its key path', () => {
+    expect(invalid('webhooks:\n  github: { secret: ${not-a-name} }\n').message).toContain('webhooks.github.secret: ${not-a-name} is not a valid reference');
   });
 });
 

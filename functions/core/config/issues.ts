@@ -4,7 +4,7 @@
  */
 import type { ErrorObject } from 'ajv';
 import { closest } from '../suggest';
-import { referenceName } from './references';
+import { badReferences, referenceName } from './references';
 import { DURATION_FORMAT, SIZE_FORMAT } from './format-rules';
 import { SECRET_KEYS } from './schema';
 
@@ -114,7 +114,8 @@ export function literalSecretIssues(value: unknown, path: string): ConfigIssue[]
     const here = join(path, key);
     if (SECRET_KEYS.has(key)) {
       const values = Array.isArray(item) ? item : [item];
-      if (values.some((v) => typeof v === 'string' && referenceName(v) === undefined)) {
+      // A value with a malformed reference is named by referenceIssues, at its own index.
+      if (values.some((v) => typeof v === 'string' && referenceName(v) === undefined && badReferences(v).length === 0)) {
         const variable = SUGGESTED_VARIABLES[here] ?? here.replace(/\./g, '_').toUpperCase();
         issues.push({
           path: here,
@@ -126,4 +127,26 @@ export function literalSecretIssues(value: unknown, path: string): ConfigIssue[]
     }
   }
   return issues;
+}
+
+const WRITE_NAME = 'write ${VAR_NAME} with letters, digits and underscores';
+
+/**
+ * Every `${` of the parsed document that does not start a `${NAME}` reference, named by key
+ * path (list items by index), and every key that holds a `${`: references are replaced in
+ * values only. A comment is not in the document, so its `${…}` are not checked.
+ */
+export function referenceIssues(value: unknown, path: string): ConfigIssue[] {
+  if (typeof value === 'string') {
+    return badReferences(value).map((bad) => ({
+      path,
+      message: bad.closed ? `${bad.text} is not a valid reference; ${WRITE_NAME}` : `${bad.text} is not closed with }; ${WRITE_NAME}`,
+    }));
+  }
+  if (Array.isArray(value)) return value.flatMap((item, i) => referenceIssues(item, `${path}[${i}]`));
+  if (value === null || typeof value !== 'object') return [];
+  return Object.entries(value).flatMap(([key, item]) => [
+    ...(key.includes('${') ? [{ path: join(path, key), message: 'a key cannot hold a reference (${…} is replaced in values only); write the key itself' }] : []),
+    ...referenceIssues(item, join(path, key)),
+  ]);
 }
