@@ -11,7 +11,7 @@ import { run } from './command-run';
 import { serve } from './local/serve';
 import { checkTrustedProxies } from './local/forwarded';
 import { joinSignedValues } from './webhook/options';
-import { checkPort, explainUsageError } from './usage-errors';
+import { checkListenOptions, checkPort, explainUsageError } from './usage-errors';
 import { readSecretFile } from './secret-file';
 import { listSecrets, readSecretValue, setSecret } from './secrets';
 import { completionHelp, prepareCompletion } from './completion';
@@ -25,6 +25,9 @@ import { endQuietlyWhenReaderLeaves } from './closed-output';
 
 // The SDK's notice about future Node versions is not the user's concern on every command.
 process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+
+/** Where serve listens unless told: this machine only. */
+const SERVE_LISTEN = { port: 8644, host: '127.0.0.1' };
 
 const kebab = (key: string) => key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
 
@@ -68,12 +71,12 @@ export async function main(args: string[]): Promise<void> {
     .command('webhook', 'manage webhook subscriptions', webhookCommands)
     .command('secrets', "manage a deployment's secrets in SSM Parameter Store", secretsCommands)
     .command('serve', 'run the whole service on this machine', (c) => c
-      .option('port', { type: 'number', default: 8644, describe: 'port to listen on' })
-      .option('host', { type: 'string', default: '127.0.0.1', describe: 'address to listen on' })
+      .option('port', { type: 'number', default: SERVE_LISTEN.port, describe: 'port to listen on' })
+      .option('host', { type: 'string', default: SERVE_LISTEN.host, describe: 'address to listen on' })
       .option('trust-proxy', { type: 'boolean', default: false, describe: 'take the source address from X-Forwarded-For (only behind a proxy you run): the entry your proxy appended, the rightmost' })
       .option('trusted-proxies', { type: 'number', describe: 'with proxies chained in front of serve: how many (the client is the Nth X-Forwarded-For entry from the right); implies --trust-proxy', coerce: (n: unknown) => { if (checkTrustedProxies(n) === undefined) throw new Error('--trusted-proxies takes a whole number from 1 to 32'); return Number(n); } })
       .option('log-format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'logs for a person, or JSON lines' })
-      .check((a) => checkPort(a.port))
+      .check((a) => checkListenOptions(prepared, a.host, SERVE_LISTEN) && checkPort(a.port))
       // serve is the local service: a deployment's --stage/--region would be silently ignored.
       .check((a) => {
         if (a.stage !== undefined || a.region !== undefined) throw new Error('serve runs the whole service on this machine, from the local store; --stage and --region pick an AWS deployment for the other commands');

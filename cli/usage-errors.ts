@@ -2,6 +2,7 @@
  * yargs' usage messages, reworded so each says what is wrong in plain words and what to do
  * (issue 23): a missing argument is named, an unknown option gets the closest real one.
  */
+import { isIP } from 'node:net';
 import { cutText } from '../functions/core/cut-text';
 import { escapeControl } from '../functions/core/log';
 import { closest } from '../functions/core/suggest';
@@ -115,6 +116,38 @@ export function explainUsageError(message: string, args: readonly string[], know
 export function checkPort(value: unknown, option = '--port'): true {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65535) {
     throw new Error(`${option} must be a whole number from 0 to 65535 (got ${JSON.stringify(process.argv[process.argv.indexOf(option) + 1] ?? value)})`);
+  }
+  return true;
+}
+
+/**
+ * The value an option was given as typed (`--port ''`, `--port=`), the last one counting;
+ * undefined when it was not given. yargs has turned an empty number into 0 by then.
+ */
+export function typedValue(args: readonly string[], option: string): string | undefined {
+  let value: string | undefined;
+  for (let i = 0; i < args.length; i += 1) {
+    const arg = args[i] as string;
+    if (arg === '--') break;
+    if (arg === option) value = args[i + 1] ?? '';
+    else if (arg.startsWith(`${option}=`)) value = arg.slice(option.length + 1);
+  }
+  return value;
+}
+
+/** An IP address, or a host name made of DNS labels: what serve can be told to listen on. */
+const HOST_NAME = /^(?=.{1,253}\.?$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*\.?$/i;
+
+/**
+ * serve's --port and --host. Empty (`--port "$PORT"` with PORT unset) is a usage error, as
+ * for --config-dir: never port 0 (a random port no sender knows) or every interface.
+ */
+export function checkListenOptions(args: readonly string[], host: unknown, defaults: { port: number; host: string }): true {
+  if (typedValue(args, '--port')?.trim() === '') throw new Error(`--port needs a port number (it was given empty); leave it out to use ${defaults.port}`);
+  if (typeof host !== 'string') return true;
+  if (host.trim() === '') throw new Error(`--host needs an address to listen on (it was given empty); leave it out to use ${defaults.host} (this machine only)`);
+  if (isIP(host) === 0 && !HOST_NAME.test(host)) {
+    throw new Error(`--host takes an IP address or a host name of this machine, such as 127.0.0.1, ::1 or 0.0.0.0 (every interface); no scheme, port or path (got ${JSON.stringify(host)})`);
   }
   return true;
 }

@@ -12,6 +12,7 @@ import { configPath } from '../../functions/core/config/file';
 import { parseConfig, resolveConfig } from '../../functions/core/config/load';
 import type { Config } from '../../functions/core/config/types';
 import { fail, ok, type Result } from '../../functions/core/errors';
+import { watchFiles } from './file-watch';
 
 export interface LoadedConfig {
   config: Config;
@@ -136,25 +137,50 @@ export interface ConfigWatcher {
   close(): void;
 }
 
+export interface ConfigHandlers {
+  onChange(loaded: LoadedConfig): void;
+  onRejected(fingerprint: string, reason: string): void;
+  /** config.yaml is gone (moved aside, deleted before a copy): the running configuration stays. Else onRejected is told. */
+  onMissing?(fingerprint: string, path: string): void;
+}
+
+/** Why a running serve does not take a config.yaml that disappeared (at start, a missing file means every default). */
+export const CONFIG_REMOVED = 'config.yaml was removed; still serving with the previous configuration';
+
 /**
- * Watches the config dir (editors often replace files, so the directory, not the file) and
- * calls `onChange` with each new valid configuration, `onRejected` with the reason an
- * edited one was refused. Changes within `settleMs` are taken together.
+ * Calls `onChange` with each new valid configuration, `onRejected` with the reason an edited
+ * one was refused, `onMissing` when config.yaml disappears. Changes within `settleMs` are
+ * taken together. Seen three ways, as no one sees every edit:
+ * - the config dir's watch: editors that replace a file (write a new one, rename it over);
+ * - a watch on each file itself, re-armed when the file is another one: a config.yaml that
+ *   is a symlink (written through its target's path) or a single bind-mounted file (written
+ *   on the host), whose changes the directory's watch never reports;
+ * - a look every `pollMs`: file systems without change events (network, Docker Desktop's
+ *   mounts), a symlink whose target's directory is itself swapped.
  */
 export function watchConfig(
   configDir: string,
   environment: NodeJS.ProcessEnv,
   initialFingerprint: string,
-  handlers: { onChange(loaded: LoadedConfig): void; onRejected(fingerprint: string, reason: string): void },
+  handlers: ConfigHandlers,
   settleMs = 100,
+  pollMs = 2_000,
 ): ConfigWatcher {
   let current = initialFingerprint;
   let timer: NodeJS.Timeout | undefined;
   let running = Promise.resolve();
+  const path = configPath(configDir);
   const check = () => {
     running = running.then(async () => {
+      fileWatches.arm();
       const fingerprint = fingerprintOf(configDir);
       if (fingerprint === current) return;
+      if (!existsSync(path)) {
+        current = fingerprint;
+        if (handlers.onMissing) handlers.onMissing(fingerprint, path);
+        else handlers.onRejected(fingerprint, CONFIG_REMOVED);
+        return;
+      }
       const loaded = await loadConfig(configDir, environment);
       if (loaded.ok) {
         current = loaded.value.fingerprint;
@@ -165,20 +191,30 @@ export function watchConfig(
       }
     }).catch(() => undefined);
   };
+  const changed = () => {
+    if (timer) clearTimeout(timer);
+    timer = setTimeout(check, settleMs);
+  };
+  const fileWatches = watchFiles([path, join(configDir, '.env')], changed);
+  fileWatches.arm();
   let watcher: FSWatcher | undefined;
   try {
     watcher = watch(configDir, (_event, file) => {
       if (file !== null && file !== 'config.yaml' && file !== '.env') return;
-      if (timer) clearTimeout(timer);
-      timer = setTimeout(check, settleMs);
+      changed();
     });
+    watcher.on('error', () => undefined);
   } catch {
-    // No file watching on this system: changes apply at the next start.
+    // No directory watch here: the files' watches and the look every pollMs remain.
   }
+  const poll = setInterval(check, pollMs);
+  poll.unref();
   return {
     close() {
       if (timer) clearTimeout(timer);
+      clearInterval(poll);
       watcher?.close();
+      fileWatches.close();
     },
   };
 }

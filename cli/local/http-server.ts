@@ -11,8 +11,10 @@ import { isUtf8 } from 'node:buffer';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { describeError } from '../../functions/core/errors';
+import { RETRY_AFTER_SECONDS } from '../../functions/core/ingest/responses';
 import type { Logger } from '../../functions/core/log';
 import { forwardedClient, parseRequestTarget, trustedHops } from './forwarded';
+import { httpDrain } from './http-drain';
 
 export type ApiHandler = (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2>;
 
@@ -94,11 +96,27 @@ function send(res: ServerResponse, result: APIGatewayProxyStructuredResultV2): v
   res.end(result.body ?? '');
 }
 
+/** A 503 the sender retries (Retry-After), as ingest's own. */
+const unavailable = (message: string): APIGatewayProxyStructuredResultV2 => ({
+  statusCode: 503, headers: { 'content-type': 'application/json', 'retry-after': String(RETRY_AFTER_SECONDS) }, body: JSON.stringify({ status: 'error', code: 'unavailable', message }),
+});
+
 const jsonError = (status: number, code: string, message: string) =>
   `HTTP/1.1 ${status} ${message}\r\ncontent-type: application/json\r\nconnection: close\r\n\r\n${JSON.stringify({ status: 'error', code, message })}`;
 
-export function createLocalHttpServer(options: LocalHttpOptions): Server {
+export interface LocalHttpServer extends Server {
+  /** The graceful stop of SIGINT/SIGTERM (http-drain.ts): resolves when every connection is closed, within `graceMs`. */
+  drain(graceMs: number): Promise<void>;
+}
+
+export function createLocalHttpServer(options: LocalHttpOptions): LocalHttpServer {
   const server = createServer({ requestTimeout: 30_000 }, (req, res) => {
+    drain.track(res);
+    if (drain.stopping) {
+      // Came on a kept-alive connection after the stop: refused, never reset. The body is read first, so closing does not reset the answer.
+      req.on('error', () => undefined).on('end', () => send(res, unavailable('serve is stopping; retry in a moment'))).resume();
+      return;
+    }
     void (async () => {
       if (!parseRequestTarget(req.url)) {
         options.logger.warn('refused: request target cannot be parsed', { target: String(req.url).slice(0, 200) });
@@ -112,7 +130,7 @@ export function createLocalHttpServer(options: LocalHttpOptions): Server {
         send(res, await options.handler(toApiGatewayEvent(req, body, options.trustProxy)));
       } catch (error) {
         options.logger.error('local request failed', { error: describeError(error) });
-        if (!res.headersSent) send(res, { statusCode: 503, headers: { 'content-type': 'application/json', 'retry-after': '5' }, body: JSON.stringify({ status: 'error', code: 'unavailable', message: 'Service temporarily unavailable; retry later' }) });
+        if (!res.headersSent) send(res, unavailable('Service temporarily unavailable; retry later'));
       }
     })();
   });
@@ -122,5 +140,6 @@ export function createLocalHttpServer(options: LocalHttpOptions): Server {
     const tooLarge = error.code === 'HPE_HEADER_OVERFLOW';
     socket.end(tooLarge ? jsonError(431, 'headers_too_large', 'Request headers too large') : jsonError(400, 'bad_request', 'Malformed HTTP request'));
   });
-  return server;
+  const drain = httpDrain(server);
+  return Object.assign(server, { drain: (graceMs: number) => drain.stop(graceMs) });
 }

@@ -24,11 +24,12 @@ import { DynamoCounterStore } from '../../functions/aws/counter-store';
 import { createWorkerHandler } from '../../functions/worker/batch';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { dataDir, touch, wakeFile } from '../context';
-import { loadConfig, publishConfigState, watchConfig, type PublishedConfig } from './config-source';
+import { CONFIG_REMOVED, loadConfig, publishConfigState, watchConfig, type PublishedConfig } from './config-source';
 import { dotEnvSecretValues, ensureConfig, loadDotEnv } from './first-run';
 import { commandName } from '../invocation';
 import { secretWarnings } from '../setup-hints';
 import { createLocalHttpServer } from './http-server';
+import { untilStopped } from './stop-signals';
 import { turnBufferedWriter } from './log-writer';
 import { createConsoleHandler } from '../console/handler';
 import { CONSOLE_TOKEN_FROM, consoleToken, consoleUrl } from './console-token';
@@ -42,6 +43,17 @@ export interface ServeOptions {
   logFormat: 'text' | 'json';
   /** How long SIGINT/SIGTERM waits for in-flight work before requeueing it. */
   graceMs?: number;
+}
+
+/** Why serve cannot listen, naming the option to change: the port for a port in use, the host for an address this machine lacks. */
+function listenFailed(error: NodeJS.ErrnoException, { host, port }: ServeOptions): HookError {
+  const fix = 'pass --host an address of this machine, such as 127.0.0.1, ::1 or 0.0.0.0 (every interface)';
+  if (error.code === 'EADDRINUSE') return new HookError('listen_failed', `Port ${port} on ${host} is in use; choose another with --port`);
+  if (error.code === 'EADDRNOTAVAIL') return new HookError('listen_failed', `Cannot listen on ${host}: ${host} is not an address of this machine; ${fix}`);
+  if (error.code === 'ENOTFOUND' || error.code === 'EAI_AGAIN' || error.code === 'EAI_FAIL') {
+    return new HookError('listen_failed', `Cannot listen on ${host}: ${host} is not a name this machine can resolve (${error.code}); ${fix}`);
+  }
+  return new HookError('listen_failed', `Cannot listen on ${host}:${port}: ${error.message}`);
 }
 
 export async function serve(options: ServeOptions): Promise<void> {
@@ -148,9 +160,15 @@ export async function serve(options: ServeOptions): Promise<void> {
       for (const warning of secretWarnings(config)) logger.warn(warning);
     },
     onRejected(fingerprint, reason) {
-      published = { fingerprint: loaded.value.fingerprint, loaded_at: loadedAt, rejected: { fingerprint, reason } };
+      published = { fingerprint: published.fingerprint, loaded_at: loadedAt, rejected: { fingerprint, reason } };
       publish(published);
       logger.error('the edited configuration is invalid; still serving with the previous one', { reason });
+    },
+    // Moved aside or deleted mid-deploy: keeping what runs, not every default (webhook secrets gone, the echo agent).
+    onMissing(fingerprint, path) {
+      published = { fingerprint: published.fingerprint, loaded_at: loadedAt, rejected: { fingerprint, reason: CONFIG_REMOVED } };
+      publish(published);
+      logger.warn('config.yaml is missing; still serving with the previous configuration until it is back', { config: path });
     },
   });
 
@@ -176,7 +194,7 @@ export async function serve(options: ServeOptions): Promise<void> {
     }, { loopbackPeersOnly: true, logger, authToken: consoleAuth.token, authCookieKey: consoleAuth.cookieKey, tokenFrom: CONSOLE_TOKEN_FROM }),
   });
   await new Promise<void>((resolve, reject) => {
-    server.once('error', (error: NodeJS.ErrnoException) => reject(new HookError('listen_failed', error.code === 'EADDRINUSE' ? `Port ${options.port} on ${options.host} is in use; choose another with --port` : `Cannot listen on ${options.host}:${options.port}: ${error.message}`)));
+    server.once('error', (error: NodeJS.ErrnoException) => reject(listenFailed(error, options)));
     server.listen(options.port, options.host, () => resolve());
   }).catch(async (error: unknown) => {
     watcher?.close();
@@ -202,24 +220,16 @@ export async function serve(options: ServeOptions): Promise<void> {
     `  agent: ${config.agent.provider}${config.agent.model ? ` (${config.agent.model})` : ''}   data: ${data}${recovered > 0 ? `   recovered ${recovered} unfinished message(s)` : ''}`,
   ].join('\n'));
 
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      logger.info('stopping', { signal });
-      const graceMs = options.graceMs ?? 10_000;
-      // Requests already being answered finish (within the grace) before the store closes.
-      const drained = new Promise<void>((done) => server.close(() => done()));
-      server.closeIdleConnections();
-      void Promise.all([consumer.stop(graceMs), Promise.race([drained, new Promise<void>((done) => setTimeout(done, graceMs).unref())])])
-        .then(() => {
-          watcher?.close();
-          configWatcher.close();
-          clearInterval(sweeper);
-          logger.info('stopped', { signal, unfinished_returned_to_queue: consumer.returned });
-          return stopHousekeeping().then(() => store.close());
-        })
-        .then(resolve, resolve);
-    };
-    process.once('SIGINT', () => stop('SIGINT'));
-    process.once('SIGTERM', () => stop('SIGTERM'));
+  // SIGINT/SIGTERM: stop taking requests, let those being answered and the agent runs finish within the grace.
+  await untilStopped(logger, async (signal) => {
+    logger.info('stopping', { signal });
+    const graceMs = options.graceMs ?? 10_000;
+    await Promise.all([consumer.stop(graceMs), server.drain(graceMs)]);
+    watcher?.close();
+    configWatcher.close();
+    clearInterval(sweeper);
+    logger.info('stopped', { signal, unfinished_returned_to_queue: consumer.returned });
+    await stopHousekeeping();
+    await store.close();
   });
 }
