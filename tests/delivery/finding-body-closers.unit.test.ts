@@ -1,18 +1,16 @@
 /**
- * An inline finding is posted as `**severity**: body` followed by its hidden marker. What the
- * body leaves open is closed as it is posted, after the severity: a body that begins with
- * ``` opens no fence there (a fence starts a line), so no closing fence is added. Before,
- * the closers were worked out from the body alone: a ``` line was appended, which opened a
- * fence, and the hidden marker after it showed as code.
+ * An inline finding is posted as `**severity**: body` followed by its hidden marker; a body
+ * that opens with a block (a fence, a list…) goes after `**severity**` and a blank line, so
+ * its fence is a fence (a ```suggestion block stays one: reviewq-suggestion). What the body
+ * leaves open is closed before the marker, so the marker stays a hidden comment.
  */
 import { findingBody, type Finding } from '../../functions/core/delivery/findings';
 
 const finding = (body: string): Finding => ({ path: 'src/f.ts', line: 3, side: 'RIGHT', severity: 'major', body });
 
-test('a body that begins with a fence gets no closing fence: the marker stays a hidden comment', () => {
+test('a body that begins with a fence keeps it a fence, closed before the marker: the marker stays a hidden comment', () => {
   const posted = findingBody('review', finding('```sh\nrm -rf "$DIR"'));
-  expect(posted.split('\n').filter((line) => /^\s*```\s*$/.test(line))).toEqual([]);
-  expect(posted).toMatch(/\n\n<!-- hookagent-finding:review:RIGHT:3:/);
+  expect(posted).toMatch(/^\*\*major\*\*\n\n```sh\nrm -rf "\$DIR"\n```\n\n<!-- hookagent-finding:review:RIGHT:3:/);
 });
 
 test('a fence the body opens on a line of its own is still closed before the marker', () => {

@@ -6,8 +6,10 @@
  * PATCH/PUT edits, 404 for deleted comments, pull request files, contents (base64),
  * commits, check runs/statuses, compare, issues and search; merge request diffs,
  * pipelines and job traces; a pull/merge request's head when `pullHead`/`mrHead` is set;
- * compare and merge_base from a commit graph when `history` is set. Tests script
- * failures with `failNext`.
+ * compare and merge_base from a commit graph when `history` is set; a pull/merge
+ * request's diff at an earlier head when `diffsAt` names it (GitHub compare from the base,
+ * GitLab merge request versions), against which reviews and discussions naming that head
+ * are checked. Tests script failures with `failNext`.
  */
 import type { ServerResponse } from 'node:http';
 import { sendJson, startLocalServer, type LocalServer, type Recorded } from './local-http';
@@ -34,6 +36,13 @@ export function rightLines(patch: string): Set<number> {
 }
 
 export const FAKE_BOT = { id: 4242, login: 'hookagent-bot' };
+
+/** The base commit of the fake's pull request (`GET …/pulls/{n}` `base.sha`) and of its merge request's diff_refs. */
+export const FAKE_BASE_SHA = 'b'.repeat(40);
+export const FAKE_START_SHA = 's'.repeat(40);
+
+/** The pull/merge request's diff when its head was a commit: GitHub files and GitLab diffs. */
+export interface FakeDiffAt { files: FakeCodehost['files']; mrDiffs: Array<Record<string, unknown>> }
 
 export interface FakeComment {
   id: number; body: string; html_url: string; user?: { id: number; login: string; type: string }; author?: { id: number; username: string };
@@ -69,6 +78,8 @@ export interface FakeCodehost {
   mrHead?: string;
   /** When set, the commit graph GitHub compare and GitLab merge_base answer from (fake-history.ts). */
   history?: History;
+  /** Earlier heads of the pull/merge request and its diff at each (GitHub `compare/{FAKE_BASE_SHA}...{sha}`, GitLab `…/versions`). */
+  diffsAt: Map<string, FakeDiffAt>;
   /** Extra handler tried first; return true when it answered. */
   extra?: (req: Recorded, res: ServerResponse, url: URL) => boolean;
   /** Forgets what earlier tests posted and queued (comments, reviews, discussions, failures, requests, `extra`). */
@@ -130,13 +141,14 @@ function gitlabNotes(list: FakeComment[], url: URL): FakeComment[] {
 
 export async function startFakeCodehost(): Promise<FakeCodehost> {
   let nextId = 1000;
-  const state = { comments: new Map<string, FakeComment[]>(), files: [], contents: new Map(), failNext: [], reviews: [], reviewComments: [], discussions: [], mrDiffs: [] } as unknown as FakeCodehost;
+  const state = { comments: new Map<string, FakeComment[]>(), files: [], contents: new Map(), failNext: [], reviews: [], reviewComments: [], discussions: [], mrDiffs: [], diffsAt: new Map() } as unknown as FakeCodehost;
   state.reset = () => {
     state.comments.clear();
     state.reviews.length = 0;
     state.reviewComments.length = 0;
     state.discussions.length = 0;
     state.failNext.length = 0;
+    state.diffsAt.clear();
     state.server.requests.length = 0;
     delete state.extra;
     delete state.pullHead;
@@ -179,28 +191,40 @@ export async function startFakeCodehost(): Promise<FakeCodehost> {
       return sendJson(res, 404, { message: 'Not Found' });
     }
     // JSON only: the whole diff (accept: application/vnd.github.diff) stays unanswered (404), so readers take the files.
-    if ((m = /^\/repos\/[^/]+\/[^/]+\/pulls\/(\d+)$/.exec(path)) && req.method === 'GET' && state.pullHead && !String(req.headers.accept).includes('diff')) return sendJson(res, 200, { number: Number(m[1]), state: 'open', head: { sha: state.pullHead } });
+    if ((m = /^\/repos\/[^/]+\/[^/]+\/pulls\/(\d+)$/.exec(path)) && req.method === 'GET' && state.pullHead && !String(req.headers.accept).includes('diff')) return sendJson(res, 200, { number: Number(m[1]), state: 'open', head: { sha: state.pullHead }, base: { sha: FAKE_BASE_SHA } });
     if (/^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/files$/.test(path)) return page(res, url, state.files);
     if (/^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/comments$/.test(path)) return page(res, url, state.reviewComments);
     if (/^\/repos\/[^/]+\/[^/]+\/pulls\/\d+\/reviews$/.test(path) && req.method === 'POST') {
-      const review = JSON.parse(req.body) as { event?: string; comments?: Array<{ path: string; line: number; side: string; body: string }> };
-      // GitHub refuses the whole review when one comment is not on a diff line.
+      const review = JSON.parse(req.body) as { event?: string; commit_id?: string; comments?: Array<{ path: string; line: number; side: string; body: string }> };
+      // GitHub refuses the whole review when one comment is not on a line of its commit_id's diff.
+      const files = (review.commit_id ? state.diffsAt.get(review.commit_id)?.files : undefined) ?? state.files;
       for (const c of review.comments ?? []) {
-        const file = state.files.find((f) => f.filename === c.path);
+        const file = files.find((f) => f.filename === c.path);
         if (!file || !diffLines(file.patch ?? '', c.side).has(c.line)) return sendJson(res, 422, { message: 'Unprocessable Entity', errors: ['Line could not be resolved'] });
       }
       state.reviews.push(review);
-      state.reviewComments.push(...(review.comments ?? []).map((c) => ({ ...c, user: { ...FAKE_BOT, type: 'User' } })));
+      const made = review.commit_id ? { commit_id: review.commit_id, original_commit_id: review.commit_id } : {};
+      state.reviewComments.push(...(review.comments ?? []).map((c) => ({ ...c, ...made, ...(review.commit_id ? { original_line: c.line } : {}), user: { ...FAKE_BOT, type: 'User' } })));
       return sendJson(res, 200, { id: state.reviews.length, state: 'COMMENTED' });
     }
-    if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+$/.test(path)) return sendJson(res, 200, { iid: 1, ...(state.mrHead ? { sha: state.mrHead } : {}), diff_refs: { base_sha: 'b'.repeat(40), start_sha: 's'.repeat(40), head_sha: state.mrHead ?? 'h'.repeat(40) } });
+    if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+$/.test(path)) return sendJson(res, 200, { iid: 1, ...(state.mrHead ? { sha: state.mrHead } : {}), diff_refs: { base_sha: FAKE_BASE_SHA, start_sha: FAKE_START_SHA, head_sha: state.mrHead ?? 'h'.repeat(40) } });
+    if ((m = /^\/repos\/[^/]+\/[^/]+\/compare\/([^/.]+)\.\.\.([^/.]+)$/.exec(path)) && m[1] === FAKE_BASE_SHA && state.diffsAt.has(m[2]!)) return sendJson(res, 200, { status: 'ahead', files: state.diffsAt.get(m[2]!)!.files });
+    if ((m = /^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+\/versions(?:\/(\d+))?$/.exec(path))) {
+      // Newest first: the head now, then the earlier heads, newest added last.
+      const versions = [...(state.mrHead ? [[state.mrHead, state.mrDiffs] as const] : []), ...[...state.diffsAt].reverse().map(([sha, at]) => [sha, at.mrDiffs] as const)]
+        .map(([sha, diffs], i) => ({ id: 500 - i, head_commit_sha: sha, base_commit_sha: FAKE_BASE_SHA, start_commit_sha: FAKE_START_SHA, state: 'collected', diffs }));
+      if (m[1] === undefined) return page(res, url, versions.map(({ diffs: _diffs, ...listed }) => listed));
+      const version = versions.find((v) => v.id === Number(m![1]));
+      return version ? sendJson(res, 200, version) : sendJson(res, 404, { message: '404 Not found' });
+    }
     if ((m = /^\/repos\/[^/]+\/[^/]+\/compare\/([^/.]+)\.\.\.([^/.]+)$/.exec(path)) && state.history) return sendJson(res, ...compareCommits(state.history, m[1]!, m[2]!));
     if (/^\/api\/v4\/projects\/[^/]+\/repository\/merge_base$/.test(path) && state.history) return sendJson(res, ...mergeBase(state.history, url.searchParams.getAll('refs[]')));
     if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+\/diffs$/.test(path)) return page(res, url, state.mrDiffs);
     if (/^\/api\/v4\/projects\/[^/]+\/merge_requests\/\d+\/discussions$/.test(path)) {
       if (req.method === 'GET') return page(res, url, state.discussions);
       const posted = JSON.parse(req.body) as { body: string; position: Record<string, unknown> };
-      const diff = state.mrDiffs.find((d) => d.new_path === posted.position.new_path);
+      const diffs = state.diffsAt.get(String(posted.position.head_sha))?.mrDiffs ?? state.mrDiffs;
+      const diff = diffs.find((d) => d.new_path === posted.position.new_path);
       const side = posted.position.new_line !== undefined ? 'RIGHT' : 'LEFT';
       const line = Number(posted.position.new_line ?? posted.position.old_line);
       // A renamed file is found by both its paths: a position with the wrong old_path has no line code.

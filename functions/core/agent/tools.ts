@@ -33,7 +33,7 @@ export interface ToolContext {
 }
 
 export interface RunReads {
-  /** The change's head as first read in this run, when the event names no commit. */
+  /** The change's head as the run's first diff read found it: every later diff read of the run shows that head (the reply names it). */
   head?: Promise<string>;
 }
 

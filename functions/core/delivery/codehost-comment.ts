@@ -4,8 +4,8 @@
  * a subscription keeps ONE comment per pull/merge request or issue, edited in place
  * (GitHub `PATCH …/issues/comments/{id}`, GitLab `PUT …/notes/{id}`), found again by its
  * hidden sticky marker, recreated when deleted; its footer names the commit reviewed and
- * when (for an event that names no commit, a comment asking for a review, the head the host
- * shows now). The review of an older push delivered after a newer one's does not replace
+ * when (the head the run read the diff at; without one, the event's commit, else the head
+ * the host shows now). The review of an older push delivered after a newer one's does not replace
  * it, nor does the review of a commit a force-push removed (live-change.ts superseded).
  * In `new` mode every event gets its own comment. Either way the event's own marker makes
  * a redelivery or a retry find what was already posted instead of posting twice. A sticky comment's find-then-create/edit holds the subject's lease
@@ -21,7 +21,7 @@ import { postInlineFindings } from './codehost-review';
 import { liveChange, superseded, type Superseded } from './live-change';
 import { searchMarkers, textOf, type Comment } from './marker-search';
 import { installationIdOf } from './github-app';
-import { findingLine, replyParts, unreadNote } from './findings';
+import { foldedFinding, replyParts, unreadNote } from './findings';
 import { fitReply, postOnce, type HttpOptions } from './http';
 import { commentText, replyClosers } from './mentions';
 import { underSubjectLease } from './subject-lease';
@@ -118,12 +118,13 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   const { text: rawReply, findings, unread, readHead } = replyParts(request.reply, request.subscription);
   const live = liveChange(client, subject);
   /**
-   * The commit a sticky footer names: the event's; for an event that names none (a comment
-   * asking for a review) the head the run read the diff at, else the head now. A run that
-   * could not read the diff reviewed none. Without one, the last real review's (`earlier`) stays.
+   * The commit a sticky footer names: the head the run read the diff at (its findings are
+   * numbered in that diff); without one, the event's, else (a comment asking for a review)
+   * the head now. A run that could not read the diff reviewed none. Without one, the last
+   * real review's (`earlier`) stays.
    */
   const reviewedCommit = async (earlier: string | undefined): Promise<string | undefined> =>
-    (unread ? undefined : subject.commit ?? readHead ?? (await live()).head) ?? earlier;
+    (unread ? undefined : readHead ?? subject.commit ?? (await live()).head) ?? earlier;
   // Sticky: the footer is set by find(), which postOnce runs before any post.
   let suffix = `\n\n${marker}`;
   // @mentions and issue/MR references from payload or model text are made inert unless delivery.codehost.allow_mentions (mentions.ts).
@@ -142,14 +143,15 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
   const placeFindings = async () => {
     if (inlineDone) return;
     inlineDone = true;
-    const inline = await postInlineFindings(client, subject, name, marker, findings, { live, sleep: http.sleep, maxWaitMs: http.maxWaitMs });
+    const inline = await postInlineFindings(client, subject, name, marker, findings, { live, ...(readHead ? { read: readHead } : {}), sleep: http.sleep, maxWaitMs: http.maxWaitMs });
     request.logger.info('codehost_findings', { event_id: request.message.event_id, subscription: name, posted: inline.posted, repeated: inline.skipped, folded: inline.folded.length });
     const notes: string[] = [];
-    if (inline.posted > 0) notes.push(`${inline.posted} finding(s) are posted as inline comments on the diff.`);
+    const on = inline.placedOn;
+    if (inline.posted > 0) notes.push(`${inline.posted} finding(s) are posted as inline comments on the diff${on ? ` of \`${on.read.slice(0, 12)}\`, the commit reviewed: the change moved on to \`${on.head.slice(0, 12)}\` while the review ran, and a comment whose line changed since shows as outdated` : ''}.`);
     // This comment replaces the last summary: findings still standing inline from an earlier review are named too.
     if (inline.skipped > 0) notes.push(`${inline.skipped} finding(s) were already posted as inline comments on the same lines by an earlier review.`);
     if (unread) notes.push(unreadNote(unread));
-    if (inline.folded.length > 0) notes.push(`**Findings not on changed lines**\n${inline.folded.map(({ finding, why }) => `${findingLine(finding)} _(${why})_`).join('\n')}`);
+    if (inline.folded.length > 0) notes.push(`**Findings not on changed lines**\n${inline.folded.map(({ finding, why }) => foldedFinding(finding, why)).join('\n')}`);
     notesText = notes.join('\n\n');
   };
   let stickyId: number | undefined;
@@ -165,11 +167,13 @@ export async function postCodehostComment(request: DeliveryRequest, settings: Pa
     stickyId = found?.id;
     if (!sticky) return undefined;
     const earlier = found ? reviewedCommitOf(textOf(found)) : undefined;
-    const kept = found && earlier ? await superseded(client, subject, earlier, live) : undefined;
+    // Judged by the commit the run read (a comment asking for a review names none; a push before the run is reviewed in it).
+    const reviewed = { ...subject, commit: readHead ?? subject.commit };
+    const kept = found && earlier ? await superseded(client, reviewed, earlier, live) : undefined;
     if (kept && earlier) {
       // Runs of two pushes overlap and the older (or force-pushed-away) one finished last: its review (and its inline findings) would replace the newer one.
-      request.logger.info('codehost_superseded', { event_id: request.message.event_id, subscription: name, event_commit: subject.commit, reviewed: earlier, why: kept });
-      return { status: 'delivered', detail: `${detail(found)} (not replaced: ${keptWhy(kept, earlier, subject.commit, (await live()).head)})` };
+      request.logger.info('codehost_superseded', { event_id: request.message.event_id, subscription: name, event_commit: reviewed.commit, reviewed: earlier, why: kept });
+      return { status: 'delivered', detail: `${detail(found)} (not replaced: ${keptWhy(kept, earlier, reviewed.commit, (await live()).head)})` };
     }
     const commit = await reviewedCommit(earlier);
     suffix = stickyFooter(name, request.message.event_id, { ...subject, commit }, at, found ? eventMarkersIn(textOf(found), name) : []);

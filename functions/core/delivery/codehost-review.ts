@@ -1,9 +1,13 @@
 /**
  * Inline findings on the diff: GitHub gets ONE pull request review (`event: COMMENT`)
  * with a comment per finding on a diff line; GitLab gets a discussion per finding with a
- * position (`base_sha`, `start_sha`, `head_sha`, paths, `new_line`/`old_line`). Lines are
- * checked against the live diff first, and posted against the head that diff is of
- * (live-change.ts; the head is read again after the diff, and the diff again if it moved).
+ * position (`base_sha`, `start_sha`, `head_sha`, paths, `new_line`/`old_line`). Findings
+ * are numbered in the diff the run read (its head: the reply's `hookagent-read` block).
+ * Lines are checked against the live diff and posted against the head that diff is of
+ * (live-change.ts; the head is read again after the diff, and the diff again if it moved)
+ * when that is the head the run read; after a push since, against the diff of the head it
+ * read (past-diff.ts: GitHub `commit_id`, GitLab that version's refs), or, when that cannot
+ * be, every finding is folded with the reason: never placed on other code.
  * Findings outside it, positions the host rejects, and any failure here are folded into
  * the summary comment instead, so this step does not fail the delivery; the one exception
  * is a GitLab merge request not prepared yet (gitlab-prepared.ts): that delivery fails
@@ -11,105 +15,40 @@
  * refuses (422, which names no comment) is sent again in halves, so only the refused
  * comments are folded. Failed writes are tried again after a look for their markers, rate
  * limits waited out (inline-send.ts). One thread per place: while a finding comment of the
- * subscription stands on a place of the live diff (not outdated, resolved or not), a finding
- * there is not posted again, however it is worded (heldPlaces).
+ * subscription stands on a place of that diff (not outdated, resolved or not), a finding
+ * there is not posted again, however it is worded (inline-held.ts).
  */
 import { HookError } from '../errors';
 import type { Subject } from '../events/subject';
-import { isFailure, type CodehostClient, type Page, type ScopedClient } from './codehost-api';
-import { commentableLines, findingBody, findingMarker, findingPlace, postedFindings, FINDING_MARKER_HEAD, type DiffLines, type Finding } from './findings';
+import type { CodehostClient, Page, ScopedClient } from './codehost-api';
+import { commentableLines, findingBody, findingPlace, type DiffLines, type Finding } from './findings';
 import { unpreparedMessage, whenPrepared } from './gitlab-prepared';
 import { realSleep } from './http';
+import { heldPlaces, landedAny, listInline } from './inline-held';
 import { inlinePacing, sendInline, sendInParts } from './inline-send';
 import { changePathOf, type LiveChange, type LiveChangeReader } from './live-change';
+import { placementOf } from './past-diff';
 
 export interface InlineResult {
   posted: number;
   skipped: number;
   /** Findings for the summary, with why they are there. */
   folded: Array<{ finding: Finding; why: string }>;
+  /** When the change moved on after the run read it: the head read, where the findings were placed, and the head now. */
+  placedOn?: { read: string; head: string };
 }
 
 export interface InlineOptions {
   /** The change as the host shows it now, read once per delivery (live-change.ts). */
   live: LiveChangeReader;
+  /** The head the run read the diff at (findings are numbered in its diff); absent: the head now. */
+  read?: string;
   /** The delivery's sleep and in-place rate-limit maximum (HttpOptions). */
   sleep?: (ms: number) => Promise<void>;
   maxWaitMs?: number;
 }
 
 type Obj = Record<string, unknown>;
-/** A listed comment and its text. */
-type Listed = [unknown, string];
-
-/** The listed review comments (GitHub) or discussion notes (GitLab), each with its text; none when the list cannot be read. */
-async function listInline(client: ScopedClient, change: string): Promise<Listed[]> {
-  // GitHub lists review comments oldest first and cannot sort them: read from the last page
-  // back, so the findings of the latest reviews are among the 3,000 read on a long pull request.
-  const listed = client.host === 'github'
-    ? await client.readList<Obj>(`${change}/comments`, 3000, { fromLast: true })
-    : await client.paginate<Obj>(`${change}/discussions`, 3000);
-  if (!listed.ok) return [];
-  // GitHub review comments carry the body; GitLab discussions their notes, each with its author.
-  return listed.items.flatMap((item): Listed[] => client.host === 'github'
-    ? [[item, str(item.body)]]
-    : (Array.isArray(item.notes) ? item.notes : []).map((n): Listed => [n, str((n as Obj).body)]));
-}
-
-/** The comments with finding markers that hookagent wrote itself (own-comments.ts); none when that cannot be told. */
-async function ownFindingComments(client: CodehostClient, comments: Listed[]): Promise<Listed[]> {
-  const marked = comments.filter(([, body]) => body.includes(FINDING_MARKER_HEAD));
-  if (marked.length === 0) return [];
-  const own = await client.ownComments();
-  return isFailure(own) ? [] : marked.filter(([comment]) => own(comment));
-}
-
-/**
- * The places (findingPlace) the subscription's own finding comments hold, each where the
- * host shows it now: a push that leaves its line unchanged moves it with its code (GitHub
- * its `line`; GitLab its position's new_line/old_line, the marker's side). The marker's
- * place stands for what the host does not say.
- */
-async function heldPlaces(client: CodehostClient, comments: Listed[], subscription: string): Promise<Set<string>> {
-  const held = new Set<string>();
-  for (const [comment, body] of await ownFindingComments(client, comments)) {
-    const c = (comment ?? {}) as Obj;
-    const position = c.position && typeof c.position === 'object' ? (c.position as Obj) : {};
-    for (const p of postedFindings(body)) {
-      if (p.subscription !== subscription) continue;
-      const path = [c.path, position.new_path].find((v): v is string => typeof v === 'string') ?? p.path;
-      const line = [c.line, position[p.side === 'RIGHT' ? 'new_line' : 'old_line']].find((v): v is number => typeof v === 'number') ?? p.line;
-      held.add(findingPlace(subscription, { side: p.side, path, line }));
-    }
-  }
-  return held;
-}
-
-/**
- * A comment whose line changed since no longer holds its place. GitHub marks it (`line: null`).
- * GitLab sends no `line`: it moves a diff note's position forward to the new diff_refs when
- * its line is unchanged, and leaves it at the old version's otherwise, so a note counts only
- * when its position is of the live diff.
- */
-function outdated(comment: unknown, live: LiveChange): boolean {
-  const c = comment as Obj | null;
-  if (c?.line === null) return true;
-  const position = c?.position as Obj | null | undefined;
-  if (!position || typeof position !== 'object' || !live.refs) return false;
-  // A position naming no diff version (none GitLab writes) says nothing either way.
-  const of = (key: 'head_sha' | 'start_sha') => typeof position[key] === 'string' && position[key] !== live.refs?.[key];
-  return of('head_sha') || of('start_sha');
-}
-
-/** After a failed try: whether a comment carrying one of these findings' markers is there now (made before the answer was lost). */
-function landedAny(client: ScopedClient, change: string, subscription: string, findings: Finding[]): () => Promise<boolean> {
-  return async () => {
-    // By the hash: an older comment on the same place is no sign that this write was made.
-    const mine = await ownFindingComments(client, await listInline(client, change));
-    const keys = new Set(mine.flatMap(([, body]) => postedFindings(body).flatMap((p) => p.key ?? [])));
-    return findings.some((f) => keys.has(findingMarker(subscription, f)));
-  };
-}
 
 const str = (v: unknown) => (typeof v === 'string' ? v : '');
 
@@ -127,18 +66,24 @@ export async function postInlineFindings(client: ScopedClient, subject: Subject,
     foldAll(findings, `the diff could not be read (${files.failure.code})`);
     return result;
   }
+  const on = await placementOf(client, change, { live, files: files.items }, options.read);
+  if ('why' in on) {
+    foldAll(findings, on.why);
+    return result;
+  }
+  if (on.movedTo && on.commit) result.placedOn = { read: on.commit, head: on.movedTo };
   const diff = new Map<string, DiffLines>();
   const oldPaths = new Map<string, string>();
   /** A renamed file's old name → its new name (how both hosts key the file). */
   const renamedFrom = new Map<string, string>();
-  for (const f of files.items) {
+  for (const f of on.files) {
     const path = client.host === 'github' ? str(f.filename) : str(f.new_path);
     const old = (client.host === 'github' ? str(f.previous_filename) : str(f.old_path)) || path;
     diff.set(path, commentableLines(client.host === 'github' ? str(f.patch) : str(f.diff)));
     oldPaths.set(path, old);
     if (old !== path) renamedFrom.set(old, path);
   }
-  const held = await heldPlaces(client, (await listInline(client, change)).filter(([comment]) => !outdated(comment, live)), subscription);
+  const held = await heldPlaces(client, await listInline(client, change), subscription, on);
   const inline: Finding[] = [];
   for (const found of findings) {
     // A finding on a renamed file may name it by its old path (natural for a removed line):
@@ -147,6 +92,7 @@ export async function postInlineFindings(client: ScopedClient, subject: Subject,
     const f = renamed === undefined ? found : { ...found, path: renamed };
     const lines = diff.get(f.path);
     if (lines && lines.RIGHT.size === 0 && lines.LEFT.size === 0) result.folded.push({ finding: f, why: 'the host shows no diff lines for this file: binary, too large, or only renamed' });
+    else if (!lines && on.cut) result.folded.push({ finding: f, why: `not among the files of the diff it was read in (${on.cut})` });
     else if (!lines || !lines[f.side].has(f.line)) result.folded.push({ finding: f, why: 'outside the diff' });
     else if (held.has(findingPlace(subscription, f))) result.skipped++;
     else inline.push(f);
@@ -156,9 +102,10 @@ export async function postInlineFindings(client: ScopedClient, subject: Subject,
 
   if (client.host === 'github') {
     // Without a head read now, no commit_id: GitHub then takes the pull request's latest commit, whose diff was just read.
+    const at = on.movedTo && on.commit ? ` of ${on.commit.slice(0, 12)}, the commit reviewed (the pull request has moved on since)` : '';
     const review = (part: Finding[]) => ({
-      ...(live.head ? { commit_id: live.head } : {}), event: 'COMMENT',
-      body: `hookagent: ${part.length} finding(s) on changed lines.\n\n${marker}`,
+      ...(on.commit ? { commit_id: on.commit } : {}), event: 'COMMENT',
+      body: `hookagent: ${part.length} finding(s) on changed lines${at}.\n\n${marker}`,
       comments: part.map((f) => ({ path: f.path, line: f.line, side: f.side, body: findingBody(subscription, f) })),
     });
     // A review is all or nothing: any of its markers found means it was made. A refused one is sent again in halves.
@@ -169,12 +116,12 @@ export async function postInlineFindings(client: ScopedClient, subject: Subject,
     return result;
   }
 
-  if (!live.refs) {
+  if (!on.refs) {
     foldAll(inline, 'the merge request\'s diff_refs could not be read');
     return result;
   }
   for (const f of inline) {
-    const position = gitlabPosition(live.refs, oldPaths.get(f.path) ?? f.path, f, diff.get(f.path)!);
+    const position = gitlabPosition(on.refs, oldPaths.get(f.path) ?? f.path, f, diff.get(f.path)!);
     const post = () => client.request(`${change}/discussions`, { method: 'POST', attempts: 1, body: { body: findingBody(subscription, f), position } });
     const sent = await sendInline(pacing, post, landedAny(client, change, subscription, [f]));
     if (sent.ok) result.posted++;

@@ -31,9 +31,10 @@ const BLOCK = /^<!-- hookagent-findings:([A-Za-z0-9+/=]*) -->\n?/;
 /** Why the run could not read the change's diff (every get_change_diff call failed): the reply is no review of it. */
 const UNREAD = /^<!-- hookagent-unread:([A-Za-z0-9+/=]*) -->\n?/;
 /**
- * The head commit the run read the diff at, for an event that names none (a comment asking
- * for a review): the sticky footer names it, not the head at delivery, which a push during
- * the run may have moved past changes no review read.
+ * The head commit the run read the diff at (agent/tools/codehost.ts changedFiles): its
+ * findings are numbered in that diff, so they are placed on it (codehost-review.ts), and the
+ * sticky footer names it, not the head at delivery, which a push during the run may have
+ * moved past changes no review read.
  */
 const READ_HEAD = /^<!-- hookagent-read:([0-9a-f]{40}|[0-9a-f]{64}) -->\n?/;
 
@@ -49,7 +50,7 @@ export const unforged = (reply: string) => reply.replace(/^(\s*)<!--(\s*)(?=hook
 
 /**
  * The reply with the findings block in front (unchanged when there are none), the unread note
- * when the diff could not be read, and the head the diff was read at when the event named none.
+ * when the diff could not be read, and the head the diff was read at.
  */
 export function withFindings(reply: string, findings: Finding[], unread?: string, readHead?: string): string {
   const read = readHead && !unread && /^([0-9a-f]{40}|[0-9a-f]{64})$/.test(readHead) ? `<!-- hookagent-read:${readHead} -->\n` : '';
@@ -111,8 +112,22 @@ export function unreadNote(why: string): string {
   return `_hookagent could not read this change's diff (${why.replace(/\s*\n\s*/g, ' ')}): the reply above is not a review of the change._`;
 }
 
+const findingPlaceText = (f: Finding) => `- **${f.severity}** \`${f.path}\` line ${f.line}${f.side === 'LEFT' ? ' (removed)' : ''}`;
+
+/** A finding as one list line (chat targets): its body's lines joined. */
 export function findingLine(f: Finding): string {
-  return `- **${f.severity}** \`${f.path}\` line ${f.line}${f.side === 'LEFT' ? ' (removed)' : ''}: ${f.body.replace(/\s*\n\s*/g, ' ')}`;
+  return `${findingPlaceText(f)}: ${f.body.replace(/\s*\n\s*/g, ' ')}`;
+}
+
+/**
+ * A finding the code host could not take inline, with why, for the summary comment. A body
+ * of several lines keeps them, indented under its list item, so a code sample or suggestion
+ * stays a block with its indentation; what it leaves open is closed inside the item.
+ */
+export function foldedFinding(f: Finding, why: string): string {
+  if (!f.body.includes('\n')) return `${findingLine(f)} _(${why})_`;
+  const body = `${f.body}${replyClosers(f.body)}`;
+  return `${findingPlaceText(f)} _(${why})_:\n${body.split('\n').map((line) => (line.trim() === '' ? '' : `  ${line}`)).join('\n')}`;
 }
 
 /**
@@ -197,13 +212,22 @@ const FINDING_MARKER = /<!-- hookagent-finding:([^:\s>]+):(RIGHT|LEFT):(\d+):([A
 /** What hashes a finding: its text as posted, whitespace and case folded (a host may turn \n into \r\n). */
 const findingHash = (shown: string) => createHash('sha256').update(shown.replace(/\s+/g, ' ').trim().toLowerCase()).digest('hex').slice(0, 12);
 
+/**
+ * A first line that opens a block (a fence such as ```suggestion, a heading, quote, list,
+ * table, HTML or indented code): such a block must start its own line, so it cannot follow
+ * the severity on the same one. Matching a little more than that only costs a line break.
+ */
+const OPENS_BLOCK = /^(?: {0,3}(?:`{3}|~{3}|#|>|[-+*](?:[ \t]|$)|\d{1,9}[.)]|\||<)| {4}|\t)/;
+
 /** The visible part of an inline comment: severity and body, made inert and closed (mentions.ts). */
 function shownText(f: Finding): string {
   // Model text: @mentions and issue/MR references are always made inert in inline findings;
   // what it leaves open (a fence) is closed, so the hidden marker after it stays hidden.
   const body = inertText(f.body);
-  // Closed as posted: after the severity, a body that opens with a fence is no fence at all.
-  const text = `**${f.severity}**: ${body}`;
+  // A body that opens with a block gets its own paragraph: after "**critical**: " on the same
+  // line a ```suggestion fence is no fence (no suggestion to apply), and its closing fence
+  // would open one that turns the explanation after it into code.
+  const text = OPENS_BLOCK.test(body) ? `**${f.severity}**\n\n${body}` : `**${f.severity}**: ${body}`;
   return `${text}${replyClosers(text)}`;
 }
 

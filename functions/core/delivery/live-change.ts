@@ -2,10 +2,12 @@
  * The pull/merge request as the code host shows it now (GitHub `GET /pulls/{n}`, GitLab
  * `GET /merge_requests/{iid}`), read once per delivery, and again only by the inline check
  * (after it read the diff, to tell whether a push landed in between). The agent's tools
- * read the live diff, and so does the inline check, so:
- * - the inline review is posted against this head (GitHub `commit_id`, GitLab `diff_refs`),
- *   not against an older head an event named before a push;
- * - a sticky footer names this head when the event names no commit (`issue_comment`);
+ * record the head their diff reads were of (agent/tools/codehost.ts changedFiles; the reply's
+ * `hookagent-read` block), so:
+ * - the inline review is posted against the head the run read: this head when it is that
+ *   one, else that earlier head's own diff (past-diff.ts), never the lines of one diff under
+ *   another head;
+ * - a sticky footer names the head the run read, or this head when the reply names none;
  * - a review of an older push that is delivered after the newer one's is told apart, and
  *   so is a review of a commit a force-push removed from the pull request.
  */
@@ -15,6 +17,8 @@ import type { CodehostClient } from './codehost-api';
 export interface LiveChange {
   /** The head commit now; absent when it could not be read. */
   head?: string;
+  /** GitHub: the pull request's base commit (`base.sha`), from which its diff at an earlier head is compared. */
+  base?: string;
   /** GitLab's diff_refs, when all three are there (positions need them). */
   refs?: { base_sha: string; start_sha: string; head_sha: string };
 }
@@ -52,7 +56,8 @@ export function liveChange(client: CodehostClient, subject: Subject): LiveChange
   return Object.assign(first, { again });
 }
 
-async function readChange(client: CodehostClient, subject: Subject): Promise<LiveChange> {
+/** The change as the host shows it now; empty when it cannot be read. */
+export async function readChange(client: CodehostClient, subject: Subject): Promise<LiveChange> {
   const path = changePathOf(client, subject);
   if (!path) return {};
   const answer = await client.request(path);
@@ -65,7 +70,8 @@ async function readChange(client: CodehostClient, subject: Subject): Promise<Liv
   }
   if (client.host === 'github') {
     const head = commitSha(obj(change?.head)?.sha);
-    return head ? { head } : {};
+    const base = commitSha(obj(change?.base)?.sha);
+    return head ? { head, ...(base ? { base } : {}) } : {};
   }
   const refs = obj(change?.diff_refs) ?? {};
   const [base_sha, start_sha, head_sha] = [str(refs.base_sha), str(refs.start_sha), str(refs.head_sha)];
@@ -98,7 +104,7 @@ export async function superseded(client: CodehostClient, subject: Subject, last:
   return (await historyOf(client, event, head)) === 'diverged' ? 'gone' : undefined;
 }
 
-type Standing = 'ancestor' | 'descendant' | 'diverged';
+export type Standing = 'ancestor' | 'descendant' | 'diverged';
 /** GitHub compare `status` of base...head, as where head stands to base (`identical` is not asked). */
 const GITHUB_COMPARE = new Map<string, Standing>([['behind', 'ancestor'], ['ahead', 'descendant'], ['diverged', 'diverged']]);
 
@@ -108,7 +114,7 @@ const GITHUB_COMPARE = new Map<string, Standing>([['behind', 'ancestor'], ['ahea
  * `/repository/merge_base` of the two (`commit` itself, `of`, or a third commit).
  * Undefined when it cannot be read.
  */
-async function historyOf(client: CodehostClient, commit: string, of: string): Promise<Standing | undefined> {
+export async function historyOf(client: CodehostClient, commit: string, of: string): Promise<Standing | undefined> {
   if (client.host === 'github') {
     const compared = await client.request(`/compare/${of}...${commit}?per_page=1`);
     return compared.ok ? GITHUB_COMPARE.get(jsonField(compared.body, 'status')) : undefined;

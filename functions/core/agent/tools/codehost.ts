@@ -2,7 +2,8 @@
  * What every code-host tool shares: the subject of the event (the one validated locator,
  * `events/subject.ts`), a client that keeps requests under the repository/project on the
  * `api_url` origin (`delivery/codehost-api.ts`; GitHub through octokit), answers read as
- * JSON, and output caps that say when and where they cut.
+ * JSON, output caps that say when and where they cut, and the head a run's diffs are of
+ * (diffHead, changedFiles): kept for the whole run, also after a push.
  */
 import { HookError } from '../../errors';
 import { subjectOf, type Subject } from '../../events/subject';
@@ -10,7 +11,9 @@ import { codehostClient, isFailure, type CodehostClient, type ScopedClient } fro
 import { installationIdOf } from '../../delivery/github-app';
 import { pause, type HttpResult } from '../../delivery/http';
 import { unpreparedMessage, whenPrepared } from '../../delivery/gitlab-prepared';
-import type { ToolContext } from '../tools';
+import { readChange } from '../../delivery/live-change';
+import { diffAt } from '../../delivery/past-diff';
+import type { RunReads, ToolContext } from '../tools';
 import { cutText } from '../../cut-text';
 
 /** Tools wait out rate limits in-process up to this long (a GitHub secondary limit asks for 60 s), or until the run's time runs out. */
@@ -26,6 +29,8 @@ export interface Opened {
   /** A wait of the run (the test's sleep; over when the run's time runs out), and whether that time ran out. */
   pause: (ms: number) => Promise<void>;
   aborted: () => boolean;
+  /** What the run's tools read (one per run; absent outside a run): the head its diffs are of. */
+  reads?: RunReads;
 }
 
 export function subjectOfContext(context: ToolContext): Subject {
@@ -52,6 +57,7 @@ export function openSubject(context: ToolContext, want: 'change' | 'issue' | 'an
   return {
     client: clientFor(context, subject), subject, number: subject.number,
     pause: (ms) => pause(ms, context.sleep, context.signal), aborted: () => context.signal.aborted,
+    ...(context.reads ? { reads: context.reads } : {}),
   };
 }
 
@@ -136,12 +142,14 @@ export function githubFile(f: Record<string, unknown>): FileChange {
 /** GitHub lists at most 3,000 files of a pull request; GitLab's diffs API is paginated likewise. */
 export const MAX_FILES = 3000;
 
+export interface Listing { files: FileChange[]; note: string }
+
 /**
- * The change's own files and diffs (base...head, as its page shows them). An empty GitLab
+ * The change's own files and diffs (base...head, as its page shows them) now. An empty GitLab
  * list is only taken once the merge request says it is prepared (delivery/gitlab-prepared.ts):
  * a few seconds are waited for it, then the read fails retryably.
  */
-export async function changedFiles(opened: Opened): Promise<{ files: FileChange[]; note: string }> {
+export async function liveFiles(opened: Opened): Promise<Listing> {
   if (opened.client.host === 'github') {
     const { items, note } = await listAll<Record<string, unknown>>(opened, `${changePath(opened)}/files`, MAX_FILES);
     return { note, files: items.map(githubFile) };
@@ -161,9 +169,81 @@ export function gitlabFile(d: Record<string, unknown>): FileChange {
   return { path: s(d.new_path), status, ...(typeof d.diff === 'string' && !left ? { patch: d.diff } : {}), ...(d.renamed_file ? { previous: s(d.old_path) } : {}) };
 }
 
-
 /** A failed request as the tool's error: "github answered 404: Not Found", not delivery wording. */
 export function toolError(failure: { code: string; message: string; retryable: boolean; retryAfterMs?: number }): HookError {
   const message = failure.message.replace(/^(GitHub|GitLab) refused the delivery \((\d+)\): /, (_m, host: string, status: string) => `${host.toLowerCase()} answered ${status}: `);
   return new HookError(`tool_${failure.code}`, message, { retryable: failure.retryable, ...(failure.retryAfterMs === undefined ? {} : { retryAfterMs: failure.retryAfterMs }) });
+}
+
+/** The change's head as the host shows it now. */
+async function headOf(opened: Opened): Promise<string> {
+  const c = await getJson<Record<string, unknown>>(opened, changePath(opened));
+  const head = opened.client.host === 'github' ? s(obj(c.head)?.sha) : s(obj(c.diff_refs)?.head_sha ?? c.sha);
+  return safeRef(head);
+}
+
+/**
+ * The head the run's tools read: the event's commit, or, for an event that names none (a
+ * comment asking for a review), the head as first read in this run, kept for the rest of it
+ * so that get_file, get_ci_status and the diffs agree when a push lands during the run. A
+ * failed read is not kept (the next call asks again).
+ */
+export function headRead(opened: Opened): Promise<string> {
+  if (opened.subject.commit) return Promise.resolve(opened.subject.commit);
+  const reads = opened.reads;
+  if (!reads) return headOf(opened);
+  const read = (reads.head ??= headOf(opened).catch((error: unknown) => {
+    if (reads.head === read) delete reads.head;
+    throw error;
+  }));
+  return read;
+}
+
+/**
+ * The head the run's diffs are of, kept for the run in `reads.head` (the sticky footer names
+ * it, findings are placed on it): headRead's for an event that names no commit; for one that
+ * names a commit, the head the host shows at the first diff read (a push before the run is
+ * reviewed in it), else the event's commit. Undefined when no head can be told.
+ */
+export async function diffHead(opened: Opened): Promise<string | undefined> {
+  if (opened.reads?.head || !opened.subject.commit) return (opened.reads?.head ?? headRead(opened)).catch(() => undefined);
+  const head = (await readChange(opened.client, opened.subject)).head ?? opened.subject.commit;
+  if (opened.reads) opened.reads.head ??= Promise.resolve(head);
+  return head;
+}
+
+/** After a live read: the head now, when it is not `pinned` (a push since); none when it is, or cannot be told. */
+async function movedFrom(opened: Opened, pinned: string | undefined): Promise<{ head: string; base?: string } | undefined> {
+  const now = await readChange(opened.client, opened.subject);
+  return now.head && pinned !== undefined && now.head !== pinned ? { head: now.head, ...(now.base ? { base: now.base } : {}) } : undefined;
+}
+
+/**
+ * The change's files and diffs at the head the run's diffs are of (diffHead): the live list
+ * when the host still shows that head after it was read; after a push, that head's own diff
+ * (delivery/past-diff.ts), so every line number the model reads is the one delivery places
+ * its findings on. When that cannot be read the call fails: numbers of another diff would
+ * put findings on other code.
+ */
+export async function changedFiles(opened: Opened): Promise<Listing> {
+  const pinned = await diffHead(opened);
+  const live = await liveFiles(opened);
+  const moved = await movedFrom(opened, pinned);
+  return moved && pinned ? pastFiles(opened, pinned, moved) : live;
+}
+
+/** A diff read whole (GitHub's one request): kept when it is of the run's head (else undefined: read it file by file). */
+export async function wholeAtPin(opened: Opened, read: () => Promise<HttpResult>): Promise<string | undefined> {
+  const pinned = await diffHead(opened);
+  const whole = await read();
+  return whole.ok && !(await movedFrom(opened, pinned)) ? whole.body : undefined;
+}
+
+async function pastFiles(opened: Opened, pinned: string, now: { head: string; base?: string }): Promise<Listing> {
+  const moved = `the change moved on from ${pinned.slice(0, 12)}, the head this review reads, to ${now.head.slice(0, 12)}`;
+  const past = await diffAt(opened.client, changePath(opened), pinned, now.base);
+  if (!past.ok) throw new HookError('tool_moved_on', `${moved}, and ${pinned.slice(0, 12)}'s diff cannot be read (${past.why}); its line numbers would not be those of the review`);
+  const files = past.diff.files.map(opened.client.host === 'github' ? githubFile : gitlabFile);
+  const cut = past.diff.cut ? `; ${past.diff.cut}, so files may be missing here: list_changed_files lists the files now` : '';
+  return { files, note: `\n…[${moved}: this is the diff at ${pinned.slice(0, 12)}, the one findings are placed on${cut}]` };
 }

@@ -12,7 +12,7 @@ import { cutText } from '../../cut-text';
 export const FINDING_TOOLS: Record<string, Tool> = {
   record_finding: {
     name: 'record_finding',
-    description: 'Note one finding on a line of the change (it is posted as an inline comment after you answer; lines outside the diff go into the summary). side: RIGHT for a line of the new version, LEFT for a removed line (of a renamed file, either its old or new path). Changes nothing by itself.',
+    description: 'Note one finding on a line of the change, numbered as get_change_diff shows it (it is posted as an inline comment after you answer; lines outside the diff go into the summary). side: RIGHT for a line of the new version, LEFT for a removed line (of a renamed file, either its old or new path). To propose a fix for a RIGHT line, the body may hold a ```suggestion block with the line\'s replacement (it replaces that one line). Changes nothing by itself.',
     parameters: {
       type: 'object', required: ['path', 'line', 'severity', 'body'], additionalProperties: false,
       properties: {

@@ -6,9 +6,9 @@
  */
 import { HookError } from '../../errors';
 import type { Tool } from '../tools';
-import { changePath, changedFiles, getJson, inputOf, listAll, obj, openSubject, positiveLine, s, safeFilePath, safeRef, capText, answerText, MAX_FILES, type FileChange, type Opened } from './codehost';
+import { changePath, changedFiles, getJson, headRead, inputOf, listAll, liveFiles, obj, openSubject, positiveLine, s, safeFilePath, safeRef, capText, answerText, wholeAtPin, MAX_FILES, type FileChange, type Opened } from './codehost';
 import { gitlabCi } from './gitlab-ci';
-import { headRead, lastReviewedCommit } from './since';
+import { lastReviewedCommit } from './since';
 
 export { MAX_FILES } from './codehost';
 export { LOG_TAIL } from './gitlab-ci';
@@ -29,7 +29,7 @@ function renderDiff(files: FileChange[], wanted: string | undefined, header: str
   if (wanted !== undefined) {
     const file = files.find((f) => f.path === wanted || f.previous === wanted);
     if (!file) throw new HookError('tool_bad_input', `${wanted} is not among the changed files (call list_changed_files)`);
-    return capText(`${header}--- ${file.path}${renamedFrom(file)}\n${file.patch ?? '(no textual diff: binary or too large for the API)'}`, DIFF_CAP, 'the rest of this file\'s diff is not shown; read the file with get_file');
+    return capText(`${header}--- ${file.path}${renamedFrom(file)}\n${file.patch ?? '(no textual diff: binary or too large for the API)'}`, DIFF_CAP, 'the rest of this file\'s diff is not shown; read the file with get_file') + note;
   }
   const parts: string[] = header ? [header] : [];
   let used = header.length;
@@ -77,20 +77,21 @@ export const REVIEW_TOOLS: Record<string, Tool> = {
     description: `Every file the pull/merge request changes (up to ${MAX_FILES}), with status and line counts.`,
     parameters: none,
     async run(_input, context) {
-      const { files, note } = await changedFiles(openSubject(context, 'change'));
+      // The files as they are now (no line numbers here: findings are placed by get_change_diff's).
+      const { files, note } = await liveFiles(openSubject(context, 'change'));
       return `${files.map(fileLine).join('\n')}${note}`;
     },
   },
   get_change_diff: {
     name: 'get_change_diff',
-    description: 'The unified diff of the change. Give {"path": "…"} for one file (read large changes file by file). Give {"since_last_review": true} for only what changed since the commit named in the last hookagent review (falls back to the full diff after a force-push).',
+    description: 'The unified diff of the change, at the head this review reads (kept for the whole run, also after a push; record_finding\'s lines are this diff\'s). Give {"path": "…"} for one file (read large changes file by file). Give {"since_last_review": true} for only what changed since the commit named in the last hookagent review (falls back to the full diff after a force-push).',
     parameters: { type: 'object', properties: { path: { type: 'string' }, since_last_review: { type: 'boolean' } }, additionalProperties: false },
     async run(input, context) {
       const args = inputOf(input);
       const wanted = args.path === undefined ? undefined : safeFilePath(args.path);
       const opened = openSubject(context, 'change');
-      // Pins the head this run reviews before the diff is read (the sticky footer names it).
-      await headRead(opened, context).catch(() => undefined);
+      // Every diff read is of the head the run's first one pinned (codehost.ts changedFiles):
+      // findings are numbered in it, placed on it, and the sticky footer names it.
       if (args.since_last_review === true) {
         const since = await lastReviewedCommit(opened, context);
         if (since.files) return renderDiff(since.files, wanted, `${since.header}\n`, since.note ?? '');
@@ -99,8 +100,8 @@ export const REVIEW_TOOLS: Record<string, Tool> = {
       }
       if (wanted === undefined && opened.client.host === 'github') {
         // One request for the whole diff; GitHub refuses it (406) for very large changes: then file by file.
-        const whole = await opened.client.request(changePath(opened), { accept: 'application/vnd.github.diff' });
-        if (whole.ok) return capText(whole.body, DIFF_CAP, 'call list_changed_files, then get_change_diff with {"path": …} per file');
+        const whole = await wholeAtPin(opened, () => opened.client.request(changePath(opened), { accept: 'application/vnd.github.diff' }));
+        if (whole !== undefined) return capText(whole, DIFF_CAP, 'call list_changed_files, then get_change_diff with {"path": …} per file');
       }
       const { files, note } = await changedFiles(opened);
       return renderDiff(files, wanted, '', note);
@@ -117,7 +118,7 @@ export const REVIEW_TOOLS: Record<string, Tool> = {
       const end = positiveLine(args.end_line, 'end_line');
       if (end !== undefined && end < start) throw new HookError('tool_bad_input', 'end_line must not be before start_line');
       const opened = openSubject(context, 'change');
-      const ref = args.ref === undefined ? await headRead(opened, context) : safeRef(args.ref);
+      const ref = args.ref === undefined ? await headRead(opened) : safeRef(args.ref);
       const encoded = path.split('/').map(encodeURIComponent).join('/');
       let text: string;
       if (opened.client.host === 'github') {
@@ -154,7 +155,7 @@ export const REVIEW_TOOLS: Record<string, Tool> = {
     parameters: none,
     async run(_input, context) {
       const opened = openSubject(context, 'change');
-      return opened.client.host === 'github' ? githubCi(opened, await headRead(opened, context)) : gitlabCi(opened, context);
+      return opened.client.host === 'github' ? githubCi(opened, await headRead(opened)) : gitlabCi(opened, context);
     },
   },
 };
