@@ -12,31 +12,46 @@
  * message inline (attribute `message`) and are read as they are.
  */
 import {
-  BatchGetItemCommand, BatchWriteItemCommand, DeleteItemCommand, GetItemCommand, PutItemCommand, QueryCommand, UpdateItemCommand, type AttributeValue, type DynamoDBClient, type WriteRequest,
+  GetItemCommand, PutItemCommand, UpdateItemCommand, type DynamoDBClient, type WriteRequest,
 } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { EventLog, EventSearch, EventSearchPage, RecordedSubscriptions, UpdateOptions } from '../core/ports';
 import type { EventRecord, EventStatus, QueueMessage } from '../core/types';
 import { RecordGone } from '../core/worker/record';
 import { isConditionalFailure, storeUnavailable } from './dynamo';
-import { MESSAGE_SUFFIX, eventItems, fromItem, joined, keptItems, messageKey, type ConditionalPut, type Item } from './event-items';
+import {
+  MESSAGE_SUFFIX, batchGet, batchWrite, changedAttributes, deleteWhere, eventExpiresAt, eventItems, fromItem, joined, messageKey, putIf, queryItems, type EventTable, type Item, type QueryInput,
+} from './event-items';
 import { RecordedNames, searchSubscription } from './event-search';
+import { HeldPayloads, SeenHeld, holdMessage, keepHeld, resumeMessage, type LetGo } from './held-items';
+import { lazyPayloadRetention, type PayloadRetention } from './s3-payload-store';
 import { EVENTS_BY_SUBSCRIPTION_INDEX } from './tables';
 
-/** Conditional writes sent at once by deleteHeld, deleteUnstarted and keepHeld. */
-const WRITES_AT_ONCE = 10;
+export interface EventLogOptions {
+  /** Records read per call while looking for deleted subscriptions' names (event-search.ts). */
+  namesScanItems?: number;
+  /** Held events' payload objects (held-items.ts); by default S3 in the DynamoDB client's region, its client made on first use. */
+  retention?: PayloadRetention;
+}
 
 export class DynamoEventLog implements EventLog {
-  /** `namesScanItems`: records read per call while looking for deleted subscriptions' names (event-search.ts). */
-  constructor(private readonly client: DynamoDBClient, private readonly table: string, private readonly options: { namesScanItems?: number } = {}) {}
+  private readonly t: EventTable;
+  private readonly held: HeldPayloads;
+  private readonly seenHeld = new SeenHeld();
+
+  constructor(private readonly client: DynamoDBClient, private readonly table: string, private readonly options: EventLogOptions = {}) {
+    this.t = { client, table };
+    this.held = new HeldPayloads(this.t, options.retention ?? lazyPayloadRetention(() => client.config.region()));
+  }
 
   /** The console's list (event-search.ts); the names' scan state lives as long as this adapter. */
   private names: RecordedNames | undefined;
   searchSubscription = (subscription: string, search: EventSearch): Promise<EventSearchPage> => searchSubscription(this.client, this.table, subscription, search);
   recordedSubscriptions = (known: string[]): Promise<RecordedSubscriptions> => (this.names ??= new RecordedNames(this.client, this.table, this.options.namesScanItems)).names(known);
 
-  /** The messages first, then the records: a record is never stored without its message. */
+  /** The messages first, then the records: a record is never stored without its message, nor held with a payload that may expire. */
   async putAll(records: EventRecord[]): Promise<void> {
+    await this.held.keep(records.filter((r) => r.status === 'held').map((r) => r.message));
     const items = records.map(eventItems);
     await this.batchWrite(items.map(([message]) => ({ PutRequest: { Item: message } })));
     await this.batchWrite(items.map(([, record]) => ({ PutRequest: { Item: record } })));
@@ -48,69 +63,19 @@ export class DynamoEventLog implements EventLog {
     ]));
   }
 
-  async deleteHeld(keys: Array<{ event_id: string; subscription: string }>): Promise<number> {
-    return (await this.deleteWhere(keys, '#status = :held', { ':held': { S: 'held' } })).length;
+  /** The records given (as listed, with their messages) let their payloads go once deleted. */
+  async deleteHeld(keys: Array<LetGo>): Promise<number> {
+    const deleted = await this.dynamo(() => deleteWhere(this.t, keys, '#status = :held', { ':held': { S: 'held' } }));
+    for (const record of deleted) await this.held.letGo(record);
+    return deleted.length;
   }
 
-  /**
-   * Records of an earlier version still held carry the TTL (event-items.ts): found through
-   * the index, read again consistently, and written back without it (keptItems). PutItem,
-   * not UpdateItem `REMOVE`: the CLI's policy allows PutItem on this table.
-   */
-  async keepHeld(subscription: string): Promise<number> {
-    try {
-      const held = await this.queryItems({
-        IndexName: EVENTS_BY_SUBSCRIPTION_INDEX, KeyConditionExpression: 'subscription = :s',
-        FilterExpression: '#status = :held AND attribute_exists(expires_at)', ProjectionExpression: 'event_id',
-        ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':s': { S: subscription }, ':held': { S: 'held' } },
-      });
-      let kept = 0;
-      for (let i = 0; i < held.length; i += WRITES_AT_ONCE) {
-        const ids = held.slice(i, i + WRITES_AT_ONCE).map((item) => item.event_id?.S ?? '');
-        const items = await this.batchGet(ids.flatMap((id) => [marshall({ event_id: id, subscription }), messageKey(id, subscription)]));
-        const item = (id: string, sortKey: string) => items.find((it) => it.event_id?.S === id && it.subscription?.S === sortKey);
-        const written = await Promise.all(ids.map(async (id) => {
-          let keptThis = false;
-          // The record's put comes last: it tells whether the record was kept.
-          for (const put of keptItems(item(id, subscription), item(id, `${subscription}${MESSAGE_SUFFIX}`))) keptThis = await this.putIf(put);
-          return keptThis;
-        }));
-        kept += written.filter(Boolean).length;
-      }
-      return kept;
-    } catch (error) {
-      throw storeUnavailable('The event log', error);
-    }
-  }
+  keepHeld = (subscription: string): Promise<number> => keepHeld(this.t, subscription);
 
   /** As deleteHeld; an absent item passes the condition (its DeleteItem deletes nothing). */
   async deleteUnstarted(keys: Array<{ event_id: string; subscription: string }>): Promise<Array<{ event_id: string; subscription: string }>> {
-    const deleted = await this.deleteWhere(keys, 'attribute_not_exists(#status) OR (#status = :queued AND (attribute_not_exists(attempts) OR attempts = :zero))', { ':queued': { S: 'queued' }, ':zero': { N: '0' } });
+    const deleted = await this.dynamo(() => deleteWhere(this.t, keys, 'attribute_not_exists(#status) OR (#status = :queued AND (attribute_not_exists(attempts) OR attempts = :zero))', { ':queued': { S: 'queued' }, ':zero': { N: '0' } }));
     return keys.filter((key) => !deleted.includes(key));
-  }
-
-  /**
-   * A conditional DeleteItem of each record (a few at once), then the message items of
-   * those deleted; a message item left by a crash in between expires with its TTL.
-   * Returns the keys deleted.
-   */
-  private async deleteWhere(keys: Array<{ event_id: string; subscription: string }>, condition: string, values: Item): Promise<Array<{ event_id: string; subscription: string }>> {
-    const deleted: Array<{ event_id: string; subscription: string }> = [];
-    for (let i = 0; i < keys.length; i += WRITES_AT_ONCE) {
-      await Promise.all(keys.slice(i, i + WRITES_AT_ONCE).map(async (key) => {
-        try {
-          await this.client.send(new DeleteItemCommand({
-            TableName: this.table, Key: marshall({ event_id: key.event_id, subscription: key.subscription }), ConditionExpression: condition,
-            ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: values,
-          }));
-          deleted.push(key);
-        } catch (error) {
-          if (!isConditionalFailure(error)) throw storeUnavailable('The event log', error);
-        }
-      }));
-    }
-    await this.batchWrite(deleted.map(({ event_id, subscription }) => ({ DeleteRequest: { Key: messageKey(event_id, subscription) } })));
-    return deleted;
   }
 
   /** `known`: the message the caller has (the worker's, from the queue): then the record item alone is read. */
@@ -120,15 +85,19 @@ export class DynamoEventLog implements EventLog {
         const result = await this.client.send(new GetItemCommand({
           TableName: this.table, Key: marshall({ event_id: eventId, subscription }), ConsistentRead: true,
         }));
-        return result.Item ? fromItem(result.Item, known) : undefined;
+        const record = result.Item ? fromItem(result.Item, known) : undefined;
+        this.seenHeld.note(record);
+        return record;
       }
       // The record and its message item: both sort keys begin with the subscription's name.
-      const items = await this.queryItems({
+      const items = await queryItems(this.t, {
         KeyConditionExpression: 'event_id = :id AND begins_with(subscription, :s)',
         ExpressionAttributeValues: { ':id': { S: eventId }, ':s': { S: subscription } },
         ConsistentRead: true,
       });
-      return joined(items).find((r) => r.subscription === subscription);
+      const record = joined(items).find((r) => r.subscription === subscription);
+      this.seenHeld.note(record);
+      return record;
     } catch (error) {
       throw storeUnavailable('The event log', error);
     }
@@ -137,69 +106,88 @@ export class DynamoEventLog implements EventLog {
   /**
    * The message item, then the record item with a conditional PutItem (PutItem, not
    * UpdateItem: the CLI's and the ingest function's IAM policies allow it on this table).
+   * A record written held keeps its payload first; one that leaves `held` lets it go after.
    */
   async putIfStatus(record: EventRecord, status: EventStatus): Promise<boolean> {
     const [message, item] = eventItems(record);
+    if (record.status === 'held') await this.held.keep([record.message]);
+    let written: boolean;
     try {
       await this.client.send(new PutItemCommand({ TableName: this.table, Item: message }));
-      return await this.putIf({
+      written = await putIf(this.t, {
         Item: item, ConditionExpression: '#status = :status', ExpressionAttributeNames: { '#status': 'status' }, ExpressionAttributeValues: { ':status': { S: status } },
       });
     } catch (error) {
       throw storeUnavailable('The event log', error);
     }
+    if (written && status === 'held' && record.status !== 'held') await this.held.letGo(record);
+    return written;
   }
 
-  /** A conditional PutItem; false when the condition does not hold. */
-  private async putIf(put: ConditionalPut): Promise<boolean> {
-    try {
-      await this.client.send(new PutItemCommand({ TableName: this.table, ...put }));
-      return true;
-    } catch (error) {
-      if (isConditionalFailure(error)) return false;
-      throw error;
-    }
-  }
-
-  /** UpdateItem of the changed attributes only (no item returned): the message and payload are not rewritten. */
+  /**
+   * UpdateItem of the changed attributes only: the message and payload are not rewritten. A
+   * change of status also sees to the TTL (held-items.ts): to `held` (the worker holds an
+   * event queued before a pause), the TTL is removed from both items and the payload kept,
+   * before the record's write; to any other, the record gets a TTL where it has none (14
+   * days from this write) in the same write, and one leaving `held` (read or written held
+   * by this adapter: SeenHeld) gives its message item the same and lets its payload go.
+   */
   async update(eventId: string, subscription: string, changes: Partial<EventRecord>, options: UpdateOptions = {}): Promise<void> {
     const { event_id: _id, subscription: _sub, message: _message, ...rest } = changes;
-    const names: Record<string, string> = { '#pk': 'event_id' };
-    const values: Item = {};
-    const set: string[] = [];
-    const remove: string[] = [];
-    Object.entries(rest).forEach(([key, value], i) => {
-      names[`#a${i}`] = key;
-      if (value === undefined) {
-        remove.push(`#a${i}`);
-      } else {
-        values[`:v${i}`] = marshall({ v: value }, { removeUndefinedValues: true }).v as AttributeValue;
-        set.push(`#a${i} = :v${i}`);
-      }
-    });
+    const { names, values, set, remove } = changedAttributes(rest);
     if (set.length === 0 && remove.length === 0) return;
+    const { status } = changes;
+    const ttl = status && status !== 'held' ? eventExpiresAt({ status, updated_at: changes.updated_at ?? '', received_at: '' }) : undefined;
+    let kept: LetGo | undefined;
+    if (status === 'held') {
+      names['#ttl'] = 'expires_at';
+      remove.push('#ttl');
+      kept = { event_id: eventId, subscription, message: await this.dynamo(() => holdMessage(this.t, eventId, subscription)) };
+      await this.held.keep([kept.message]);
+    } else if (ttl !== undefined) {
+      names['#ttl'] = 'expires_at';
+      values[':ttl'] = { N: String(ttl) };
+      set.push('#ttl = if_not_exists(#ttl, :ttl)');
+    }
+    let before: Item | undefined;
     try {
-      await this.client.send(new UpdateItemCommand({
+      ({ Attributes: before } = await this.client.send(new UpdateItemCommand({
         TableName: this.table, Key: marshall({ event_id: eventId, subscription }),
         UpdateExpression: [set.length ? `SET ${set.join(', ')}` : '', remove.length ? `REMOVE ${remove.join(', ')}` : ''].filter(Boolean).join(' '),
         ConditionExpression: 'attribute_exists(#pk)',
         ExpressionAttributeNames: names,
         ...(Object.keys(values).length ? { ExpressionAttributeValues: values } : {}),
-        ReturnValues: 'NONE',
-      }));
+        // Read or written held here: its status before tells whether it leaves `held` (SeenHeld).
+        ReturnValues: ttl !== undefined && this.seenHeld.has(eventId, subscription) ? 'UPDATED_OLD' : 'NONE',
+      })));
     } catch (error) {
       // The record is gone (withdrawn by ingest, or expired): nothing to update, unless the caller must know.
       if (isConditionalFailure(error)) {
+        if (kept) await this.held.letGo(kept);
         if (options.existing) throw new RecordGone(eventId, subscription);
         return;
       }
+      throw storeUnavailable('The event log', error);
+    }
+    if (status) this.seenHeld.note({ event_id: eventId, subscription, status });
+    if (ttl !== undefined && before?.status?.S === 'held') {
+      const message = await this.dynamo(() => resumeMessage(this.t, eventId, subscription, ttl));
+      await this.held.letGo({ event_id: eventId, subscription, message });
+    }
+  }
+
+  /** A DynamoDB call whose failure is the event log's. */
+  private async dynamo<T>(call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
       throw storeUnavailable('The event log', error);
     }
   }
 
   async getEvent(eventId: string): Promise<EventRecord[]> {
     try {
-      return joined(await this.queryItems({
+      return joined(await queryItems(this.t, {
         KeyConditionExpression: 'event_id = :id',
         ExpressionAttributeValues: { ':id': { S: eventId } },
         ConsistentRead: true,
@@ -230,9 +218,9 @@ export class DynamoEventLog implements EventLog {
   }
 
   /** Records through the index (message items are not in it), with their messages. */
-  private async query(input: Omit<ConstructorParameters<typeof QueryCommand>[0], 'TableName'>, limit = Infinity): Promise<EventRecord[]> {
+  private async query(input: QueryInput, limit = Infinity): Promise<EventRecord[]> {
     try {
-      const items = await this.queryItems(input, limit);
+      const items = await queryItems(this.t, input, limit);
       const messages = await this.messagesOf(items.filter((item) => item.message === undefined));
       return items.map((item) => fromItem(item, messages.get(`${item.event_id?.S}\u0000${item.subscription?.S}`)));
     } catch (error) {
@@ -240,61 +228,17 @@ export class DynamoEventLog implements EventLog {
     }
   }
 
-  private async queryItems(input: Omit<ConstructorParameters<typeof QueryCommand>[0], 'TableName'>, limit = Infinity): Promise<Item[]> {
-    const items: Item[] = [];
-    let start: Item | undefined;
-    do {
-      const page = await this.client.send(new QueryCommand({
-        ...input, TableName: this.table,
-        ...(Number.isFinite(limit) ? { Limit: limit - items.length } : {}),
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }));
-      items.push(...(page.Items ?? []));
-      start = page.LastEvaluatedKey;
-    } while (start && items.length < limit);
-    return items;
-  }
-
   /** The message texts of these records' message items, by `event_id NUL subscription`. */
   private async messagesOf(records: Item[]): Promise<Map<string, string>> {
     const found = new Map<string, string>();
-    for (const item of await this.batchGet(records.map((r) => messageKey(r.event_id?.S ?? '', r.subscription?.S ?? '')))) {
+    for (const item of await batchGet(this.t, records.map((r) => messageKey(r.event_id?.S ?? '', r.subscription?.S ?? '')))) {
       const sub = item.subscription?.S ?? '';
       found.set(`${item.event_id?.S}\u0000${sub.slice(0, -MESSAGE_SUFFIX.length)}`, item.message?.S ?? '');
     }
     return found;
   }
 
-  /** The items of these keys that exist, read consistently (BatchGetItem, 100 keys a call, resending what DynamoDB leaves unprocessed). */
-  private async batchGet(allKeys: Item[]): Promise<Item[]> {
-    const found: Item[] = [];
-    for (let i = 0; i < allKeys.length; i += 100) {
-      let keys = allKeys.slice(i, i + 100);
-      for (let attempt = 0; keys.length > 0; attempt++) {
-        if (attempt === 5) throw new Error(`${keys.length} reads left unprocessed after 5 attempts`);
-        if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
-        const result = await this.client.send(new BatchGetItemCommand({ RequestItems: { [this.table]: { Keys: keys, ConsistentRead: true } } }));
-        found.push(...(result.Responses?.[this.table] ?? []));
-        keys = (result.UnprocessedKeys?.[this.table]?.Keys ?? []) as Item[];
-      }
-    }
-    return found;
-  }
-
-  /** BatchWriteItem in chunks of 25, resending what DynamoDB leaves unprocessed. */
   private async batchWrite(requests: WriteRequest[]): Promise<void> {
-    try {
-      for (let i = 0; i < requests.length; i += 25) {
-        let pending: WriteRequest[] = requests.slice(i, i + 25);
-        for (let attempt = 0; pending.length > 0; attempt++) {
-          if (attempt === 5) throw new Error(`${pending.length} writes left unprocessed after 5 attempts`);
-          if (attempt > 0) await new Promise((resolve) => setTimeout(resolve, 50 * 2 ** attempt));
-          const result = await this.client.send(new BatchWriteItemCommand({ RequestItems: { [this.table]: pending } }));
-          pending = result.UnprocessedItems?.[this.table] ?? [];
-        }
-      }
-    } catch (error) {
-      throw storeUnavailable('The event log', error);
-    }
+    await this.dynamo(() => batchWrite(this.t, requests));
   }
 }

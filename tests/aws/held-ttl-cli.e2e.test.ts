@@ -6,7 +6,7 @@
  * role, run it. The built CLI against dynalite, through the recording AWS endpoint, which
  * refuses any other call as IAM would.
  */
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import { readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -50,10 +50,15 @@ test('pause of a paused subscription removes the TTL of its held records and the
   await new DynamoSubscriptionStore(client, tables.subscriptions).create({
     name: 'holiday', events: [], skills: [], deliver: ['log'], state: 'paused', created_at: at, updated_at: at, secret: 'whsec_x',
   } as Subscription);
-  // Queued with a TTL on both items, then set held by an update that leaves the TTL, as before.
+  // Queued with a TTL on both items, then set held by an update that leaves the TTL, as an earlier version's worker did.
   const events = new DynamoEventLog(client, tables.events);
   await events.putAll([record('evt_a'), record('evt_b')]);
-  for (const id of ['evt_a', 'evt_b']) await events.update(id, 'holiday', { status: 'held' });
+  for (const id of ['evt_a', 'evt_b']) {
+    await client.send(new UpdateItemCommand({
+      TableName: tables.events, Key: marshall({ event_id: id, subscription: 'holiday' }), UpdateExpression: 'SET #s = :held',
+      ExpressionAttributeNames: { '#s': 'status' }, ExpressionAttributeValues: { ':held': { S: 'held' } },
+    }));
+  }
   expect(await ttl(marshall({ event_id: 'evt_a', subscription: 'holiday' }))).toBeDefined();
 
   const result = await runCli(['--config-dir', dir, 'webhook', 'pause', 'holiday'], {

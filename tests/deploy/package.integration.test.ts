@@ -216,13 +216,13 @@ test('IAM: one role per function, each with only the actions its code calls', ()
   expect(roleActions('IngestRole')).toEqual([
     'dynamodb:BatchWriteItem', 'dynamodb:BatchWriteItem', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:PutItem', 'dynamodb:PutItem',
     'dynamodb:Query', 'dynamodb:Scan', 'dynamodb:UpdateItem',
-    'logs:CreateLogStream', 'logs:PutLogEvents', 's3:PutObject', 'sqs:SendMessage', 'ssm:GetParameter',
+    'logs:CreateLogStream', 'logs:PutLogEvents', 's3:PutObject', 's3:PutObjectTagging', 'sqs:SendMessage', 'ssm:GetParameter',
     'xray:PutTelemetryRecords', 'xray:PutTraceSegments',
   ]);
   // The packaged config uses OpenAI: the Bedrock statement is present only under UsesBedrock, which is false.
   expect(roleActions('WorkerRole')).toEqual([
     'bedrock:InvokeModel', 'dynamodb:BatchWriteItem', 'dynamodb:DeleteItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem', 'dynamodb:UpdateItem',
-    'logs:CreateLogStream', 'logs:PutLogEvents', 's3:GetObject', 's3:PutObject',
+    'logs:CreateLogStream', 'logs:PutLogEvents', 's3:GetObject', 's3:PutObject', 's3:PutObjectTagging',
     'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:GetQueueAttributes', 'sqs:ReceiveMessage', 'sqs:SendMessage', 'ssm:GetParameter',
     'xray:PutTelemetryRecords', 'xray:PutTraceSegments',
   ]);
@@ -735,6 +735,19 @@ describe('each role allows every AWS call its packaged bundle makes', () => {
     expect(allows('WorkerRole', { action: 's3:GetObject', resource: `${bucket}/payloads/${long.message.event_id}.json` })).toBe(true);
     expect(allows('IngestRole', { action: 's3:PutObject', resource: `${bucket}/payloads/${long.message.event_id}.json` })).toBe(true);
   }, 60_000);
+
+  // The recorder takes a put's x-amz-tagging as part of its PutObject, and knows no tagging or copy calls:
+  // the calls tests/aws/heldworker-payloads.integration.test.ts sees each function make, checked here.
+  test('held payloads (held-items.ts): each function may tag what it writes and what it holds; the worker still writes no event\'s original', () => {
+    const bucket = env.PAYLOAD_BUCKET;
+    const tag = (key: string) => ({ action: 's3:PutObjectTagging', resource: `${bucket}/payloads/${key}` });
+    // Ingest: its put's tag, an event held at arrival, one it releases after a resume it raced or withdraws.
+    expect(allows('IngestRole', tag('evt_1.json'))).toBe(true);
+    // The worker: its own puts' tags, an event it holds or carries on (ingest's payload or one it moved out).
+    for (const key of ['evt_1.json', 'evt_1-sub.json', 'evt_1-sub-reply.json', 'transcript_evt_1_sub_r1.json']) expect(allows('WorkerRole', tag(key))).toBe(true);
+    expect(allows('WorkerRole', { action: 's3:PutObject', resource: `${bucket}/payloads/evt_1.json` })).toBe(false);
+    expect(allows('IngestRole', tag('transcript_evt_1_sub_r1.json'))).toBe(false);
+  });
 
   test('worker: a copy that finds a live lease is paced with ChangeMessageVisibility, both allowed', async () => {
     recorder.calls.length = 0;
