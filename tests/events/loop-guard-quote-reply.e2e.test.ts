@@ -5,60 +5,30 @@
  * "Quote reply": every line of it behind `> `, the marker too) and asks again is answered.
  * (Before, any comment whose text held `<!-- hookagent:` was ignored, the quote too.)
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { signHub } from '../../functions/core/auth/signatures';
-import { buildCli, runCli } from '../support/cli';
-import { FAKE_BOT, startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
-import { eventually, startServe, stopServe, type Serve } from '../support/serve';
+import { FAKE_BOT } from '../support/fake-codehost';
+import { eventually } from '../support/serve';
+import { useServeWithGithub } from '../support/serve-github';
 
-const GH_SECRET = 'loop-guard-gh-secret';
-const env = { GH_SECRET, GITHUB_TOKEN: 'ghp_loopguard', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
 const THREAD = '/repos/octo/widgets/issues/5';
 
-let host: FakeCodehost;
-let dir: string;
-let serve: Serve;
-const hk = (...args: string[]) => runCli(['--config-dir', dir, ...args], env);
-
-beforeAll(async () => {
-  buildCli();
-  host = await startFakeCodehost();
-  dir = mkdtempSync(join(tmpdir(), 'hookagent-loop-guard-'));
-  writeFileSync(join(dir, 'config.yaml'), [
-    'webhooks: { github: { secret: ${GH_SECRET} } }',
-    'delivery:',
-    '  timeout: 2s',
-    `  codehost: { github: { token: \${GITHUB_TOKEN}, api_url: "${host.url}" } }`,
-  ].join('\n'));
+const h = useServeWithGithub('loop-guard', async ({ hk, start }) => {
   const subscribed = await hk('webhook', 'subscribe', 'bot', '--events', 'issue_comment.created', '--filter', 'comment.body =~ /@hookagent-bot/',
     '--agent', 'none', '--prompt', 'You asked: {comment.body}', '--deliver', 'codehost_comment');
   expect(subscribed.code).toBe(0);
-  serve = await startServe(dir, env);
-}, 60_000);
-
-afterAll(async () => {
-  if (serve) await stopServe(serve);
-  await host?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
+  await start();
 });
 
 let delivery = 0;
 /** GitHub's `issue_comment.created` for a comment on issue 5 by `user`. */
 async function commented(body: string, user: { login: string; id: number; type: string }): Promise<{ status: number; body: Record<string, unknown> }> {
   const payload = JSON.stringify({ action: 'created', issue: { number: 5, title: 'Widgets break' }, comment: { id: 900 + delivery, body, user, performed_via_github_app: null }, repository: { full_name: 'octo/widgets', name: 'widgets', owner: { login: 'octo' } }, sender: user });
-  const res = await fetch(`${serve.url}/webhooks/github`, {
-    method: 'POST', body: payload,
-    headers: { 'content-type': 'application/json', 'x-github-event': 'issue_comment', 'x-github-delivery': `loop-guard-${++delivery}`, 'x-hub-signature-256': signHub(payload, GH_SECRET) },
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  return h.send('issue_comment', payload, `loop-guard-${++delivery}`);
 }
 
 const human = { login: 'alice', id: 7, type: 'User' };
 /** With a token hookagent posts as that token's user: a `User`, as a human. */
 const bot = { login: FAKE_BOT.login, id: FAKE_BOT.id, type: 'User' };
-const comments = () => host.comments.get(THREAD) ?? [];
+const comments = () => h.host.comments.get(THREAD) ?? [];
 
 test('a quote-reply that asks the bot again is answered; the bot\'s own comment is not', async () => {
   const asked = await commented('@hookagent-bot what breaks the widgets?', human);
@@ -84,6 +54,6 @@ test('a quote-reply that asks the bot again is answered; the bot\'s own comment 
   for (const c of comments().slice(1)) {
     expect(await commented(c.body, bot)).toEqual({ status: 200, body: { status: 'ignored', reason: 'Event caused by hookagent', event: 'issue_comment' } });
   }
-  const events = JSON.parse((await hk('webhook', 'events', 'bot', '--json')).stdout) as Array<{ status: string }>;
+  const events = JSON.parse((await h.hk('webhook', 'events', 'bot', '--json')).stdout) as Array<{ status: string }>;
   expect(events.map((e) => e.status)).toEqual(['delivered', 'delivered', 'delivered']);
 });

@@ -23,53 +23,22 @@
  *  5. `<!doctype` starts no HTML block in GFM (declarations are uppercase), so the fence after
  *     it is open and gets its closer before the footer.
  */
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { signHub } from '../../functions/core/auth/signatures';
-import { buildCli, runCli } from '../support/cli';
-import { startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
-import { eventually, startServe, stopServe, type Serve } from '../support/serve';
+import { eventually } from '../support/serve';
+import { useServeWithGithub } from '../support/serve-github';
 
-const GH_SECRET = 'code-span-gh-secret';
-const env = { GH_SECRET, GITHUB_TOKEN: 'ghp_codespan', AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true' };
 const Z = '\u200b';
 
-let host: FakeCodehost;
-let dir: string;
-let serve: Serve;
-const hk = (...args: string[]) => runCli(['--config-dir', dir, ...args], env);
-
-beforeAll(async () => {
-  buildCli();
-  host = await startFakeCodehost();
-  dir = mkdtempSync(join(tmpdir(), 'hookagent-code-span-'));
-  writeFileSync(join(dir, 'config.yaml'), [
-    'webhooks: { github: { secret: ${GH_SECRET} } }',
-    'delivery:',
-    '  timeout: 2s',
-    `  codehost: { github: { token: \${GITHUB_TOKEN}, api_url: "${host.url}" } }`,
-  ].join('\n'));
-  serve = await startServe(dir, env);
+const h = useServeWithGithub('code-span', async ({ hk, start }) => {
+  await start();
   expect((await hk('webhook', 'subscribe', 'notify', '--events', 'pull_request.opened', '--agent', 'none', '--prompt', 'New PR:\n\n{pull_request.body}', '--deliver', 'codehost_comment')).code).toBe(0);
-}, 60_000);
-
-afterAll(async () => {
-  if (serve) await stopServe(serve);
-  await host?.close();
-  if (dir) rmSync(dir, { recursive: true, force: true });
 });
 
 async function commentFor(number: number, prBody: string): Promise<string> {
   const body = JSON.stringify({ action: 'opened', number, pull_request: { number, title: 't', body: prBody, head: { sha: 'c'.repeat(40) } }, repository: { full_name: 'octo/widgets' } });
-  const res = await fetch(`${serve.url}/webhooks/github`, {
-    method: 'POST', body,
-    headers: { 'content-type': 'application/json', 'x-github-event': 'pull_request', 'x-github-delivery': `code-span-${number}`, 'x-hub-signature-256': signHub(body, GH_SECRET) },
-  });
-  expect(res.status).toBe(202);
+  expect((await h.send('pull_request', body, `code-span-${number}`)).status).toBe(202);
   const thread = `/repos/octo/widgets/issues/${number}`;
-  await eventually(() => (host.comments.get(thread)?.length ?? 0) > 0, 'the comment');
-  return host.comments.get(thread)![0]!.body;
+  await eventually(() => (h.host.comments.get(thread)?.length ?? 0) > 0, 'the comment');
+  return h.host.comments.get(thread)![0]!.body;
 }
 
 test('a mention and a reference after a code span that runs over a line break are made inert', async () => {

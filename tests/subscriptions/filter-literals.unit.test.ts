@@ -5,7 +5,7 @@
  * takes whole seconds and any spelling of zero.
  */
 import { evaluateFilters } from '../../functions/core/filters/evaluate';
-import { FilterSyntaxError, parseFilter } from '../../functions/core/filters/parse';
+import { filterErrorOf } from '../support/filter-error';
 import { applySettings, validateFilters } from '../../functions/core/subscriptions/settings';
 
 const holds = (filter: string, payload: unknown): boolean | undefined => evaluateFilters([filter], payload)[0]?.passed;
@@ -32,14 +32,7 @@ describe('a number literal compares with payload strings by its written text, wi
 });
 
 describe('the grammar refuses filters that could never match', () => {
-  const columnOf = (text: string): { column: number; message: string } => {
-    try {
-      parseFilter(text);
-    } catch (error) {
-      if (error instanceof FilterSyntaxError) return { column: error.column, message: error.message };
-    }
-    throw new Error(`${text} parsed`);
-  };
+  const columnOf = filterErrorOf;
 
   test.each([
     ['v == 1e999', 6, 'quote it to compare text: "1e999"'],

@@ -5,7 +5,8 @@
  * "Placeholders:" and every event delivered the literal `{alerts[0].labels.alertname}`. A
  * stored template written so still renders as before; its run-time warning names the path.
  */
-import { FilterSyntaxError, parseFilter } from '../../functions/core/filters/parse';
+import { parseFilter } from '../../functions/core/filters/parse';
+import { filterErrorOf } from '../support/filter-error';
 import { validatePrompt } from '../../functions/core/subscriptions/validate';
 import { checkTemplate, renderPrompt } from '../../functions/core/templates/template';
 
@@ -70,14 +71,7 @@ describe('a stored template written so still renders, and its warning names the 
 });
 
 describe('the filter parser, which shares the rule', () => {
-  const messageOf = (text: string): { column: number; message: string } => {
-    try {
-      parseFilter(text);
-    } catch (error) {
-      if (error instanceof FilterSyntaxError) return { column: error.column, message: error.message };
-    }
-    throw new Error(`${text} parsed`);
-  };
+  const messageOf = filterErrorOf;
 
   test.each([
     ['$.action == opened', 1, "paths are written as in prompt templates, without '$': write action (array elements: alerts.0.labels.alertname)"],
