@@ -1,6 +1,8 @@
 /** ESM-only runtime packages (octokit and its dependencies), transformed to CommonJS for Jest. */
 const ESM_ONLY = ['@octokit', 'universal-user-agent', 'before-after-hook', 'universal-github-app-jwt', 'toad-cache', 'content-type', 'json-with-bigint'];
 
+const { availableParallelism } = require('node:os');
+
 /** @type {import('jest').Config} */
 module.exports = {
   testEnvironment: 'node',
@@ -19,4 +21,9 @@ module.exports = {
   globalSetup: '<rootDir>/tests/support/global-setup.cjs',
   globalTeardown: '<rootDir>/tests/support/global-teardown.cjs',
   testTimeout: 30000,
+  // Most of the run's time is e2e files waiting on the processes they start (the CLI, serve,
+  // osls, chromium), not on this process: jest's default (cores − 1, a single worker on a
+  // 2-core machine) left one core idle. Two workers per core, at most 8 (memory: each worker
+  // and the processes it starts take ~300 MB).
+  maxWorkers: Math.min(8, Math.max(2, 2 * availableParallelism())),
 };

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { buildCli, runCli } from '../support/cli';
 import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
+import { oneBuildAtATime } from '../support/exclusive';
 
 const ROOT = join(__dirname, '..', '..');
 const OSLS = join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js');
@@ -51,7 +52,7 @@ function shell(dir: string, extra: NodeJS.ProcessEnv = {}): NodeJS.ProcessEnv {
 /** `osls package` in `dir`'s shell: the region the package is for, and what osls printed. */
 async function packaged(dir: string, args: string[] = []): Promise<{ region: string; output: string }> {
   const out = mkdtempSync(join(tmpdir(), 'awsdeploy-package-'));
-  const { stdout, stderr } = await run(process.execPath, [OSLS, 'package', '--package', out, ...args], { cwd: ROOT, env: shell(dir), maxBuffer: 16 * 1024 * 1024 });
+  const { stdout, stderr } = await oneBuildAtATime(() => run(process.execPath, [OSLS, 'package', '--package', out, ...args], { cwd: ROOT, env: shell(dir), maxBuffer: 16 * 1024 * 1024 }));
   const state = JSON.parse(readFileSync(join(out, 'serverless-state.json'), 'utf8')) as { service: { provider: { region: string } } };
   return { region: state.service.provider.region, output: `${stdout}\n${stderr}` };
 }

@@ -10,6 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { tableNamesForStage } from '../../functions/aws/tables';
+import { oneBuildAtATime } from '../support/exclusive';
 
 const ROOT = join(__dirname, '..', '..');
 const OSLS = join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js');
@@ -27,7 +28,7 @@ async function packageWith(yaml: string | undefined, args: string[] = []) {
     HOME: home, HOOKAGENT_CONFIG_DIR: dir, AWS_CONFIG_FILE: join(home, 'none'), AWS_SHARED_CREDENTIALS_FILE: join(home, 'none'),
     AWS_EC2_METADATA_DISABLED: 'true', SLS_TELEMETRY_DISABLED: '1', SLS_NOTIFICATIONS_MODE: 'off',
   });
-  const result = await run(process.execPath, [OSLS, 'package', '--package', out, ...args], { cwd: ROOT, env, maxBuffer: 16 * 1024 * 1024 }).then(
+  const result = await oneBuildAtATime(() => run(process.execPath, [OSLS, 'package', '--package', out, ...args], { cwd: ROOT, env, maxBuffer: 16 * 1024 * 1024 })).then(
     ({ stdout, stderr }) => ({ code: 0, output: `${stdout}\n${stderr}` }),
     (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, output: `${error.stdout}\n${error.stderr}` }),
   );

@@ -30,6 +30,7 @@ import { startDynalite, type TestDynamo } from '../support/dynalite';
 import { startFakeCodehost, type FakeCodehost } from '../support/fake-codehost';
 import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
 import { newEventId } from '../../functions/core/ids';
+import { oneBuildAtATime } from '../support/exclusive';
 
 const ROOT = join(__dirname, '..', '..');
 const OSLS = join(ROOT, 'node_modules', 'osls', 'bin', 'serverless.js');
@@ -85,9 +86,9 @@ function packagingEnv(dir: string): NodeJS.ProcessEnv {
 }
 
 function packageService(dir: string, out: string) {
-  return run(process.execPath, [OSLS, 'package', '--stage', 'test', '--region', 'eu-west-1', '--package', out], {
+  return oneBuildAtATime(() => run(process.execPath, [OSLS, 'package', '--stage', 'test', '--region', 'eu-west-1', '--package', out], {
     cwd: ROOT, env: packagingEnv(dir), maxBuffer: 16 * 1024 * 1024,
-  });
+  }));
 }
 
 type Resource = { Type: string; Properties: Record<string, any>; Condition?: string };

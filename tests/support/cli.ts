@@ -1,14 +1,23 @@
 /** Runs the built `hookagent` command as a child process, as users do. */
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 const ROOT = join(__dirname, '..', '..');
 export const BIN = join(ROOT, 'bin', 'hookagent.cjs');
 
+/**
+ * Builds dist/cli.cjs once per test run: the first test file that needs the CLI builds it and
+ * leaves a marker in the run's temporary directory (tests/support/temp-dir.cjs), so the ~80
+ * other e2e files do not each bundle it again. Outside a jest run (no run directory) it builds.
+ */
 export function buildCli(): void {
+  const runDir = process.env.HOOKAGENT_TEST_TMPDIR;
+  const marker = runDir === undefined ? undefined : join(runDir, 'cli-built');
+  if (marker !== undefined && existsSync(marker)) return;
   execFileSync(process.execPath, [join(ROOT, 'scripts', 'build.mjs')], { cwd: ROOT, stdio: 'inherit' });
+  if (marker !== undefined) writeFileSync(marker, '');
 }
 
 export interface CliResult {
