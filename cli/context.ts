@@ -4,9 +4,8 @@
  * under `{config_dir}/data`, opened beside a running serve), and the output streams. Results go to stdout, errors to stderr.
  */
 import { asInvoked } from './invocation';
-import { awsDeployment, deploymentTables, regionWithoutStage, type AwsDeployment } from './aws-deployment';
+import { awsDeployment, regionWithoutStage, type AwsDeployment } from './aws-deployment';
 export { awsDeployment, DEFAULT_REGION, deploymentTables, regionWithoutStage, type AwsDeployment } from './aws-deployment';
-import { SQSClient, GetQueueUrlCommand } from '@aws-sdk/client-sqs';
 import { closeSync, openSync, utimesSync } from 'node:fs';
 import { join } from 'node:path';
 import { configDir as resolveConfigDir, readConfigFile } from '../functions/core/config/file';
@@ -16,13 +15,6 @@ import type { DeadLetterQueue } from '../functions/core/operations/dead-letters'
 import type { AtomicRelease, DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog, SubscriptionStore } from '../functions/core/ports';
 import { systemClock } from '../functions/core/ports';
 import { SkillLibrary } from '../functions/core/skills/library';
-import { createDynamoClient } from '../functions/aws/dynamo';
-import { DynamoDedupStore } from '../functions/aws/dedup-store';
-import { DynamoEventLog } from '../functions/aws/event-log';
-import { DynamoLeaseStore } from '../functions/aws/lease-store';
-import { DynamoRequestLog } from '../functions/aws/request-log';
-import { SqsEventQueue } from '../functions/aws/sqs-queue';
-import { DynamoSubscriptionStore } from '../functions/aws/subscription-store';
 import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_VISIBILITY_TIMEOUT_MS, openLocalRuntime } from '../functions/local/compose';
 import { localStoreStats, type LocalStoreStats } from '../functions/local/sqlite/stats';
 import { referencedNames, substitute } from '../functions/core/config/references';
@@ -32,8 +24,6 @@ import { loadDotEnv } from './local/first-run';
 import { tightenConfigDir } from './local/config-dir-mode';
 import { keptInvalidConfig } from './operations/status-config';
 import { outputStyle, terminalSafe } from './output';
-import { S3Client } from '@aws-sdk/client-s3';
-import { S3PayloadStore } from '../functions/aws/s3-payload-store';
 
 export interface GlobalOptions {
   configDir?: string;
@@ -133,38 +123,8 @@ export function createContext(options: GlobalOptions, { keepInvalidConfig = fals
 
 async function openStores(dir: string, config: Config, options: GlobalOptions): Promise<Stores> {
   const deployment = awsDeployment(config, options);
-  if (deployment) {
-    const { stage, region } = deployment;
-    const tables = deploymentTables(config, stage);
-    const dynamo = createDynamoClient({ region });
-    const sqs = new SQSClient({ region });
-    let queue: SqsEventQueue | undefined;
-    const lazyQueue: EventQueue = {
-      send: async (messages) => {
-        if (!queue) {
-          const url = await sqs.send(new GetQueueUrlCommand({ QueueName: `hookagent-${stage}-queue` }));
-          queue = new SqsEventQueue(sqs, url.QueueUrl ?? '');
-        }
-        await queue.send(messages);
-      },
-    };
-    return {
-      subscriptions: new DynamoSubscriptionStore(dynamo, tables.subscriptions),
-      events: new DynamoEventLog(dynamo, tables.events),
-      requests: new DynamoRequestLog(dynamo, tables.requests, systemClock),
-      queue: lazyQueue,
-      // Reading only: the pointer names its bucket.
-      payloads: new S3PayloadStore(new S3Client({ region }), ''),
-      leases: new DynamoLeaseStore(dynamo, tables.dedup, systemClock),
-      // SQS cannot be looked into: the dedup claims tell which records were never accepted.
-      dedup: new DynamoDedupStore(dynamo, tables.dedup, systemClock),
-      where: `the AWS deployment '${stage}' in ${region}`,
-      close: async () => {
-        dynamo.destroy();
-        sqs.destroy();
-      },
-    };
-  }
+  // The AWS SDK and the DynamoDB adapters load only for a deployment: local commands start without them.
+  if (deployment) return (await import('./aws-stores')).openAwsStores(config, deployment);
   // The same database as a running serve (SQLite locking, a busy timeout): serve sees the change on its next request.
   const runtime = await openLocalRuntime(dataDir(dir), { role: 'cli', clock: systemClock, onSend: () => touch(wakeFile(dir)) });
   return {

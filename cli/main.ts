@@ -8,7 +8,6 @@ import yargs, { type Argv } from 'yargs';
 import { hideBin } from 'yargs/helpers';
 import { configDir as resolveConfigDir } from '../functions/core/config/file';
 import { run } from './command-run';
-import { serve } from './local/serve';
 import { checkTrustedProxies } from './local/forwarded';
 import { joinSignedValues } from './webhook/options';
 import { checkListenOptions, checkPort, explainUsageError } from './usage-errors';
@@ -91,6 +90,8 @@ export async function main(args: string[]): Promise<void> {
       .example('$0 serve --port 8644', ''),
     async (a) => {
       try {
+        // Loaded for this command only: the HTTP server, worker and agents are not what the other commands need at start-up.
+        const { serve } = await import('./local/serve');
         await serve({
           configDir: resolveConfigDir(a.configDir as string | undefined), port: Number(a.port), host: String(a.host),
           trustProxy: a.trustedProxies ?? Boolean(a.trustProxy), logFormat: a.logFormat === 'json' ? 'json' : 'text',

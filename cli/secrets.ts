@@ -3,24 +3,26 @@
  * a deployment's `${VAR}` references resolve from. Values go in through stdin or a
  * prompt that does not echo, and never come out: `list` shows names only.
  */
-import { GetParametersByPathCommand, PutParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
+import type { SSMClient } from '@aws-sdk/client-ssm';
 import { isVariableName, referencedNames } from '../functions/core/config/references';
 import { join } from 'node:path';
 import { HookError } from '../functions/core/errors';
-import { ssmParameterName } from '../functions/aws/ssm-secrets';
+import { ssmParameterName } from '../functions/aws/ssm-names';
 import { awsDeployment, type CliContext, type GlobalOptions } from './context';
 import { commandName } from './invocation';
 
 /** Only the lengths AWS accepts for a Standard-tier parameter. */
 const MAX_VALUE_BYTES = 4096;
 
-function deploymentOf(ctx: CliContext, options: GlobalOptions): { stage: string; client: SSMClient } {
+/** The SDK loads here, for a deployment only (`import()`): see cli/aws-stores.ts. */
+async function deploymentOf(ctx: CliContext, options: GlobalOptions): Promise<{ stage: string; client: SSMClient; ssm: typeof import('@aws-sdk/client-ssm') }> {
   const deployment = awsDeployment(ctx.config, options);
   if (!deployment) {
     // Locally there is nothing to store them in but the file serve and the CLI read (cli/local/first-run.ts).
     throw new HookError('no_deployment', `Secrets are stored per AWS deployment: pass --stage (and --region) or add \`aws: { stage, region }\` to config.yaml. Locally, put NAME=value lines in ${join(ctx.configDir, '.env')} (or set environment variables): \`hookagent serve\` reads them and picks up a change without a restart.`);
   }
-  return { stage: deployment.stage, client: new SSMClient(deployment.region ? { region: deployment.region } : {}) };
+  const ssm = await import('@aws-sdk/client-ssm');
+  return { stage: deployment.stage, client: new ssm.SSMClient(deployment.region ? { region: deployment.region } : {}), ssm };
 }
 
 function ssmFailure(action: string, error: unknown): HookError {
@@ -33,13 +35,13 @@ export async function setSecret(ctx: CliContext, options: GlobalOptions, name: s
   if (!isVariableName(name)) {
     throw new HookError('invalid_name', `'${name}' is not a variable name: use letters, digits and _, not starting with a digit (as config.yaml's` + ' ${GITHUB_WEBHOOK_SECRET})');
   }
-  const { stage, client } = deploymentOf(ctx, options);
+  const { stage, client, ssm } = await deploymentOf(ctx, options);
   const value = await readValue(`Value for ${name} (input hidden): `);
   if (value.length === 0) throw new HookError('empty_value', `No value given for ${name}; nothing was stored`);
   if (Buffer.byteLength(value) > MAX_VALUE_BYTES) throw new HookError('value_too_large', `The value is longer than SSM's ${MAX_VALUE_BYTES} bytes; nothing was stored`);
   const parameter = ssmParameterName(stage, name);
   try {
-    const result = await client.send(new PutParameterCommand({ Name: parameter, Value: value, Type: 'SecureString', Overwrite: true }));
+    const result = await client.send(new ssm.PutParameterCommand({ Name: parameter, Value: value, Type: 'SecureString', Overwrite: true }));
     ctx.out(`Stored ${parameter} (SecureString, version ${result.Version ?? '?'}); functions pick it up on their next cold start.`);
   } catch (error) {
     throw ssmFailure(`store ${parameter}`, error);
@@ -49,13 +51,13 @@ export async function setSecret(ctx: CliContext, options: GlobalOptions, name: s
 }
 
 export async function listSecrets(ctx: CliContext, options: GlobalOptions, json: boolean): Promise<void> {
-  const { stage, client } = deploymentOf(ctx, options);
+  const { stage, client, ssm } = await deploymentOf(ctx, options);
   const prefix = ssmParameterName(stage, '');
   const names: string[] = [];
   try {
     let token: string | undefined;
     do {
-      const page = await client.send(new GetParametersByPathCommand({ Path: prefix, WithDecryption: false, ...(token ? { NextToken: token } : {}) }));
+      const page = await client.send(new ssm.GetParametersByPathCommand({ Path: prefix, WithDecryption: false, ...(token ? { NextToken: token } : {}) }));
       for (const parameter of page.Parameters ?? []) if (parameter.Name) names.push(parameter.Name.slice(prefix.length));
       token = page.NextToken;
     } while (token);

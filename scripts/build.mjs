@@ -16,7 +16,7 @@ const result = await build({
   format: 'cjs',
   sourcemap: true,
   // Native or data-bearing packages stay in node_modules.
-  external: ['better-sqlite3', 'dynalite', 'classic-level', 'level', '@octokit/webhooks-examples'],
+  external: ['better-sqlite3', 'dynalite', 'classic-level', 'level', '@octokit/webhooks-examples', '@aws-sdk/*', '@smithy/*', '@aws-lambda-powertools/*'],
   loader: { '.md': 'text', '.html': 'text' },
   // yargs is ESM and calls createRequire(import.meta.url): give the CommonJS bundle a real URL.
   define: { 'import.meta.url': '__bundle_url' },

@@ -2,14 +2,12 @@
  * `hookagent console`: the event console on its own port, over the CLI's stores (the
  * local store, or the AWS deployment's tables with the user's credentials).
  */
-import { S3Client } from '@aws-sdk/client-s3';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { resolveConfig } from '../../functions/core/config/load';
 import { HookError } from '../../functions/core/errors';
 import type { PayloadStore, RequestLog } from '../../functions/core/ports';
-import { S3PayloadStore } from '../../functions/aws/s3-payload-store';
 import { FilePayloadStore } from '../../functions/local/file-payload-store';
 import { awsDeployment, baseUrl, dataDir, type CliContext, type GlobalOptions, type Stores } from '../context';
 import { dotEnvSecretValues, loadDotEnv } from '../local/first-run';
@@ -88,8 +86,9 @@ export async function runConsole(ctx: CliContext, global: GlobalOptions, options
   // Checks the store opens at all (and says where it is) before listening.
   const probe = await ctx.openStores();
   const where = probe.where;
+  // The SDK loads for a deployment only (see cli/aws-stores.ts).
   const payloads: PayloadStore = deployment
-    ? new S3PayloadStore(new S3Client(deployment.region ? { region: deployment.region } : {}), '')
+    ? await import('../aws-stores').then(({ s3Payloads }) => s3Payloads(deployment.region))
     : new FilePayloadStore(join(dataDir(ctx.configDir), 'payloads'));
   const secrets = await configSecrets(ctx);
   const toSources = (stores: Stores): ConsoleSources => {

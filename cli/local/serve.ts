@@ -20,7 +20,6 @@ import { QueueConsumer } from '../../functions/local/consumer';
 import { openLocalRuntime } from '../../functions/local/compose';
 import { startHousekeeping } from '../../functions/local/sqlite/housekeeping';
 import { createAgent } from '../../functions/worker/agent-factory';
-import { DynamoCounterStore } from '../../functions/aws/counter-store';
 import { createWorkerHandler } from '../../functions/worker/batch';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { dataDir, touch, wakeFile } from '../context';

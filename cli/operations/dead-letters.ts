@@ -4,11 +4,9 @@
  * locally the dead-letter table can be listed, redriving it comes with the local store's
  * implementation of the DeadLetterQueue port).
  */
-import { SQSClient } from '@aws-sdk/client-sqs';
 import { HookError } from '../../functions/core/errors';
 import { describeError } from '../../functions/core/errors';
 import { describeBody, redriveDeadLetters, settleDeadLetters, type DeadLetterListing, type DeadLetterQueue } from '../../functions/core/operations/dead-letters';
-import { MAX_MESSAGES, SqsDeadLetterQueue } from '../../functions/aws/sqs-dead-letter-queue';
 import { awsDeployment, withStores, type CliContext, type GlobalOptions, type Stores } from '../context';
 import { asInvoked } from '../invocation';
 import { table } from '../output';
@@ -26,16 +24,20 @@ interface OpenedDeadLetters {
    * cannot be read), where a letter's own count is not the one it was moved at.
    */
   receiveCount?: () => Promise<number>;
+  /** How many letters one listing reads at most (SQS), for the note when it stopped there. */
+  listCap?: number;
   close(): void;
 }
 
 async function openDeadLetters(ctx: CliContext, options: GlobalOptions, stores: Stores): Promise<OpenedDeadLetters> {
   const deployment = awsDeployment(ctx.config, options);
   if (deployment) {
+    // The SDK loads for a deployment only (see cli/aws-stores.ts).
+    const [{ SQSClient }, { MAX_MESSAGES, SqsDeadLetterQueue }] = await Promise.all([import('@aws-sdk/client-sqs'), import('../../functions/aws/sqs-dead-letter-queue')]);
     const sqs = new SQSClient(deployment.region ? { region: deployment.region } : {});
     try {
       const queue = new SqsDeadLetterQueue(sqs, await queueUrl(sqs, deadLetterQueueName(deployment.stage)), await queueUrl(sqs, queueName(deployment.stage)));
-      return { queue, list: () => queue.listing(), receiveCount: () => queue.redriveCount(), close: () => sqs.destroy() };
+      return { queue, list: () => queue.listing(), receiveCount: () => queue.redriveCount(), listCap: MAX_MESSAGES, close: () => sqs.destroy() };
     } catch (error) {
       sqs.destroy();
       throw error;
@@ -63,9 +65,9 @@ async function openDeadLetters(ctx: CliContext, options: GlobalOptions, stores: 
 }
 
 /** A listing that stopped at SQS's cap: how many of about how many, and that redrive is not capped. */
-function capNote(shown: number, approximateTotal: number | undefined): string {
+function capNote(shown: number, approximateTotal: number | undefined, listCap: number | undefined): string {
   const total = approximateTotal === undefined ? 'more' : `~${approximateTotal}`;
-  return asInvoked(`note: showing the first ${shown} dead letters of ${total} in the queue (SQS lists at most ${MAX_MESSAGES} at once; oldest first among these only). 'hookagent webhook redrive' moves them all.`);
+  return asInvoked(`note: showing the first ${shown} dead letters of ${total} in the queue (SQS lists at most ${listCap ?? shown} at once; oldest first among these only). 'hookagent webhook redrive' moves them all.`);
 }
 
 export async function listDeadLetters(ctx: CliContext, options: GlobalOptions, json: boolean): Promise<void> {
@@ -79,7 +81,7 @@ export async function listDeadLetters(ctx: CliContext, options: GlobalOptions, j
       await settleDeadLetters(stores.events, letters, receiveCount ? { receiveCount } : {})
         .catch((error: unknown) => ctx.warn(`note: could not mark the event records of these dead letters failed (${describeError(error)})`));
       // Stdout keeps its shape (an array of letters); that it is not all of them goes to stderr.
-      const cap = truncated ? capNote(letters.length, truncated.approximateTotal) : undefined;
+      const cap = truncated ? capNote(letters.length, truncated.approximateTotal, dead.listCap) : undefined;
       if (json) {
         ctx.out(JSON.stringify(letters.map(({ body: _body, ...rest }) => rest), null, 2));
         if (cap) ctx.warn(cap);

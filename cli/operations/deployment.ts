@@ -1,5 +1,5 @@
 /** The AWS deployment an operations command acts on, and the AWS clients it needs. */
-import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SQSClient } from '@aws-sdk/client-sqs';
 import { HookError } from '../../functions/core/errors';
 import { awsDeployment, type CliContext, type GlobalOptions } from '../context';
 
@@ -24,6 +24,7 @@ export const deadLetterQueueName = (stage: string) => `hookagent-${stage}-dead-l
 
 /** A queue's URL by its name (infra/resources.yml names them). */
 export async function queueUrl(sqs: SQSClient, name: string): Promise<string> {
+  const { GetQueueUrlCommand } = await import('@aws-sdk/client-sqs');
   try {
     const result = await sqs.send(new GetQueueUrlCommand({ QueueName: name }));
     return result.QueueUrl ?? '';

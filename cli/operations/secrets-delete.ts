@@ -1,5 +1,4 @@
 /** `hookagent secrets delete <NAME>`: removes the SSM parameter /hookagent/<stage>/<NAME>. */
-import { DeleteParameterCommand, SSMClient } from '@aws-sdk/client-ssm';
 import { isVariableName } from '../../functions/core/config/references';
 import { HookError } from '../../functions/core/errors';
 import { ssmParameterName } from '../../functions/aws/ssm-names';
@@ -12,6 +11,8 @@ export async function deleteSecret(ctx: CliContext, options: GlobalOptions, name
   if (!isVariableName(name)) throw new HookError('invalid_name', `'${name}' is not a variable name: use letters, digits and _, not starting with a digit`);
   const target = operationsTarget(ctx, options, 'secrets delete');
   const parameter = ssmParameterName(target.stage, name);
+  // The SDK loads for this command only (see cli/aws-stores.ts).
+  const { DeleteParameterCommand, SSMClient } = await import('@aws-sdk/client-ssm');
   const client = new SSMClient(target.clientConfig);
   try {
     await client.send(new DeleteParameterCommand({ Name: parameter }));

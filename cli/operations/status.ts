@@ -5,10 +5,11 @@
  * missing, and whether the deployed config.yaml differs from the local one. Exit code 3
  * when something needs attention (see README, "Operations").
  */
-import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
-import { CloudWatchClient, GetMetricDataCommand } from '@aws-sdk/client-cloudwatch';
-import { GetQueueAttributesCommand, SQSClient, type QueueAttributeName } from '@aws-sdk/client-sqs';
-import { GetParametersByPathCommand, SSMClient } from '@aws-sdk/client-ssm';
+// Types only: the SDK loads when a deployment's status is read (`import()` below), so the
+// local `status` starts without it (see cli/aws-stores.ts).
+import type { CloudWatchClient } from '@aws-sdk/client-cloudwatch';
+import type { QueueAttributeName, SQSClient } from '@aws-sdk/client-sqs';
+import type { SSMClient } from '@aws-sdk/client-ssm';
 import { HookError } from '../../functions/core/errors';
 import { ssmParameterName } from '../../functions/aws/ssm-names';
 import { awsDeployment, createContext, type CliContext, type GlobalOptions } from '../context';
@@ -50,6 +51,9 @@ const describe = (error: unknown) => `${error instanceof Error ? error.name : 'E
 
 export async function collectStatus(ctx: CliContext, options: GlobalOptions): Promise<StatusReport> {
   const target = operationsTarget(ctx, options, 'status');
+  const [{ CloudFormationClient, DescribeStacksCommand }, { CloudWatchClient }, { SQSClient }, { SSMClient }] = await Promise.all([
+    import('@aws-sdk/client-cloudformation'), import('@aws-sdk/client-cloudwatch'), import('@aws-sdk/client-sqs'), import('@aws-sdk/client-ssm'),
+  ]);
   const cloudformation = new CloudFormationClient(target.clientConfig);
   const sqs = new SQSClient(target.clientConfig);
   const ssm = new SSMClient(target.clientConfig);
@@ -100,6 +104,7 @@ async function deployedHealth(url: string | null): Promise<Health> {
 }
 
 async function queueDepth(sqs: SQSClient, url: string | undefined): Promise<{ depth: number; in_flight: number; delayed: number }> {
+  const { GetQueueAttributesCommand } = await import('@aws-sdk/client-sqs');
   if (!url) throw new HookError('unavailable', 'The stack has no queue outputs (EventQueueUrl, DeadLetterQueueUrl): redeploy');
   try {
     const result = await sqs.send(new GetQueueAttributesCommand({
@@ -113,6 +118,7 @@ async function queueDepth(sqs: SQSClient, url: string | undefined): Promise<{ de
 }
 
 async function missingSecrets(ssm: SSMClient, stage: string, referenced: string[]): Promise<StatusReport['secrets']> {
+  const { GetParametersByPathCommand } = await import('@aws-sdk/client-ssm');
   const prefix = ssmParameterName(stage, '');
   const stored = new Set<string>();
   try {
@@ -130,6 +136,7 @@ async function missingSecrets(ssm: SSMClient, stage: string, referenced: string[
 
 /** SQS has no attribute for it: CloudWatch's ApproximateAgeOfOldestMessage, latest minute of the last 15. */
 async function oldestMessageAge(cloudwatch: CloudWatchClient, queue: string): Promise<number | null> {
+  const { GetMetricDataCommand } = await import('@aws-sdk/client-cloudwatch');
   const end = new Date();
   try {
     const result = await cloudwatch.send(new GetMetricDataCommand({

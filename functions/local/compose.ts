@@ -23,7 +23,7 @@ import { SqliteDedupStore } from './sqlite/dedup';
 import { SqliteEventLog } from './sqlite/event-log';
 import { expireOld } from './sqlite/housekeeping';
 import { SqliteLeaseStore } from './sqlite/leases';
-import { LEGACY_DIR, migrateDynalite } from './sqlite/migrate-dynalite';
+import { LEGACY_DIR } from './sqlite/legacy-dir';
 import { SqlitePayloadStore } from './sqlite/payloads';
 import { SqliteQueue } from './sqlite/queue';
 import { SqliteAtomicRelease } from './sqlite/release';
@@ -87,7 +87,8 @@ export async function openLocalRuntime(dataDir: string, options: LocalRuntimeOpt
   try {
     if (options.role === 'serve') {
       lock = acquireServeLock(dataDir);
-      if (existsSync(join(dataDir, LEGACY_DIR))) await migrateDynalite(dataDir, options.logger);
+      // The migration reads the old store through the DynamoDB SDK: loaded only when there is one.
+      if (existsSync(join(dataDir, LEGACY_DIR))) await (await import('./sqlite/migrate-dynalite')).migrateDynalite(dataDir, options.logger);
     } else if (existsSync(join(dataDir, LEGACY_DIR))) {
       throw new HookError('store_migration_needed', `${join(dataDir, LEGACY_DIR)} holds data of the previous local store (dynalite). Run 'hookagent serve' once to migrate it to ${join(dataDir, 'hookagent.db')}, then run this command again.`);
     } else {

@@ -17,6 +17,7 @@ import { benchServeMemory } from './serve-memory';
 import { benchWorkerConcurrency } from './worker-concurrency';
 import { benchE2eLatency } from './e2e-latency';
 import { benchWorkerBundle } from './worker-bundle';
+import { benchCliStart } from './cli-start';
 import type { Measurement } from './stats';
 
 const benches: Array<[string, () => Promise<Measurement | Measurement[]>]> = [
@@ -28,6 +29,7 @@ const benches: Array<[string, () => Promise<Measurement | Measurement[]>]> = [
   ['worker-concurrency', benchWorkerConcurrency],
   ['e2e-latency', benchE2eLatency],
   ['worker-bundle', benchWorkerBundle],
+  ['cli-start', benchCliStart],
 ];
 
 const ROOT = join(__dirname, '..');

@@ -19,8 +19,9 @@ import { createDynamoClient } from '../../aws/dynamo';
 import { tableNamesForStage } from '../../aws/tables';
 import { StoreDb } from './db';
 import { EVENT_RETENTION_MS } from './event-log';
+import { LEGACY_DIR } from './legacy-dir';
 
-export const LEGACY_DIR = 'dynamo';
+export { LEGACY_DIR };
 const LEGACY_QUEUE = 'hookagent-local-queue';
 const LEGACY_DEAD_LETTERS = 'hookagent-local-dead-letters';
 
