@@ -53,7 +53,9 @@ async function agentOutcome(ctx: CliContext, subscription: Subscription, rendere
   if (!resolved.ok) throw new HookError('config_invalid', resolved.error.message);
   const config = resolved.value;
   const skills = subscription.skills.map((s) => ctx.skills.load(s));
-  const agent = createAgent({ ...config.agent, ...(subscription.model ? { model: subscription.model } : {}) }, config.delivery, config.aws?.region);
+  // On a stage, Bedrock is called where that stage's worker calls it: the stage's region (--region, else
+  // aws.region, else us-east-1), not the SDK's own choice from the shell; agent.region still comes first.
+  const agent = createAgent({ ...config.agent, ...(subscription.model ? { model: subscription.model } : {}) }, config.delivery, ctx.deployment?.region ?? config.aws?.region);
   const maxTokens = subscription.max_tokens ?? config.agent.max_tokens;
   const provider = config.agent.provider;
   try {
