@@ -21,7 +21,9 @@
 import { HookError } from '../errors';
 import type { Subject } from '../events/subject';
 import type { CodehostClient, Page, ScopedClient } from './codehost-api';
-import { commentableLines, findingBody, findingPlace, type DiffLines, type Finding } from './findings';
+import { commentableLines, type DiffLines } from './diff-lines';
+import { forGitlab, githubPlace, gitlabPosition, rangeProblem } from './finding-range';
+import { findingBody, findingPlace, type Finding } from './findings';
 import { unpreparedMessage, whenPrepared } from './gitlab-prepared';
 import { realSleep } from './http';
 import { heldPlaces, landedAny, listInline } from './inline-held';
@@ -91,9 +93,11 @@ export async function postInlineFindings(client: ScopedClient, subject: Subject,
     const renamed = diff.has(found.path) ? undefined : renamedFrom.get(found.path);
     const f = renamed === undefined ? found : { ...found, path: renamed };
     const lines = diff.get(f.path);
-    if (lines && lines.RIGHT.size === 0 && lines.LEFT.size === 0) result.folded.push({ finding: f, why: 'the host shows no diff lines for this file: binary, too large, or only renamed' });
-    else if (!lines && on.cut) result.folded.push({ finding: f, why: `not among the files of the diff it was read in (${on.cut})` });
-    else if (!lines || !lines[f.side].has(f.line)) result.folded.push({ finding: f, why: 'outside the diff' });
+    const why = lines && lines.RIGHT.size === 0 && lines.LEFT.size === 0 ? 'the host shows no diff lines for this file: binary, too large, or only renamed'
+      : !lines && on.cut ? `not among the files of the diff it was read in (${on.cut})`
+        : !lines || !lines[f.side].has(f.line) ? 'outside the diff' : rangeProblem(lines, f);
+    if (why) result.folded.push({ finding: f, why });
+    // A range is keyed by its last line, as GitHub keys a multi-line comment (`line`) and GitLab places it.
     else if (held.has(findingPlace(subscription, f))) result.skipped++;
     else inline.push(f);
   }
@@ -106,7 +110,7 @@ export async function postInlineFindings(client: ScopedClient, subject: Subject,
     const review = (part: Finding[]) => ({
       ...(on.commit ? { commit_id: on.commit } : {}), event: 'COMMENT',
       body: `hookagent: ${part.length} finding(s) on changed lines${at}.\n\n${marker}`,
-      comments: part.map((f) => ({ path: f.path, line: f.line, side: f.side, body: findingBody(subscription, f) })),
+      comments: part.map((f) => ({ ...githubPlace(f), body: findingBody(subscription, f) })),
     });
     // A review is all or nothing: any of its markers found means it was made. A refused one is sent again in halves.
     const sent = await sendInParts(inline, (part) =>
@@ -122,8 +126,10 @@ export async function postInlineFindings(client: ScopedClient, subject: Subject,
   }
   for (const f of inline) {
     const position = gitlabPosition(on.refs, oldPaths.get(f.path) ?? f.path, f, diff.get(f.path)!);
-    const post = () => client.request(`${change}/discussions`, { method: 'POST', attempts: 1, body: { body: findingBody(subscription, f), position } });
-    const sent = await sendInline(pacing, post, landedAny(client, change, subscription, [f]));
+    // As posted (a range's suggestion rewritten): its marker's hash is of this text.
+    const shown = forGitlab(f);
+    const post = () => client.request(`${change}/discussions`, { method: 'POST', attempts: 1, body: { body: findingBody(subscription, shown), position } });
+    const sent = await sendInline(pacing, post, landedAny(client, change, subscription, [shown]));
     if (sent.ok) result.posted++;
     else result.folded.push({ finding: f, why: `GitLab did not take the position (${sent.why})` });
   }
@@ -168,24 +174,4 @@ async function preparedDiff(client: CodehostClient, subject: Subject, change: st
   if (got.unprepared) throw new HookError('unavailable', `${unpreparedMessage(got.unprepared, mr)}: the delivery is tried again later`, { retryable: true });
   if (got.failure?.retryable) throw new HookError('unavailable', `GitLab's ${mr} could not be read to place the findings (${got.failure.message}): the delivery is tried again later`, { retryable: true });
   return got.value;
-}
-
-/** A GitLab text position; a context line carries both numbers, whichever side the finding names. */
-function gitlabPosition(refs: NonNullable<LiveChange['refs']>, oldPath: string, f: Finding, lines: DiffLines): Obj {
-  const position: Obj = { position_type: 'text', base_sha: refs.base_sha, start_sha: refs.start_sha, head_sha: refs.head_sha, old_path: oldPath, new_path: f.path };
-  if (f.side === 'LEFT') {
-    position.old_line = f.line;
-    // GitLab needs both on a context line: with old_line alone it is a removed line.
-    for (const [newLine, oldLine] of lines.context) {
-      if (oldLine === f.line) {
-        position.new_line = newLine;
-        break;
-      }
-    }
-  } else {
-    position.new_line = f.line;
-    const old = lines.context.get(f.line);
-    if (old !== undefined) position.old_line = old;
-  }
-  return position;
 }

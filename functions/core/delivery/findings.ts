@@ -14,6 +14,8 @@ export const SEVERITIES: readonly Severity[] = ['critical', 'major', 'minor', 'n
 
 export interface Finding {
   path: string;
+  /** A multi-line finding's first line (same side, before `line`, one hunk); `line` is its last, where it is keyed and placed. */
+  start_line?: number;
   line: number;
   /** RIGHT: the line in the new version (added or context); LEFT: a removed line of the old version. */
   side: 'RIGHT' | 'LEFT';
@@ -63,7 +65,8 @@ export function withFindings(reply: string, findings: Finding[], unread?: string
 function valid(f: unknown): f is Finding {
   const o = f as Partial<Finding> | null;
   return !!o && typeof o.path === 'string' && Number.isSafeInteger(o.line) && (o.line as number) > 0 && (o.side === 'RIGHT' || o.side === 'LEFT')
-    && SEVERITIES.includes(o.severity as Severity) && typeof o.body === 'string';
+    && SEVERITIES.includes(o.severity as Severity) && typeof o.body === 'string'
+    && (o.start_line === undefined || (Number.isSafeInteger(o.start_line) && o.start_line > 0 && o.start_line < (o.line as number)));
 }
 
 /** A reply's text without the blocks, and what they carried. */
@@ -112,7 +115,10 @@ export function unreadNote(why: string): string {
   return `_hookagent could not read this change's diff (${why.replace(/\s*\n\s*/g, ' ')}): the reply above is not a review of the change._`;
 }
 
-const findingPlaceText = (f: Finding) => `- **${f.severity}** \`${f.path}\` line ${f.line}${f.side === 'LEFT' ? ' (removed)' : ''}`;
+/** "line 12", or "lines 10–12" for a multi-line finding. */
+export const findingLines = (f: Pick<Finding, 'start_line' | 'line'>) => (f.start_line === undefined ? `line ${f.line}` : `lines ${f.start_line}–${f.line}`);
+
+const findingPlaceText = (f: Finding) => `- **${f.severity}** \`${f.path}\` ${findingLines(f)}${f.side === 'LEFT' ? ' (removed)' : ''}`;
 
 /** A finding as one list line (chat targets): its body's lines joined. */
 export function findingLine(f: Finding): string {
@@ -143,48 +149,6 @@ export function flattenFindings(reply: string | ReplyParts): string {
   const { text, findings, unread } = typeof reply === 'string' ? splitFindings(reply) : reply;
   const listed = findings.length === 0 ? text : `${text}\n\n**Findings**\n${findings.map(findingLine).join('\n')}`;
   return unread ? `${listed}\n\n${unreadNote(unread)}` : listed;
-}
-
-/** The lines of a unified-diff patch that a comment may point at: RIGHT (added or context) and LEFT (removed or context). */
-export interface DiffLines { RIGHT: Set<number>; LEFT: Set<number>; /** Context lines: new line → old line (GitLab positions need both). */ context: Map<number, number> }
-
-export function commentableLines(patch: string | undefined): DiffLines {
-  const lines: DiffLines = { RIGHT: new Set<number>(), LEFT: new Set<number>(), context: new Map() };
-  if (!patch) return lines;
-  let oldLine = 0;
-  let newLine = 0;
-  // What is left of the hunk on each side (its header's counts, 1 when omitted): past
-  // them a line is not the hunk's, such as the empty piece after GitLab's final newline.
-  let oldLeft = 0;
-  let newLeft = 0;
-  for (const raw of patch.split('\n')) {
-    const hunk = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/.exec(raw);
-    if (hunk) {
-      oldLine = Number(hunk[1]);
-      newLine = Number(hunk[3]);
-      oldLeft = hunk[2] === undefined ? 1 : Number(hunk[2]);
-      newLeft = hunk[4] === undefined ? 1 : Number(hunk[4]);
-      continue;
-    }
-    if (raw.startsWith('\\')) continue;
-    if (raw.startsWith('+')) {
-      if (newLeft <= 0) continue;
-      newLeft -= 1;
-      lines.RIGHT.add(newLine++);
-    } else if (raw.startsWith('-')) {
-      if (oldLeft <= 0) continue;
-      oldLeft -= 1;
-      lines.LEFT.add(oldLine++);
-    } else {
-      if (oldLeft <= 0 || newLeft <= 0) continue;
-      oldLeft -= 1;
-      newLeft -= 1;
-      lines.context.set(newLine, oldLine);
-      lines.RIGHT.add(newLine++);
-      lines.LEFT.add(oldLine++);
-    }
-  }
-  return lines;
 }
 
 /**
