@@ -3,7 +3,7 @@
  * queue and S3 payloads. A module of its own so that the AWS SDK loads only for commands
  * that act on a deployment (`import()` in context.ts): local commands start ~40% faster.
  */
-import { GetQueueUrlCommand, SQSClient } from '@aws-sdk/client-sqs';
+import { SQSClient } from '@aws-sdk/client-sqs';
 import { S3Client } from '@aws-sdk/client-s3';
 import type { Config } from '../functions/core/config/types';
 import type { EventQueue } from '../functions/core/ports';
@@ -18,6 +18,7 @@ import { SqsEventQueue } from '../functions/aws/sqs-queue';
 import { DynamoSubscriptionStore } from '../functions/aws/subscription-store';
 import { deploymentTables, type AwsDeployment } from './aws-deployment';
 import type { Stores } from './context';
+import { queueName, queueUrl } from './operations/deployment';
 
 export function openAwsStores(config: Config, deployment: AwsDeployment): Stores {
   const { stage, region } = deployment;
@@ -28,8 +29,8 @@ export function openAwsStores(config: Config, deployment: AwsDeployment): Stores
   const lazyQueue: EventQueue = {
     send: async (messages) => {
       if (!queue) {
-        const url = await sqs.send(new GetQueueUrlCommand({ QueueName: `hookagent-${stage}-queue` }));
-        queue = new SqsEventQueue(sqs, url.QueueUrl ?? '');
+        // A missing queue says which and where to look (not the SDK's bare "does not exist").
+        queue = new SqsEventQueue(sqs, await queueUrl(sqs, queueName(stage)));
       }
       await queue.send(messages);
     },

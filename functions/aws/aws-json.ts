@@ -22,6 +22,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { THROTTLE_ERRORS } from './throttling';
 
 export interface AwsCredentials {
   accessKeyId: string;
@@ -56,11 +57,7 @@ export class AwsJsonError extends Error {
   }
 }
 
-const RETRYABLE = new Set([
-  'ThrottlingException', 'Throttling', 'ProvisionedThroughputExceededException', 'RequestLimitExceeded', 'RequestThrottled',
-  'RequestThrottledException', 'TransactionInProgressException', 'InternalServerError', 'InternalFailure', 'ServiceUnavailable',
-  'LimitExceededException', 'KMSThrottlingException',
-]);
+const RETRYABLE = new Set<string>([...THROTTLE_ERRORS, 'TransactionInProgressException', 'InternalServerError', 'InternalFailure', 'ServiceUnavailable']);
 
 const hex = (data: string | Buffer) => createHash('sha256').update(data).digest('hex');
 

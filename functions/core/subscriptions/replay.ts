@@ -39,11 +39,33 @@ export function copyFor(original: EventRecord, subscription: Subscription, nowMs
 export async function startCopies(deps: LifecycleDeps, copies: EventRecord[]): Promise<EventRecord[]> {
   await deps.events.putAll(copies);
   const queued = copies.filter((c) => c.status === 'queued');
-  if (queued.length > 0) await sendRecorded(deps.queue, queued.map((r) => r.message));
+  if (queued.length > 0) {
+    try {
+      await sendRecorded(deps.queue, queued.map((r) => r.message));
+    } catch (error) {
+      await withdraw(deps, copies);
+      throw error;
+    }
+  }
   const held = copies.filter((c) => c.status === 'held');
   if (held.length === 0) return copies;
   const released = new Set(await releaseIfResumed(deps, held));
   return copies.map((c) => (c.status === 'held' && released.has(c.subscription) ? { ...c, status: 'queued' } : c));
+}
+
+/**
+ * A replay whose queue send failed is no replay (the user is told to run it again): its
+ * copies go, as ingest withdraws records whose send failed. Otherwise each would show
+ * `queued` for 14 days with nothing to run it, and each retry would add one. A copy a
+ * worker already started (a batch the queue partly took) stays; the held ones were written
+ * just now and nothing has released them. Best effort: the send's error is what is said.
+ */
+async function withdraw(deps: LifecycleDeps, copies: EventRecord[]): Promise<void> {
+  const key = (c: EventRecord) => ({ event_id: c.event_id, subscription: c.subscription });
+  await Promise.all([
+    deps.events.deleteUnstarted(copies.filter((c) => c.status === 'queued').map(key)),
+    deps.events.deleteAll(copies.filter((c) => c.status === 'held').map(key)),
+  ]).catch(() => undefined);
 }
 
 /**
