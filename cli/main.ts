@@ -70,8 +70,9 @@ export async function main(args: string[]): Promise<void> {
     .command('webhook', 'manage webhook subscriptions', webhookCommands)
     .command('secrets', "manage a deployment's secrets in SSM Parameter Store", secretsCommands)
     .command('serve', 'run the whole service on this machine', (c) => c
-      .option('port', { type: 'number', default: SERVE_LISTEN.port, describe: 'port to listen on' })
-      .option('host', { type: 'string', default: SERVE_LISTEN.host, describe: 'address to listen on' })
+      // requiresArg: a bare --host/--port is an error, never the default in silence; `--host -` is its (refused) value.
+      .option('port', { type: 'number', default: SERVE_LISTEN.port, requiresArg: true, describe: 'port to listen on' })
+      .option('host', { type: 'string', default: SERVE_LISTEN.host, requiresArg: true, describe: 'address to listen on' })
       .option('trust-proxy', { type: 'boolean', default: false, describe: 'take the source address from X-Forwarded-For (only behind a proxy you run): the entry your proxy appended, the rightmost' })
       .option('trusted-proxies', { type: 'number', describe: 'with proxies chained in front of serve: how many (the client is the Nth X-Forwarded-For entry from the right); implies --trust-proxy', coerce: (n: unknown) => { if (checkTrustedProxies(n) === undefined) throw new Error('--trusted-proxies takes a whole number from 1 to 32'); return Number(n); } })
       .option('log-format', { choices: ['text', 'json'] as const, default: 'text' as const, describe: 'logs for a person, or JSON lines' })

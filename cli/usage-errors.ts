@@ -84,6 +84,9 @@ export function explainUsageError(message: string, args: readonly string[], know
     const flag = name.length === 1 ? `-${name}` : `--${name}`;
     const dashed = dashValue(args, flag, knownOptions);
     // A value that starts with '-' and a letter reads as options (webhook/options.ts joins the others).
+    // No address or port starts with '-': what --host and --port take is said instead.
+    if (dashed !== undefined && flag === '--host') return hostRefused(dashed);
+    if (dashed !== undefined && flag === '--port') return portRefused(flag, dashed);
     if (dashed !== undefined) return `${flag} needs a value: '${dashed}' reads as options; give a value that starts with '-' joined to its option: ${flag}='${dashed}'`;
     return `${flag} needs a value (none was given, as with a script's unset variable): give one, or leave the option out${command === 'update' ? ' to keep the current setting' : ''}`;
   }
@@ -112,10 +115,15 @@ export function explainUsageError(message: string, args: readonly string[], know
   return message;
 }
 
+const portRefused = (option: string, typed: unknown): string => `${option} must be a whole number from 0 to 65535 (got ${JSON.stringify(typed)})`;
+
+const hostRefused = (typed: string): string => `--host takes an IP address or a host name of this machine, such as 127.0.0.1, ::1 or 0.0.0.0 (every interface); no scheme, port or path (got ${JSON.stringify(typed)})`;
+
 /** A TCP port given on the command line: a whole number from 0 to 65535. */
 export function checkPort(value: unknown, option = '--port'): true {
   if (typeof value !== 'number' || !Number.isInteger(value) || value < 0 || value > 65535) {
-    throw new Error(`${option} must be a whole number from 0 to 65535 (got ${JSON.stringify(process.argv[process.argv.indexOf(option) + 1] ?? value)})`);
+    // As typed (`--port -`, `--port=abc`): yargs has made NaN or null of it by then.
+    throw new Error(portRefused(option, typedValue(process.argv, option) ?? value));
   }
   return true;
 }
@@ -146,8 +154,6 @@ export function checkListenOptions(args: readonly string[], host: unknown, defau
   if (typedValue(args, '--port')?.trim() === '') throw new Error(`--port needs a port number (it was given empty); leave it out to use ${defaults.port}`);
   if (typeof host !== 'string') return true;
   if (host.trim() === '') throw new Error(`--host needs an address to listen on (it was given empty); leave it out to use ${defaults.host} (this machine only)`);
-  if (isIP(host) === 0 && !HOST_NAME.test(host)) {
-    throw new Error(`--host takes an IP address or a host name of this machine, such as 127.0.0.1, ::1 or 0.0.0.0 (every interface); no scheme, port or path (got ${JSON.stringify(host)})`);
-  }
+  if (isIP(host) === 0 && !HOST_NAME.test(host)) throw new Error(hostRefused(host));
   return true;
 }

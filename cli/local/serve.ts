@@ -28,7 +28,7 @@ import { dotEnvSecretValues, ensureConfig, loadDotEnv } from './first-run';
 import { commandName } from '../invocation';
 import { secretWarnings } from '../setup-hints';
 import { createLocalHttpServer } from './http-server';
-import { untilStopped } from './stop-signals';
+import { StartUp, watchStopSignals } from './stop-signals';
 import { turnBufferedWriter } from './log-writer';
 import { createConsoleHandler } from '../console/handler';
 import { CONSOLE_TOKEN_FROM, consoleToken, consoleUrl } from './console-token';
@@ -74,6 +74,9 @@ export async function serve(options: ServeOptions): Promise<void> {
     },
   });
   const logger: Logger = logFormat(writeLog);
+  // From here on, a stop signal is serve's: during start-up it stops there (startUp.stopped()).
+  const stops = watchStopSignals(logger);
+  const startUp = new StartUp(stops, logger);
   if (ensureConfig(options.configDir)) {
     out(`Wrote a starter configuration to ${join(options.configDir, 'config.yaml')} (echo agent, log delivery).`);
     out(`Next: ${commandName()} webhook subscribe <name> --events <type>, then point a sender at the URLs below.`);
@@ -85,6 +88,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   let config = loaded.value.config;
   // Variables of .env stay visible to what reads the environment directly (as before reloads existed).
   loadDotEnv(options.configDir);
+  if (await startUp.stopped()) return;
 
   const data = dataDir(options.configDir);
   // Takes the data dir's serve lock, migrates a dynalite data dir, releases what a previous serve left in flight.
@@ -92,6 +96,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   const { queue, recovered, events } = runtime;
   const subscriptionStore = runtime.subscriptions;
   const store = { close: async () => runtime.close() };
+  startUp.took(() => store.close());
   const buildIngest = (current: typeof config) => createIngest(runtime.ingestDeps(current, logger));
   const buildWorker = (current: typeof config) => createWorkerHandler(runtime.workerDeps({
     agent: createAgent(current.agent, current.delivery, current.aws?.region), agentFor: agentsByModel(current.agent, current.delivery, current.aws?.region),
@@ -117,10 +122,15 @@ export async function serve(options: ServeOptions): Promise<void> {
     }
   };
   await sweepAbandoned(runtime.openedAt);
+  if (await startUp.stopped()) return;
   const sweeper = setInterval(() => void sweepAbandoned(Date.now() - DEFAULT_CLAIM_LEASE_MS), DEFAULT_CLAIM_LEASE_MS);
   sweeper.unref();
   // Retention while serve runs: what expires goes every hour (openLocalRuntime drops what expired before it started).
   const stopHousekeeping = startHousekeeping(runtime.store, { clock: systemClock, logger });
+  startUp.took(async () => {
+    clearInterval(sweeper);
+    await stopHousekeeping();
+  });
 
   const consumer = new QueueConsumer(queue, (event) => worker(event), { batchSize: 10, concurrency: 2, idleCheckMs: 5_000, logger });
   // The store file removed or replaced under serve (db.ts, `lost`): nothing it writes is kept any more.
@@ -170,6 +180,7 @@ export async function serve(options: ServeOptions): Promise<void> {
       logger.warn('config.yaml is missing; still serving with the previous configuration until it is back', { config: path });
     },
   });
+  startUp.took(() => configWatcher.close());
 
   touch(wakeFile(options.configDir));
   let watcher: FSWatcher | undefined;
@@ -178,6 +189,7 @@ export async function serve(options: ServeOptions): Promise<void> {
   } catch {
     // Without file watching, CLI sends are picked up by the consumer's idle check.
   }
+  startUp.took(() => watcher?.close());
 
   // The console's token, always asked for on this port (console-token.ts): printed in the banner, never logged.
   const consoleAuth = consoleToken(data);
@@ -196,13 +208,11 @@ export async function serve(options: ServeOptions): Promise<void> {
     server.once('error', (error: NodeJS.ErrnoException) => reject(listenFailed(error, options)));
     server.listen(options.port, options.host, () => resolve());
   }).catch(async (error: unknown) => {
-    watcher?.close();
-    configWatcher.close();
-    clearInterval(sweeper);
-    await stopHousekeeping();
-    await store.close();
+    await startUp.release();
     throw error;
   });
+  startUp.took(() => server.drain(options.graceMs ?? 10_000));
+  if (await startUp.stopped()) return;
   consumer.start();
 
   const address = server.address() as AddressInfo;
@@ -220,8 +230,8 @@ export async function serve(options: ServeOptions): Promise<void> {
   ].join('\n'));
 
   // SIGINT/SIGTERM: stop taking requests, let those being answered and the agent runs finish within the grace.
-  await untilStopped(logger, async (signal) => {
-    logger.info('stopping', { signal });
+  // (One that came since listening stops serve at once.)
+  await stops.untilStopped(async (signal) => {
     const graceMs = options.graceMs ?? 10_000;
     await Promise.all([consumer.stop(graceMs), server.drain(graceMs)]);
     watcher?.close();
