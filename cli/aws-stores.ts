@@ -9,6 +9,7 @@ import type { Config } from '../functions/core/config/types';
 import type { EventQueue } from '../functions/core/ports';
 import { systemClock } from '../functions/core/ports';
 import { createDynamoClient } from '../functions/aws/dynamo';
+import { DynamoDebounceStore } from '../functions/aws/debounce-store';
 import { DynamoDedupStore } from '../functions/aws/dedup-store';
 import { DynamoEventLog } from '../functions/aws/event-log';
 import { DynamoLeaseStore } from '../functions/aws/lease-store';
@@ -42,6 +43,7 @@ export function openAwsStores(config: Config, deployment: AwsDeployment): Stores
     queue: lazyQueue,
     payloads: s3Payloads(region),
     leases: new DynamoLeaseStore(dynamo, tables.dedup, systemClock),
+    debounce: new DynamoDebounceStore(dynamo, tables.dedup, systemClock),
     // SQS cannot be looked into: the dedup claims tell which records were never accepted.
     dedup: new DynamoDedupStore(dynamo, tables.dedup, systemClock),
     where: `the AWS deployment '${stage}' in ${region}`,

@@ -12,7 +12,7 @@ import { configDir as resolveConfigDir, readConfigFile } from '../functions/core
 import type { Config } from '../functions/core/config/types';
 import { HookError } from '../functions/core/errors';
 import type { DeadLetterQueue } from '../functions/core/operations/dead-letters';
-import type { AtomicRelease, DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog, SubscriptionStore } from '../functions/core/ports';
+import type { AtomicRelease, DebounceStore, DedupStore, EventLog, EventQueue, LeaseStore, PayloadStore, RequestLog, SubscriptionStore } from '../functions/core/ports';
 import { systemClock } from '../functions/core/ports';
 import { SkillLibrary } from '../functions/core/skills/library';
 import { LOCAL_MAX_RECEIVE_COUNT, LOCAL_VISIBILITY_TIMEOUT_MS, openLocalRuntime } from '../functions/local/compose';
@@ -41,6 +41,8 @@ export interface Stores {
   leases?: LeaseStore;
   /** Local only: releases held events atomically (no claims needed). */
   release?: AtomicRelease;
+  /** AWS only: a resume moves debounce pointers off the held events it ended (the local release does it itself). */
+  debounce?: DebounceStore;
   /** The request log (issue 17). */
   requests?: RequestLog;
   /** AWS only: dedup claims, read to find records of requests never accepted. */

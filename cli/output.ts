@@ -1,6 +1,7 @@
 /** How subscriptions and events look on a terminal and in --json. */
 import { escapeControl, escapeTerminal } from '../functions/core/log';
 import type { EventRecord, Subscription } from '../functions/core/types';
+import { notTakenReason } from '../functions/core/subscriptions/held-settle';
 import { asInvoked } from './invocation';
 
 /** The colour codes paint() writes: the only escape sequences the CLI lets through to a terminal. */
@@ -161,18 +162,32 @@ export function eventJson(r: EventRecord): Record<string, unknown> {
   };
 }
 
+/**
+ * Why a suppressed record was not run, and the warnings left to list: a record no agent saw
+ * (the worker stores the reply of every run) that a release did not run gives the
+ * release's own "Not run" warning, shortened, first (held-settle.ts); others the agent's [SILENT].
+ */
+function suppression(r: EventRecord): { reason: string; warnings: string[] } {
+  const warnings = r.warnings ?? [];
+  const ran = r.reply !== undefined || r.usage !== undefined;
+  const index = ran ? -1 : warnings.findIndex((w) => notTakenReason(w) !== undefined);
+  if (index < 0) return { reason: 'the agent answered [SILENT]', warnings };
+  return { reason: `not run: updated while held (${notTakenReason(warnings[index] as string)})`, warnings: warnings.filter((_, i) => i !== index) };
+}
+
 /** What happened, in one cell: the reason of a failure or suppression, targets, warnings, the reply's start. */
 export function eventDetail(r: EventRecord): string {
   const parts: string[] = [];
+  const { reason, warnings } = r.status === 'suppressed' && !r.error ? suppression(r) : { reason: undefined, warnings: r.warnings ?? [] };
   // The worker writes its hints as `'hookagent …'`: shown as this CLI is run (npx, --config-dir).
   if (r.error) parts.push(`${r.error.code}: ${asInvoked(r.error.message)}`);
-  else if (r.status === 'suppressed') parts.push('the agent answered [SILENT]');
+  else if (reason) parts.push(reason);
   else if (r.superseded_by) parts.push(`superseded by ${r.superseded_by}`);
   const model = r.usage?.model ?? r.model;
   if (model) parts.push(`model ${model}`);
   const targets = Object.entries(r.targets ?? {}).map(([t, o]) => `${t} ${o.status}`);
   if (targets.length > 0) parts.push(targets.join(', '));
-  if ((r.warnings ?? []).length > 0) parts.push(`${r.warnings?.length} warning(s): ${r.warnings?.[0]}`);
+  if (warnings.length > 0) parts.push(`${warnings.length} warning(s): ${warnings[0]}`);
   if (r.reply && r.status !== 'failed') parts.push(`reply: "${r.reply.replace(/\s+/g, ' ').slice(0, 60)}${r.reply.length > 60 ? '…' : ''}"`);
   const text = parts.join(' · ');
   return text.length > 160 ? `${text.slice(0, 159)}…` : text;

@@ -16,7 +16,7 @@ const AWS_INDEX_LAG_MS = 2_000;
 const lifecycle = (stores: Stores): LifecycleDeps => ({
   subscriptions: stores.subscriptions, events: stores.events, queue: stores.queue, clock: systemClock,
   ...(stores.leases ? { leases: stores.leases } : {}), ...(stores.release ? { release: stores.release } : {}),
-  ...(stores.payloads ? { payloads: stores.payloads } : {}),
+  ...(stores.payloads ? { payloads: stores.payloads } : {}), ...(stores.debounce ? { debounce: stores.debounce } : {}),
   ...(stores.where.startsWith('the AWS') ? { indexLagMs: AWS_INDEX_LAG_MS } : {}),
 });
 

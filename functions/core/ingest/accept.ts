@@ -190,6 +190,7 @@ async function releaseHeldIfResumed(deps: IngestDeps, records: EventRecord[], he
     const lifecycle = {
       subscriptions: deps.subscriptions.store, events: deps.events, queue: deps.queue, clock: deps.clock, payloads: deps.payloads,
       ...(deps.leases ? { leases: deps.leases } : {}), ...(deps.release ? { release: deps.release } : {}),
+      ...(deps.debounce ? { debounce: deps.debounce } : {}),
     };
     for (const name of await releaseIfResumed(lifecycle, records.filter((r) => r.status === 'held'))) {
       held.splice(held.indexOf(name), 1);

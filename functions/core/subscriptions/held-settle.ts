@@ -13,12 +13,17 @@
  *   latest is released; the others end `superseded` by it, as they would have without the
  *   pause. A replay (`replay_of`) is never part of a burst: it is released, and supersedes
  *   nothing (copies held before replays dropped their subject key still carry it).
+ * - Where a later record of a burst ended (suppressed or failed) and an earlier one is
+ *   released, the subject's latest-event pointer, which names the ended one, is moved to the
+ *   released one by the release (held-pointers.ts): otherwise the worker would record it
+ *   `superseded` by an event that never runs.
  * Records stored before `subscription_created_at` existed carry none and are taken as the
  * current subscription's.
  */
 import type { EventLog, PayloadStore, SubscriptionStore } from '../ports';
 import type { EventRecord, Subscription } from '../types';
 import { selectSubscriptions } from '../ingest/select';
+import type { Repoint } from './held-pointers';
 
 /** The reason a held or queued record of a deleted subscription ends failed with. */
 export function notThisSubscription(name: string, record: Pick<EventRecord, 'message'>, current: Subscription | undefined): string {
@@ -34,10 +39,11 @@ export function acceptedFor(record: Pick<EventRecord, 'message'>, current: Subsc
   return current !== undefined && (stamp === undefined || stamp === current.created_at);
 }
 
-/** Writes a held record's end state, unless something else moved it on meanwhile (where the store can tell). */
-async function endHeld(events: EventLog, record: EventRecord, changes: Partial<EventRecord>): Promise<void> {
-  if (events.putIfStatus) await events.putIfStatus({ ...record, ...changes }, 'held');
-  else await events.update(record.event_id, record.subscription, changes);
+/** Writes a held record's end state, unless something else moved it on meanwhile (where the store can tell: false). */
+async function endHeld(events: EventLog, record: EventRecord, changes: Partial<EventRecord>): Promise<boolean> {
+  if (events.putIfStatus) return events.putIfStatus({ ...record, ...changes }, 'held');
+  await events.update(record.event_id, record.subscription, changes);
+  return true;
 }
 
 /**
@@ -61,16 +67,41 @@ async function noLongerTaken(record: EventRecord, subscription: Subscription, pa
   const filtersOf = payload === undefined ? { ...subscription, filters: [] } : subscription;
   const [verdict] = selectSubscriptions([filtersOf], message.source, message.event, message.action, payload ?? {}).verdicts;
   if (!verdict || verdict.matched) return undefined;
-  return `Not run: the subscription '${subscription.name}' was updated while the event was held and no longer takes it (${verdict.reason})`;
+  return `${notTakenPrefix(subscription.name)} (${verdict.reason})`;
+}
+
+const notTakenPrefix = (name: string) => `Not run: the subscription '${name}' was updated while the event was held and no longer takes it`;
+
+/** The reason in a warning of a record a release did not run (the filter that refuses it); undefined for other warnings. */
+export function notTakenReason(warning: string): string | undefined {
+  const match = /^Not run: the subscription '.*' was updated while the event was held and no longer takes it \((.*)\)$/s.exec(warning);
+  return match?.[1];
 }
 
 const later = (a: EventRecord, b: EventRecord) => a.received_at > b.received_at || (a.received_at === b.received_at && a.event_id > b.event_id);
 
-/** The held records to release now; the others are ended here (failed, suppressed, or superseded). `notTaken`: how many the subscription no longer takes. */
-export async function settleHeld(deps: { subscriptions: SubscriptionStore; events: EventLog; payloads?: PayloadStore }, held: EventRecord[], at: string): Promise<{ release: EventRecord[]; notTaken: number }> {
+export interface Settled {
+  /** The held records to release now. */
+  release: EventRecord[];
+  /** How many ended `suppressed`: the subscription no longer takes them. */
+  notTaken: number;
+  /** Subjects to point at a released record, while they name a record ended here (held-pointers.ts). */
+  repoint: Repoint[];
+}
+
+/** The held records to release now; the others are ended here (failed, suppressed, or superseded). */
+export async function settleHeld(deps: { subscriptions: SubscriptionStore; events: EventLog; payloads?: PayloadStore }, held: EventRecord[], at: string): Promise<Settled> {
   const subscriptions = new Map<string, Subscription | undefined>();
   for (const name of new Set(held.map((r) => r.subscription))) subscriptions.set(name, await deps.subscriptions.get(name));
+  const subjectOf = (r: EventRecord) => (r.message.subject_key && !r.message.replay_of ? `${r.subscription}\u0000${r.message.subject_key}` : undefined);
   const current: EventRecord[] = [];
+  /** The records ended here, by subject: ingest may have recorded one of them as its subject's latest. */
+  const ended = new Map<string, string[]>();
+  const end = async (record: EventRecord, changes: Partial<EventRecord>) => {
+    const key = subjectOf(record);
+    // One moved on meanwhile (released by another releaser) may run: the pointer may keep naming it.
+    if ((await endHeld(deps.events, record, changes)) && key) ended.set(key, [...(ended.get(key) ?? []), record.event_id]);
+  };
   let notTaken = 0;
   for (const record of held) {
     const subscription = subscriptions.get(record.subscription);
@@ -78,13 +109,12 @@ export async function settleHeld(deps: { subscriptions: SubscriptionStore; event
       const refused = await noLongerTaken(record, subscription, deps.payloads);
       if (!refused) current.push(record);
       else {
-        await endHeld(deps.events, record, { status: 'suppressed', updated_at: at, warnings: [...(record.warnings ?? []), refused] });
+        await end(record, { status: 'suppressed', updated_at: at, warnings: [...(record.warnings ?? []), refused] });
         notTaken += 1;
       }
-    } else await endHeld(deps.events, record, { status: 'failed', updated_at: at, error: { code: 'subscription_not_found', message: notThisSubscription(record.subscription, record, subscription) } });
+    } else await end(record, { status: 'failed', updated_at: at, error: { code: 'subscription_not_found', message: notThisSubscription(record.subscription, record, subscription) } });
   }
   const latest = new Map<string, EventRecord>();
-  const subjectOf = (r: EventRecord) => (r.message.subject_key && !r.message.replay_of ? `${r.subscription}\u0000${r.message.subject_key}` : undefined);
   for (const record of current) {
     const key = subjectOf(record);
     const known = key && latest.get(key);
@@ -97,7 +127,11 @@ export async function settleHeld(deps: { subscriptions: SubscriptionStore; event
     if (last && last !== record) await endHeld(deps.events, record, { status: 'superseded', superseded_by: last.event_id, updated_at: at });
     else release.push(record);
   }
-  return { release, notTaken };
+  const repoint = [...latest].flatMap(([key, record]): Repoint[] => {
+    const endedIds = ended.get(key);
+    return endedIds ? [{ subscription: record.subscription, subjectKey: record.message.subject_key as string, eventId: record.event_id, ended: endedIds }] : [];
+  });
+  return { release, notTaken, repoint };
 }
 
 /**

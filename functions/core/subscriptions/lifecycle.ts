@@ -24,8 +24,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { HookError } from '../errors';
-import type { AtomicRelease, Clock, EventLog, EventQueue, LeaseStore, PayloadStore, SubscriptionStore } from '../ports';
+import type { Clock, DebounceStore, EventLog, EventQueue, LeaseStore, PayloadStore, SubscriptionStore } from '../ports';
 import type { EventRecord, QueueMessage, Subscription } from '../types';
+import { repointLatest, repointsFor, type RepointingRelease, type RepointingStore } from './held-pointers';
 import { settleHeld } from './held-settle';
 
 export interface LifecycleDeps {
@@ -35,8 +36,10 @@ export interface LifecycleDeps {
   clock: Clock;
   /** Release claims; without them (or `release`) two releasers of one held record may both queue it. */
   leases?: LeaseStore;
-  /** Atomic release (the local store): no claims needed, nothing left half done by a crash. */
-  release?: AtomicRelease;
+  /** Atomic release (the local store): no claims needed, nothing left half done by a crash; it moves debounce pointers in the same write. */
+  release?: RepointingRelease;
+  /** Without `release`: debounce pointers moved off the held events a release ended (held-pointers.ts). */
+  debounce?: DebounceStore & Partial<RepointingStore>;
   /** Payloads kept apart (`payload_ref`), read to check a held event against the subscription's filters as they are now. */
   payloads?: PayloadStore;
   /** Where the store's status index lags its writes (DynamoDB GSIs): one more release pass after this many ms. */
@@ -141,9 +144,9 @@ export async function releaseRecords(deps: LifecycleDeps, held: EventRecord[]): 
 /** `holder`: one per resume, so its later passes do not count its own claims as another's. */
 async function release(deps: LifecycleDeps, held: EventRecord[], holder = `release-${randomUUID()}`): Promise<Release> {
   const at = iso(deps);
-  const { release: candidates, notTaken } = await settleHeld(deps, held.filter((r) => r.status === 'held'), at);
+  const { release: candidates, notTaken, repoint } = await settleHeld(deps, held.filter((r) => r.status === 'held'), at);
   if (candidates.length === 0) return { released: [], claimedElsewhere: 0, notTaken };
-  if (deps.release) return { released: await deps.release.releaseHeld(candidates, at), claimedElsewhere: 0, notTaken };
+  if (deps.release) return { released: await deps.release.releaseHeld(candidates, at, repoint), claimedElsewhere: 0, notTaken };
   const result: Release = { released: [], claimedElsewhere: 0, notTaken };
   for (let i = 0; i < candidates.length; i += RELEASE_CHUNK) {
     const mine: EventRecord[] = [];
@@ -158,9 +161,10 @@ async function release(deps: LifecycleDeps, held: EventRecord[], holder = `relea
     }
     if (mine.length === 0) continue;
     try {
+      await repointLatest(deps.debounce, repointsFor(repoint, mine));
       await sendRecorded(deps.queue, mine.map((r) => r.message));
     } catch (error) {
-      // Nothing of this chunk went out: a resume run again at once may take it.
+      // Nothing of this chunk went out (a pointer moved names a record still held, as ingest's do): a resume run again at once may take it.
       if (deps.leases) await Promise.allSettled(mine.map((r) => deps.leases?.release(r.event_id, releaseKey(r.subscription), holder)));
       throw error;
     }

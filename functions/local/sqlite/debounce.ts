@@ -1,5 +1,6 @@
 /** DebounceStore over SQLite: the latest event per (subscription, subject key), with an expiry. */
 import type { Clock, DebounceStore } from '../../core/ports';
+import type { Repoint } from '../../core/subscriptions/held-pointers';
 import type { StoreDb } from './db';
 
 export class SqliteDebounceStore implements DebounceStore {
@@ -23,5 +24,19 @@ export class SqliteDebounceStore implements DebounceStore {
 
   async getLatest(subscription: string, subjectKey: string): Promise<string | undefined> {
     return this.store.read('The debounce store', () => this.select.get(subscription, subjectKey, this.clock.now()) as string | undefined);
+  }
+}
+
+/** Moves subjects' latest-event pointers off the held events a release ended, inside the release's write (release.ts, held-pointers.ts). */
+export class SqliteRepoint {
+  private readonly move;
+
+  constructor(store: StoreDb) {
+    this.move = store.db.prepare('UPDATE debounce SET event_id = ?, expires_at = ? WHERE subscription = ? AND subject_key = ? AND event_id = ?');
+  }
+
+  /** Only while the pointer names one of `p.ended`: an event accepted since stays the latest. True when moved. */
+  now(p: Repoint, expiresAtMs: number): boolean {
+    return p.ended.some((ended) => this.move.run(p.eventId, expiresAtMs, p.subscription, p.subjectKey, ended).changes > 0);
   }
 }
