@@ -5,6 +5,7 @@
  * req_…` runs it for a subscription whose filters turned it away (replay-request.ts).
  */
 import { HookError } from '../../functions/core/errors';
+import { omittedNote } from '../../functions/core/ingest/request-candidates';
 import { escapeTerminal } from '../../functions/core/log';
 import type { RequestLog } from '../../functions/core/ports';
 import type { EventRecord, RequestOutcome, RequestRecord } from '../../functions/core/types';
@@ -82,5 +83,8 @@ export function requestText(r: RequestRecord): string {
   if (r.message) lines.push(`  message:  ${r.message}`);
   lines.push(`  subscriptions:${r.candidates?.length ? '' : ' (none)'}`);
   for (const c of r.candidates ?? []) lines.push(`    ${c.subscription}: ${c.matched ? 'yes' : 'no'} (${c.reason})`);
+  // Misses past the entry's room are counted, not listed (ingest/request-candidates.ts).
+  const omitted = omittedNote(r.candidates ?? [], r.candidates_omitted);
+  if (omitted) lines.push(`    ${omitted}`);
   return escapeTerminal(lines.join('\n'));
 }

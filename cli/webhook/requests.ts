@@ -5,7 +5,9 @@
 import type { Options } from 'yargs';
 import { HookError } from '../../functions/core/errors';
 import type { SettingsInput } from '../../functions/core/subscriptions/settings';
-import type { CandidateVerdict, RequestOutcome, RequestRecord } from '../../functions/core/types';
+import { omittedNote } from '../../functions/core/ingest/request-candidates';
+import { isEventFilterMiss } from '../../functions/core/request-filtered';
+import type { RequestOutcome, RequestRecord } from '../../functions/core/types';
 import { table } from '../output';
 import { withStores, type CliContext } from '../context';
 
@@ -46,9 +48,10 @@ function why(r: RequestRecord): string {
   if (candidates.length === 0) return r.outcome === 'not_handled' ? 'no subscriptions' : '';
   // Subscriptions the event type reached come first (matched, filtered out, held): the
   // answer to "why didn't it fire?" is among them; the rest never listened for this event.
-  const reached = (c: CandidateVerdict) => c.matched || !/^(event filters |no events)/.test(c.reason);
-  const ordered = [...candidates.filter(reached), ...candidates.filter((c) => !reached(c))];
-  return ordered.map((c) => `${c.subscription}: ${c.matched ? 'yes' : 'no'} (${c.reason})`).join('; ');
+  // (Entries written since hunt 13 hold them first already; older ones are in name order.)
+  const ordered = [...candidates.filter((c) => !isEventFilterMiss(c)), ...candidates.filter(isEventFilterMiss)];
+  const omitted = omittedNote(candidates, r.candidates_omitted);
+  return [...ordered.map((c) => `${c.subscription}: ${c.matched ? 'yes' : 'no'} (${c.reason})`), ...(omitted ? [omitted] : [])].join('; ');
 }
 
 export async function requests(ctx: CliContext, query: { endpoint?: string; outcome?: string; limit: number }, json: boolean): Promise<void> {

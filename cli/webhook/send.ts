@@ -7,7 +7,7 @@ import { signHub, signStandardWebhooks } from '../../functions/core/auth/signatu
 import { resolveConfig } from '../../functions/core/config/load';
 import { HookError } from '../../functions/core/errors';
 import { classifyEvent, gitlabHeaderFor } from '../../functions/core/events/classify';
-import { eventOrigin } from '../../functions/core/events/known';
+import { eventOrigin, GITHUB_UNROUTED_EVENT } from '../../functions/core/events/known';
 import { selectSubscriptions } from '../../functions/core/ingest/select';
 import { splitSource, splitType } from '../../functions/core/events/filters';
 import type { EventRecord, Subscription } from '../../functions/core/types';
@@ -81,10 +81,13 @@ async function alsoTaking(ctx: CliContext, sample: Sample, name: string): Promis
   if (!source) return [];
   const payload = JSON.parse(sample.body) as Record<string, unknown>;
   const identity = classifyEvent(source, sample.headers, payload);
-  if (!identity) return [];
+  // GitHub's ping is answered before routing: no subscription takes it.
+  if (!identity || isUnroutedPing(source, identity.event)) return [];
   const all = await withStores(ctx, (stores) => stores.subscriptions.list());
   return selectSubscriptions(all, source, identity.event, identity.action, payload).matched.filter((s) => s.name !== name);
 }
+
+const isUnroutedPing = (source: string, event: string | undefined): boolean => source === 'github' && event === GITHUB_UNROUTED_EVENT;
 
 const FINAL = new Set(['delivered', 'suppressed', 'failed']);
 
@@ -124,6 +127,9 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
   }
   const answer = (await response.json()) as { status?: string; event_id?: string; subscriptions?: string[]; held?: string[] };
   ctx.out(`POST ${sample.path} → ${response.status} ${JSON.stringify(answer)}`);
+  if (answer.status === 'ok' && sample.path === '/webhooks/github' && isUnroutedPing('github', sample.headers['x-github-event'])) {
+    return ctx.out(`'${name}' did not take this event: GitHub's ping is answered 200 ok before routing and reaches no subscription`);
+  }
   // Taken by others only, or by nobody: its record will never appear; say why now instead of waiting.
   const taken = [...(answer.subscriptions ?? []), ...(answer.held ?? [])];
   if (answer.status === 'ignored' || (answer.event_id && Array.isArray(answer.subscriptions) && !taken.includes(name))) {

@@ -12,6 +12,15 @@ export function isFilterRefusal(verdict: CandidateVerdict): boolean {
   return !verdict.matched && verdict.reason.startsWith('filter ');
 }
 
+/**
+ * A subscription the event type never reached (routing, events/filters.ts: `event filters … do
+ * not match …`, `no events: reached only through its custom endpoint`), as against one it
+ * reached: matched, held, or refused by its payload filters.
+ */
+export function isEventFilterMiss(verdict: CandidateVerdict): boolean {
+  return !verdict.matched && /^(event filters |no events)/.test(verdict.reason);
+}
+
 /** The verdict by which `subscription`'s payload filters turned this request away, if they did. */
 export function filterRefusal(entry: RequestRecord, subscription: string): CandidateVerdict | undefined {
   return entry.candidates?.find((c) => c.subscription === subscription && isFilterRefusal(c));

@@ -152,6 +152,8 @@ export interface RequestRecord {
   /** Header names only: never values. */
   header_names: string[];
   candidates?: CandidateVerdict[];
+  /** Candidate verdicts not kept: event-filter misses past 100, and routed ones past 200 (ingest/request-candidates.ts). */
+  candidates_omitted?: number;
   /** The error message answered, for rejections. */
   message?: string;
   /** Rejections are sampled under a flood: how many similar ones this entry stands for. */

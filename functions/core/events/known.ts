@@ -32,6 +32,12 @@ export const GITLAB_SYSTEM_EVENT_NAMES = [
   'user_update_for_team',
 ] as const;
 
+/**
+ * GitHub's `ping` (sent when a hook is set up) is answered `200 {"status":"ok"}` before any
+ * routing (ingest/service.ts): it reaches no subscription, and no other endpoint's answer does so.
+ */
+export const GITHUB_UNROUTED_EVENT = 'ping';
+
 const GITHUB = new Set<string>(GITHUB_EVENTS);
 const GITLAB = new Set<string>(GITLAB_EVENTS);
 

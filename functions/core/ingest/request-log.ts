@@ -15,6 +15,7 @@ import { newEventId } from '../ids';
 import type { Logger } from '../log';
 import type { Clock, DeferredCommit, RequestLog } from '../ports';
 import type { CandidateVerdict, RequestOutcome, RequestRecord } from '../types';
+import { keptCandidates } from './request-candidates';
 import type { Reply } from './responses';
 import { parseRoute } from './routes';
 
@@ -26,7 +27,6 @@ export const REJECTION_SAMPLES = 10;
 export const SAMPLED_KEYS = 1000;
 const WINDOW_MS = 60_000;
 const MAX_HEADER_NAMES = 50;
-const MAX_CANDIDATES = 100;
 
 /** What ingest learnt about a request before answering it. */
 export interface RequestTrace {
@@ -174,7 +174,12 @@ export function buildRecord(request: RequestLogInput, reply: Reply, trace: Reque
   const eventId = trace.eventId ?? body.event_id;
   if (eventId) record.event_id = eventId;
   if (request.sourceIp) record.source_ip = request.sourceIp.slice(0, 64);
-  if (trace.candidates) record.candidates = trace.candidates.slice(0, MAX_CANDIDATES);
+  if (trace.candidates) {
+    // The subscriptions the event reached first, all kept; only event-filter misses are cut (request-candidates.ts).
+    const { candidates, omitted } = keptCandidates(trace.candidates);
+    record.candidates = candidates;
+    if (omitted > 0) record.candidates_omitted = omitted;
+  }
   if (reply.status >= 400 && body.message) record.message = body.message.slice(0, 300);
   if (count > 1) record.count = count;
   return record;

@@ -6,7 +6,7 @@ import type { Config } from '../config/types';
 import { isCommentable } from '../delivery/commentable';
 import { fail, ok, type Result } from '../errors';
 import { splitSource } from '../events/filters';
-import { GITHUB_EVENTS, GITLAB_EVENTS, eventOrigin as originOf } from '../events/known';
+import { GITHUB_EVENTS, GITHUB_UNROUTED_EVENT, GITLAB_EVENTS, eventOrigin as originOf } from '../events/known';
 import { closest } from '../suggest';
 import { actionsFor, checkAction, githubEventNames, type CodeHost } from './event-actions';
 import { HookError } from '../errors';
@@ -73,7 +73,18 @@ function unsentEventWarning(source: CodeHost, name: string, event: string): stri
 }
 
 /**
- * Syntax errors and actions a host never sends for the event are refused; unknown names
+ * GitHub's ping never reaches a subscription (known.ts): `github:ping` would never fire and is
+ * refused, as an action a host never sends is; an unqualified `ping` can still match a custom
+ * sender's ping, so it is a warning. (`gitlab:ping` is an event GitLab does not send: warned below.)
+ */
+function unroutedPing(event: string, source: 'github' | undefined): { error: string } | { warning: string } {
+  const custom = `'${event.replace(/^(github:)?ping/, 'custom:ping')}'`;
+  if (source === 'github') return { error: `'${event}' would never fire: GitHub's ping is answered 200 ok before routing and reaches no subscription; remove it from --events (a custom sender's ping is ${custom})` };
+  return { warning: `'${event}' never matches GitHub's ping (answered 200 ok before routing); it can match a custom sender's ping: write it ${custom}` };
+}
+
+/**
+ * Syntax errors, actions a host never sends for the event and `github:ping` are refused; unknown names
  * are warnings (custom senders; events newer than the lists). `actions: false` checks
  * syntax and names only (for stored filters an update does not change).
  */
@@ -88,6 +99,12 @@ export function validateEvents(events: string[], options: { actions?: boolean } 
     // A code host's event names hold no dot: its action is everything after the first.
     const dot = rest.indexOf('.');
     const [name, action] = dot < 0 ? [rest, undefined] : [rest.slice(0, dot), rest.slice(dot + 1)];
+    if (name === GITHUB_UNROUTED_EVENT && source !== 'gitlab' && options.actions !== false) {
+      const ping = unroutedPing(event, source);
+      if ('error' in ping) return fail({ code: 'event_invalid', message: ping.error });
+      warnings.push(ping.warning);
+      continue;
+    }
     const hosts = (source ? [source] : (['github', 'gitlab'] as const)).filter((host) => hostSends(host, name));
     if (source && hosts.length === 0) warnings.push(unsentEventWarning(source, name, event));
     else if (!source && hosts.length === 0) warnings.push(unknownEventWarning(event));
