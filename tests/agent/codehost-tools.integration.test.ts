@@ -163,6 +163,24 @@ describe('issue-triage tools', () => {
     expect(found).toBe('2 match(es)\n#3 [closed] match for crash start repo:octo/widgets is:issue');
     await expect(run('search_issues', { query: 'repo:x/y' }, issue())).rejects.toMatchObject({ code: 'tool_bad_input' });
   });
+
+  test('search_issues: words cannot bind the repository qualifier into a phrase or an OR, and issues of other repositories are not shown', async () => {
+    answer({
+      '/search/issues': (url: URL) => ({
+        total_count: 3,
+        items: [
+          { number: 3, state: 'open', title: `q=${url.searchParams.get('q')}`, repository_url: 'https://api.github.com/repos/octo/widgets' },
+          { number: 9, state: 'open', title: 'private plans', repository_url: 'https://api.github.com/repos/octo/secret-roadmap' },
+          { number: 4, state: 'closed', title: 'no repository_url (older answers)' },
+        ],
+      }),
+    });
+    const found = await run('search_issues', { query: 'crash "start OR (boot) NOT x' }, issue());
+    // An unclosed quote would have made `repo:octo/widgets is:issue` part of a phrase: searched everywhere the token reaches.
+    expect(found).toContain('#3 [open] q=crash start boot x repo:octo/widgets is:issue');
+    expect(found).toContain('#4 [closed]');
+    expect(found).not.toContain('private plans');
+  });
 });
 
 describe('GitLab review tools', () => {

@@ -44,8 +44,10 @@ export const TRIAGE_TOOLS: Record<string, Tool> = {
     async run(input, context) {
       const raw = inputOf(input).query;
       if (typeof raw !== 'string' || raw.trim() === '') throw new HookError('tool_bad_input', 'query must be some words');
-      // Qualifiers that widen the search beyond this repository are dropped.
-      const words = raw.slice(0, 200).replace(/\b(?:repo|org|user|owner|is|in|type):\S*/gi, ' ').replace(/\s+/g, ' ').trim();
+      // Qualifiers that widen the search beyond this repository are dropped, and so is what could
+      // bind the appended `repo:` to the model's words instead: quotes (an unclosed `"` makes
+      // it part of a phrase), parentheses and the boolean operators (`a OR b repo:x`).
+      const words = raw.slice(0, 200).replace(/\b(?:repo|org|user|owner|is|in|type):\S*/gi, ' ').replace(/["()]|\b(?:OR|AND|NOT)\b/g, ' ').replace(/\s+/g, ' ').trim();
       if (!words) throw new HookError('tool_bad_input', 'query must contain words, not only qualifiers');
       const opened = openSubject(context, 'any');
       let lines: string[];
@@ -54,7 +56,10 @@ export const TRIAGE_TOOLS: Record<string, Tool> = {
         const found = answerJson<{ total_count?: number; items?: Array<Record<string, unknown>> }>(
           await opened.client.requestFixed('/search/issues', { q: `${words} repo:${repo.owner}/${repo.name} is:issue`, per_page: '20' }),
         );
-        lines = [`${found.total_count ?? 0} match(es)`, ...(found.items ?? []).filter((i) => i.number !== opened.number).map((i) => `#${s(i.number)} [${s(i.state)}] ${s(i.title)}`)];
+        // Whatever GitHub made of the query, only this repository's issues are shown (an installation's token may read others).
+        const own = `/repos/${repo.owner}/${repo.name}`.toLowerCase();
+        const items = (found.items ?? []).filter((i) => typeof i.repository_url !== 'string' || i.repository_url.toLowerCase().endsWith(own));
+        lines = [`${found.total_count ?? 0} match(es)`, ...items.filter((i) => i.number !== opened.number).map((i) => `#${s(i.number)} [${s(i.state)}] ${s(i.title)}`)];
       } else {
         const found = await getJson<Array<Record<string, unknown>>>(opened, `/issues?search=${encodeURIComponent(words)}&per_page=20`);
         lines = [`${found.length} match(es)`, ...found.filter((i) => i.iid !== opened.number).map((i) => `#${s(i.iid)} [${s(i.state)}] ${s(i.title)}`)];
