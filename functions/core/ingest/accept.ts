@@ -28,12 +28,12 @@ import { describeError } from '../errors';
 import type { Payload } from '../events/classify';
 import { newEventId } from '../ids';
 import type { Claim } from '../ports';
-import { releaseIfResumed, sendRecorded } from '../subscriptions/lifecycle';
+import { sendRecorded, settleAfterHold } from '../subscriptions/lifecycle';
 import type { EventRecord, Source, Subscription } from '../types';
 import { heldPointers, recordAsLatest, sendDebounced } from './debounce';
 import { planFor, type Ids, type Plan } from './plan';
 import { fitsIn, inlineSafe } from './raw-payload';
-import { errors, reply, type Reply } from './responses';
+import { MESSAGES, errors, reply, type Reply } from './responses';
 import type { RequestTrace } from './request-log';
 import type { IngestDeps } from './service';
 
@@ -85,7 +85,7 @@ export async function accept(deps: IngestDeps, input: Accepted, matched: Subscri
     plan = planFor(deps, input, matched, ids, new Map(), undefined);
     if (deps.atomic) {
       claim = await deps.atomic.acceptNew({ ...(dedupKey ? { dedupKey } : {}), claim: claimOptions, records: plan.records, messages: plan.messages, delayed: plan.delayed });
-      if (claim.kind === 'new') return finish(deps, input, plan, ids);
+      if (claim.kind === 'new') return finish(deps, input, plan, ids, trace);
     } else if (dedupKey && deps.dedup.claimWithRecords) {
       recorded = await deps.dedup.claimWithRecords(dedupKey, claimOptions, plan.records);
       if (recorded) claim = { kind: 'new' };
@@ -128,7 +128,7 @@ export async function accept(deps: IngestDeps, input: Accepted, matched: Subscri
     if (deps.requests?.recordAndCommit) trace.commit = { key: dedupKey, eventId: ids.eventId, ttlSeconds: DEDUP_TTL_SECONDS };
     else await commitClaim(deps, dedupKey, ids);
   }
-  return finish(deps, input, plan, ids);
+  return finish(deps, input, plan, ids, trace);
 }
 
 /**
@@ -154,20 +154,30 @@ async function withdraw(deps: IngestDeps, records: EventRecord[], dedupKey: stri
   return false;
 }
 
-/** After the event is stored: held records released if their subscription was resumed meanwhile, the log lines, the 202. */
-async function finish(deps: IngestDeps, input: Accepted, plan: Plan, ids: Ids): Promise<Reply> {
+/**
+ * After the event is stored: held records released if their subscription was resumed
+ * meanwhile, or ended if it was deleted meanwhile; the log lines, the answer. An event
+ * whose every subscription was deleted before its held record was written is answered as
+ * one for no subscription (a custom endpoint's 404, otherwise `ignored`), never `202 held`:
+ * nothing would release it.
+ */
+async function finish(deps: IngestDeps, input: Accepted, plan: Plan, ids: Ids, trace: RequestTrace): Promise<Reply> {
   const { records, held, queued } = plan;
   // Before a release: a held event released at once must already be its subject's latest.
   const latest = [...heldPointers(records), ...plan.latest];
   if (latest.length > 0 && deps.debounce) await recordAsLatest(deps.debounce, latest, deps.logger);
-  if (held.length > 0 && (deps.leases || deps.release)) await releaseHeldIfResumed(deps, records, held, queued);
+  const ended = held.length > 0 && (deps.leases || deps.release) ? await settleHeldNow(deps, records, held, queued) : new Set<string>();
   for (const record of records) {
-    deps.logger.info(record.status === 'held' ? 'held for a paused subscription' : 'queued', {
-      event_id: ids.eventId, subscription: record.subscription, source: input.source, event: input.event,
-      action: input.action, delivery_id: ids.deliveryId,
-    });
+    const fields = { event_id: ids.eventId, subscription: record.subscription, source: input.source, event: input.event, action: input.action, delivery_id: ids.deliveryId };
+    if (ended.has(record.subscription)) deps.logger.warn('ended failed: the subscription was deleted while the event was held', fields);
+    else deps.logger.info(record.status === 'held' ? 'held for a paused subscription' : 'queued', fields);
   }
   const base = { event: input.event, delivery_id: ids.deliveryId, event_id: ids.eventId };
+  if (queued.length === 0 && held.length === 0) {
+    // The event's records stay in the log (failed): the request log links to them.
+    trace.eventId = ids.eventId;
+    return input.source === 'custom' ? errors.subscriptionNotFound(input.name) : reply(200, { status: 'ignored', reason: MESSAGES.eventNotHandled, event: input.event });
+  }
   if (queued.length === 0) return reply(202, { status: 'held', ...base, subscriptions: held });
   return reply(202, { status: 'accepted', ...base, subscriptions: queued, ...(held.length > 0 ? { held } : {}) });
 }
@@ -184,21 +194,28 @@ async function commitClaim(deps: IngestDeps, key: string, ids: Ids): Promise<voi
   }
 }
 
-/** The subscription may have been resumed since it was read as paused: then its records are released now, not stranded. */
-async function releaseHeldIfResumed(deps: IngestDeps, records: EventRecord[], held: string[], queued: string[]): Promise<void> {
+/**
+ * The subscription may have been resumed or deleted since it was read as paused: then its
+ * records are released now, or ended `failed` (lifecycle.ts settleAfterHold), not stranded.
+ * Moves the names in `held` and `queued` to match; returns those of the deleted ones.
+ */
+async function settleHeldNow(deps: IngestDeps, records: EventRecord[], held: string[], queued: string[]): Promise<Set<string>> {
   try {
     const lifecycle = {
       subscriptions: deps.subscriptions.store, events: deps.events, queue: deps.queue, clock: deps.clock, payloads: deps.payloads,
       ...(deps.leases ? { leases: deps.leases } : {}), ...(deps.release ? { release: deps.release } : {}),
       ...(deps.debounce ? { debounce: deps.debounce } : {}),
     };
-    for (const name of await releaseIfResumed(lifecycle, records.filter((r) => r.status === 'held'))) {
-      held.splice(held.indexOf(name), 1);
+    const { released, ended } = await settleAfterHold(lifecycle, records.filter((r) => r.status === 'held'));
+    for (const name of [...released, ...ended]) held.splice(held.indexOf(name), 1);
+    for (const name of released) {
       queued.push(name);
       deps.logger.info('released at once: the subscription was resumed meanwhile', { event_id: records[0]?.event_id, subscription: name });
     }
+    return new Set(ended);
   } catch (error) {
     // Stored as held: the next resume (or `webhook resume` again) releases it.
-    deps.logger.warn('could not check for a resume after holding', { event_id: records[0]?.event_id, error: describeError(error) });
+    deps.logger.warn('could not check for a resume or delete after holding', { event_id: records[0]?.event_id, error: describeError(error) });
+    return new Set();
   }
 }

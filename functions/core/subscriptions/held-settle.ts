@@ -134,17 +134,33 @@ export async function settleHeld(deps: { subscriptions: SubscriptionStore; event
   return { release, notTaken, repoint };
 }
 
+/** Why a held record of a deleted subscription ended failed (`subscription_not_found`). */
+export const deletedWhileHeld = (name: string) => `The subscription '${name}' was deleted while the event was held`;
+
+/**
+ * Ends `records` (held, of a deleted subscription) `failed`, each only while still held:
+ * nothing will release them. Returns those this call ended (not those another writer moved on).
+ */
+export async function endDeletedHeld(events: EventLog, records: EventRecord[], at: string): Promise<EventRecord[]> {
+  const ended: EventRecord[] = [];
+  for (const record of records) {
+    const changes: Partial<EventRecord> = { status: 'failed', updated_at: at, error: { code: 'subscription_not_found', message: deletedWhileHeld(record.subscription) } };
+    if (await endHeld(events, record, changes)) ended.push({ ...record, ...changes });
+  }
+  return ended;
+}
+
 /**
  * Deletes a subscription. Its held records end `failed` at once: nothing would release
  * them (a subscription created again under the name is another one). Queued ones are
- * failed by the worker when it receives them, for the same reason. Returns how many held
- * records ended.
+ * failed by the worker when it receives them, for the same reason. A record held by a
+ * request (or a worker) that read the subscription before the delete and wrote it after
+ * this scan is ended by that holder's own second read (lifecycle.ts settleAfterHold,
+ * worker/process.ts). Returns how many held records ended.
  */
 export async function deleteSubscription(deps: { subscriptions: SubscriptionStore; events: EventLog }, name: string, at: string): Promise<number> {
   await deps.subscriptions.delete(name);
   const held = await deps.events.listByStatus(name, 'held');
-  for (const record of held) {
-    await endHeld(deps.events, record, { status: 'failed', updated_at: at, error: { code: 'subscription_not_found', message: `The subscription '${name}' was deleted while the event was held` } });
-  }
+  await endDeletedHeld(deps.events, held, at);
   return held.length;
 }

@@ -11,7 +11,9 @@
  * store (bypassing any cache) and releases its own records when it is active by then
  * (`releaseIfResumed`). Either resume's scan (after the flip) sees the record or ingest's
  * second read (after the write) sees the flip: whatever the interleaving, one of them
- * releases it. Both may, and a release may be cut off (Ctrl-C, kill -9, a full disk):
+ * releases it. The same second read ends the records of a subscription deleted meanwhile
+ * (`settleAfterHold`), which delete's scan may have missed. Both may release, and a
+ * release may be cut off (Ctrl-C, kill -9, a full disk):
  * - where the store can (`AtomicRelease`, the local store), a record is set `queued` and its
  *   message queued in one write, only while it is still `held`: a record is released once,
  *   and a crash leaves it held (the next resume releases it) or queued with its message;
@@ -27,7 +29,7 @@ import { HookError } from '../errors';
 import type { Clock, DebounceStore, EventLog, EventQueue, LeaseStore, PayloadStore, SubscriptionStore } from '../ports';
 import type { EventRecord, QueueMessage, Subscription } from '../types';
 import { repointLatest, repointsFor, type RepointingRelease, type RepointingStore } from './held-pointers';
-import { settleHeld } from './held-settle';
+import { acceptedFor, endDeletedHeld, settleHeld } from './held-settle';
 
 export interface LifecycleDeps {
   subscriptions: SubscriptionStore;
@@ -257,18 +259,36 @@ export async function resumeSubscription(deps: LifecycleDeps, name: string, opti
   return { kind: 'resumed', released: released(), ...claimed(), ...(notTaken > 0 ? { notTaken } : {}) };
 }
 
+/** What a holder's second read did with the records it had just written `held`, by subscription. */
+export interface AfterHold {
+  /** Active by now: their records were queued (here, or by the resume that raced the hold). */
+  released: string[];
+  /** Deleted meanwhile (gone, or another subscription under the name): their records ended `failed`. */
+  ended: string[];
+}
+
 /**
- * Ingest's half of the race: after writing `held` records, reads each subscription again
- * (from the store, not a cache) and releases the records of those active by now.
- * Returns the names of the subscriptions whose records were queued.
+ * Ingest's half of the races with `resume` and `delete`: after writing `held` records,
+ * reads each subscription again (from the store, not a cache). Records of one active by
+ * now are released. Records of one deleted since the first read (gone, or created again:
+ * `acceptedFor` is false) end `failed` as `delete` ends held records: its scan may have run
+ * before they were written, and nothing would ever release them. Either delete's scan
+ * (after the removal) sees a record or this read (after the write) sees the removal.
  */
-export async function releaseIfResumed(deps: LifecycleDeps, held: EventRecord[]): Promise<string[]> {
-  const names = [...new Set(held.map((r) => r.subscription))];
-  const active = new Set<string>();
-  for (const name of names) if ((await deps.subscriptions.get(name))?.state === 'active') active.add(name);
-  if (active.size === 0) return [];
-  const candidates = held.filter((r) => active.has(r.subscription));
-  await releaseRecords(deps, candidates);
+export async function settleAfterHold(deps: LifecycleDeps, held: EventRecord[]): Promise<AfterHold> {
+  const current = new Map<string, Subscription | undefined>();
+  for (const name of new Set(held.map((r) => r.subscription))) current.set(name, await deps.subscriptions.get(name));
+  const gone = held.filter((r) => !acceptedFor(r, current.get(r.subscription)));
+  const kept = held.filter((r) => !gone.includes(r));
+  if (gone.length > 0) await endDeletedHeld(deps.events, gone, iso(deps));
+  const candidates = kept.filter((r) => current.get(r.subscription)?.state === 'active');
+  if (candidates.length > 0) await releaseRecords(deps, candidates);
+  const names = (records: EventRecord[]) => [...new Set(records.map((r) => r.subscription))];
   // Released here or by the resume that raced us: either way the record is queued.
-  return [...active];
+  return { released: names(candidates), ended: names(gone) };
+}
+
+/** settleAfterHold; returns the names of the subscriptions whose records were queued. */
+export async function releaseIfResumed(deps: LifecycleDeps, held: EventRecord[]): Promise<string[]> {
+  return (await settleAfterHold(deps, held)).released;
 }

@@ -16,7 +16,7 @@ import type { QueueMessage, EventRecord } from '../types';
 import { splitFindings } from '../delivery/findings';
 import { mayHaveDelivered } from './fan-out';
 import { debounceGate, runCapGate } from './gates';
-import { acceptedFor, notThisSubscription } from '../subscriptions/held-settle';
+import { acceptedFor, deletedWhileHeld, endDeletedHeld, notThisSubscription } from '../subscriptions/held-settle';
 import { parseQueueMessage } from './message';
 import { RecordGone, RecordWriter, eventRecord, noteMessageBytes } from './record';
 import { ANOTHER_COPY, readyToRun, takeLease, type HeldLease } from './lease';
@@ -24,7 +24,7 @@ import { runAgentStep, type Step } from './agent-step';
 import { deliverStep } from './deliver-step';
 import { deliversDirectly, directMessage, silencedReply } from './direct';
 import type { MessageOutcome, WorkerDeps } from './deps';
-import { outcomesOf, recordDeleted } from './outcomes';
+import { outcomesOf, recordDeleted, type Outcomes } from './outcomes';
 
 export { STORED_TEXT_CAP } from './record';
 export { secretsOf } from './secrets';
@@ -106,8 +106,11 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
     // Paused after the event was queued (a debounced one waits up to 15 min): held like
     // what arrives while paused, and released by resume. Read again after the write, as
     // ingest does: a resume between the two reads would not have seen the held record.
+    // A delete between the two reads may have scanned for held records before this write: then the record is ended here.
     await writer.save({ status: 'held', attempts: attemptsBefore });
-    if ((await deps.subscriptions.get(message.subscription))?.state !== 'active') {
+    const again = await deps.subscriptions.get(message.subscription);
+    if (!acceptedFor(writer.current, again)) return endDeleted(deps, writer, finalFailure, logger);
+    if (again.state !== 'active') {
       logger.info('held: the subscription was paused after the event was queued');
       return { kind: 'ack', status: 'held' };
     }
@@ -171,4 +174,22 @@ async function processLeased(sent: QueueMessage, body: string, receiveCount: num
   // A redelivery with its reply stored has written nothing yet: show it processing while it delivers.
   if (writer.unsaved) await writer.save();
   return deliverStep(step, subscription, payload, reply, mayHaveDelivered(receiveCount, found) ? { since: message.received_at } : undefined);
+}
+
+/**
+ * The subscription was deleted after the worker wrote the record `held` (its first read saw
+ * it paused): nothing will release the record, and delete's scan may have missed it. Ended
+ * `failed` as delete ends held records, written only while still held, then dead-lettered
+ * through the usual final failure. A record another releaser moved on is left to it.
+ */
+async function endDeleted(deps: WorkerDeps, writer: RecordWriter, finalFailure: Outcomes['finalFailure'], logger: Logger): Promise<MessageOutcome> {
+  const { event_id: eventId, subscription } = writer.current;
+  const [ended] = await endDeletedHeld(deps.events, [writer.current], new Date(deps.clock.now()).toISOString());
+  // Not ended here: delete's own scan ended it (failed, the same error), or a release queued it with a message of its own.
+  const moved = ended ? undefined : await deps.events.get(eventId, subscription);
+  if (moved && moved.status !== 'failed') {
+    logger.info('the subscription was deleted while held, but the record was moved on meanwhile', { status: moved.status });
+    return { kind: 'ack', status: moved.status };
+  }
+  return finalFailure('subscription_not_found', deletedWhileHeld(subscription));
 }
