@@ -80,21 +80,25 @@ export function openWhileBusy(open: () => Promise<Stores>, toSources: (stores: S
   };
 }
 
+/** A store without a payload store of its own: the local data dir's payload files of earlier versions. */
+function legacyPayloads(ctx: CliContext): PayloadStore {
+  return new FilePayloadStore(join(dataDir(ctx.configDir), 'payloads'));
+}
+
 export async function runConsole(ctx: CliContext, global: GlobalOptions, options: ConsoleCommandOptions): Promise<void> {
   checkConsoleOptions(options.host, options.authToken);
   const deployment = awsDeployment(ctx.config, global);
   // Checks the store opens at all (and says where it is) before listening.
   const probe = await ctx.openStores();
   const where = probe.where;
-  // The SDK loads for a deployment only (see cli/aws-stores.ts).
-  const payloads: PayloadStore = deployment
-    ? await import('../aws-stores').then(({ s3Payloads }) => s3Payloads(deployment.region))
-    : new FilePayloadStore(join(dataDir(ctx.configDir), 'payloads'));
   const secrets = await configSecrets(ctx);
   const toSources = (stores: Stores): ConsoleSources => {
     const requests = requestLogOf(stores);
     return {
-      subscriptions: stores.subscriptions, events: stores.events, queue: stores.queue, payloads, where: stores.where,
+      // The payload store the opened stores read (S3 on AWS; locally SQLite, which also reads
+      // older file pointers), as `webhook event` and `resume` use: the console reads and
+      // checks held payloads with it.
+      subscriptions: stores.subscriptions, events: stores.events, queue: stores.queue, payloads: stores.payloads ?? legacyPayloads(ctx), where: stores.where,
       ...(stores.leases ? { leases: stores.leases } : {}), ...(stores.release ? { release: stores.release } : {}), ...(stores.dedup ? { dedup: stores.dedup } : {}),
       publicUrl: baseUrl(ctx.config, ctx.configDir, ctx.warn), secretValues: () => secrets, ...(requests ? { requests } : {}),
     };
