@@ -30,12 +30,33 @@ export function githubPlace(f: Finding): Obj {
 }
 
 /** A suggestion fence opened without a range: GitLab applies it to the commented line only. */
-const PLAIN_SUGGESTION = /^( {0,3})(`{3,}|~{3,})suggestion[ \t]*$/gm;
+const PLAIN_SUGGESTION = /^( {0,3})(`{3,}|~{3,})suggestion[ \t]*$/;
+/** Any fence opener (CommonMark: at most 3 spaces, 3 or more backticks or tildes). */
+const FENCE = /^ {0,3}(`{3,}|~{3,})/;
 
-/** The finding as GitLab is sent it: a range's plain suggestions made to replace the whole range. */
+/**
+ * The finding as GitLab is sent it: a range's plain suggestions made to replace the whole
+ * range. Only a block's own opening fence is rewritten, one outside any other fence: a line
+ * of suggested text that looks like one (a Markdown file documenting suggestions) is text.
+ * A LEFT range is left as it is: GitLab counts `-N` up from the position's new_line, in the
+ * new file, while the range's lines are numbered in the old one.
+ */
 export function forGitlab(f: Finding): Finding {
-  if (f.start_line === undefined) return f;
-  return { ...f, body: f.body.replace(PLAIN_SUGGESTION, `$1$2suggestion:-${f.line - f.start_line}+0`) };
+  if (f.start_line === undefined || f.side === 'LEFT') return f;
+  const above = f.line - f.start_line;
+  let open: string | undefined;
+  const lines = f.body.split('\n').map((line) => {
+    if (open !== undefined) {
+      // A closer: the same character, at least as many, nothing after it but spaces.
+      const close = new RegExp(`^ {0,3}${open[0] === '`' ? '`' : '~'}{${open.length},}[ \\t]*$`);
+      if (close.test(line)) open = undefined;
+      return line;
+    }
+    const suggestion = PLAIN_SUGGESTION.exec(line);
+    open = FENCE.exec(line)?.[1];
+    return suggestion ? `${suggestion[1]}${suggestion[2]}suggestion:-${above}+0` : line;
+  });
+  return { ...f, body: lines.join('\n') };
 }
 
 /** A GitLab text position on the finding's (last) line; a context line carries both numbers, whichever side the finding names. */
