@@ -21,6 +21,7 @@ import { referencedNames, substitute } from '../functions/core/config/references
 import { configError } from '../functions/core/config/issues';
 import { resolvedUrlProblem, trimUrl } from '../functions/core/config/url-keys';
 import { loadDotEnv } from './local/first-run';
+import { runningServeUrl } from './local/config-source';
 import { tightenConfigDir } from './local/config-dir-mode';
 import { keptInvalidConfig } from './operations/status-config';
 import { outputStyle, terminalSafe } from './output';
@@ -154,13 +155,18 @@ export async function withStores<T>(ctx: CliContext, fn: (stores: Stores) => Pro
   }
 }
 
+/** Where `serve` listens unless told otherwise (cli/main.ts SERVE_LISTEN). */
+const DEFAULT_BASE_URL = 'http://127.0.0.1:8644';
+
 /**
- * `baseUrl` for a command acting on `ctx`: on an AWS stage without `webhooks.public_url`
- * the default (serve on this machine) is not where the stage answers, and a note says
- * where to find the right one.
+ * `baseUrl` for a command acting on `ctx`. Without `webhooks.public_url`: locally, where the
+ * serve running on this config dir listens (it may not be 8644: `serve --port`), else the
+ * default; on an AWS stage the default (serve on this machine) is not where the stage
+ * answers, and a note says where to find the right one.
  */
 export function printedBaseUrl(ctx: CliContext): string {
-  if (ctx.deployment && ctx.config.webhooks.public_url === undefined) {
+  if (ctx.config.webhooks.public_url === undefined) {
+    if (!ctx.deployment) return runningServeUrl(dataDir(ctx.configDir)) ?? DEFAULT_BASE_URL;
     ctx.warn(asInvoked(`note: these URLs are serve's on this machine, not stage '${ctx.deployment.stage}': set webhooks.public_url in config.yaml to the stage's API URL (the stack output HttpApiUrl; 'hookagent status --stage ${ctx.deployment.stage}' prints it)`));
   }
   return baseUrl(ctx.config, ctx.configDir, ctx.warn);
@@ -193,7 +199,7 @@ function resolvePublicUrl(written: string | undefined, configDir: string | undef
  */
 export function baseUrl(config: Config, configDir?: string, warn?: (text: string) => void): string {
   const resolved = resolvePublicUrl(config.webhooks.public_url, configDir);
-  if (resolved === undefined) return 'http://127.0.0.1:8644';
+  if (resolved === undefined) return DEFAULT_BASE_URL;
   const { url, missing } = resolved;
   if (missing.length > 0) warn?.(`note: webhooks.public_url references ${missing.map((n) => `\${${n}}`).join(', ')}, set neither in the environment nor in ${configDir ?? 'the config dir'}/.env: serve refuses to start until it is`);
   return url;

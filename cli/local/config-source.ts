@@ -91,6 +91,15 @@ export function runningServe(dataDir: string): PublishedConfig | undefined {
   }
 }
 
+/**
+ * The URL the serve running on this data dir published, reachable from this machine: a
+ * wildcard address (serve --host 0.0.0.0 or ::) is reached on loopback. No trailing slash.
+ */
+export function runningServeUrl(dataDir: string): string | undefined {
+  const published = runningServe(dataDir)?.url;
+  return published?.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:').replace(/\/+$/, '');
+}
+
 const PUBLISHED = 'serve-config.json';
 
 export function publishConfigState(dataDir: string, state: PublishedConfig): void {

@@ -153,13 +153,13 @@ export function webhookCommands(y: Argv): Argv {
       .example('$0 webhook replay req_0mws0mwck00005f3a9b1c2 --subscription ready-prs', 'after changing the filters of ready-prs'),
     run((a, ctx) => replay(ctx, String(a.eventId), a.subscription as string | undefined)))
     .command('requests', 'the request log: every inbound request, its outcome and why each subscription took it or not (7 days)', (c) => c
-      .option('endpoint', { type: 'string', describe: 'github, gitlab, custom/<name>, custom/? (custom names that are not valid subscription names), or unknown (requests to other paths)' })
+      .option('endpoint', { type: 'string', describe: 'github, gitlab, custom/<name>, custom/? (custom names that are not the name of a subscription), or unknown (requests to other paths)' })
       .option('outcome', { type: 'string', choices: REQUEST_OUTCOMES, describe: 'only this outcome' })
       .option('limit', { type: 'number', default: 20, describe: 'how many, newest first' })
       .option('json', { type: 'boolean', describe: 'print a JSON array' })
       .check((a) => {
         if (!Number.isInteger(a.limit) || (a.limit as number) < 1 || (a.limit as number) > 1000) throw new Error('--limit must be a whole number from 1 to 1000');
-        if (a.endpoint !== undefined && !/^(github|gitlab|unknown|custom\/\?|custom\/[a-z0-9][a-z0-9_-]{0,62})$/.test(String(a.endpoint))) throw new Error('--endpoint must be github, gitlab, custom/<name>, custom/? (custom names that are not valid subscription names) or unknown (other paths)');
+        if (a.endpoint !== undefined && !/^(github|gitlab|unknown|custom\/\?|custom\/[a-z0-9][a-z0-9_-]{0,62})$/.test(String(a.endpoint))) throw new Error('--endpoint must be github, gitlab, custom/<name>, custom/? (custom names that are not the name of a subscription) or unknown (other paths)');
         return true;
       })
       .example('$0 webhook requests --outcome filtered --limit 5', '')

@@ -7,7 +7,7 @@ import { HookError } from '../../functions/core/errors';
 import type { Subscription } from '../../functions/core/types';
 import { baseUrl, dataDir, type CliContext } from '../context';
 import { commandName } from '../invocation';
-import { runningServe } from '../local/config-source';
+import { runningServeUrl } from '../local/config-source';
 
 /**
  * `--url`, else where the service of this configuration answers: the URL the serve running
@@ -20,9 +20,8 @@ export function serviceUrl(ctx: CliContext, option: string | undefined): string 
     if (ctx.config.webhooks.public_url !== undefined) return baseUrl(ctx.config, ctx.configDir).replace(/\/+$/, '');
     throw new HookError('service_unreachable', `Pass --url with the API URL of stage '${ctx.deployment.stage}' ('${commandName()} status --stage ${ctx.deployment.stage}' prints it), or set webhooks.public_url in config.yaml`);
   }
-  // serve --host 0.0.0.0 (or ::) publishes the wildcard address: reached here on loopback.
-  const published = runningServe(dataDir(ctx.configDir))?.url?.replace('//0.0.0.0:', '//127.0.0.1:').replace('//[::]:', '//[::1]:');
-  if (published) return published.replace(/\/+$/, '');
+  const published = runningServeUrl(dataDir(ctx.configDir));
+  if (published) return published;
   throw new HookError('service_unreachable', `No serve is running for ${ctx.configDir}: start it with '${commandName()} serve', or pass --url <where the service listens>`);
 }
 

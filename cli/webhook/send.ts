@@ -21,7 +21,7 @@ import { customTakes, sampleChoice, secretNeeded } from './sample-event';
 import { hasSecret } from '../setup-hints';
 import { commandName } from '../invocation';
 import { progress } from '../progress';
-import { escapeControl, escapeTerminal } from '../../functions/core/log';
+import { FINAL_STATUSES, printSendOutcome } from './send-outcome';
 
 interface Sample {
   path: string;
@@ -89,8 +89,6 @@ async function alsoTaking(ctx: CliContext, sample: Sample, name: string): Promis
 
 const isUnroutedPing = (source: string, event: string | undefined): boolean => source === 'github' && event === GITHUB_UNROUTED_EVENT;
 
-const FINAL = new Set(['delivered', 'suppressed', 'failed']);
-
 /**
  * What the request log says about `name` for this delivery: the filter that failed, or why it
  * was not a candidate. serve answers before its request-log entry is committed (with the next
@@ -156,19 +154,10 @@ export async function send(ctx: CliContext, name: string, payload: Record<string
   const waiting = progress(`Waiting for ${answer.event_id}`);
   while (Date.now() < deadline) {
     record = await withStores(ctx, (stores) => stores.events.get(answer.event_id as string, name));
-    if (record && FINAL.has(record.status)) break;
+    if (record && FINAL_STATUSES.has(record.status)) break;
     waiting.update(record?.status ?? 'queued');
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   waiting.done();
-  if (!record || !FINAL.has(record.status)) {
-    // A debounced event is queued for its debounce first: say so when that is why it is not done.
-    const debounced = subscription.debounce_seconds && subscription.debounce_seconds * 1000 >= waitMs ? ` ('${name}' debounces each subject for ${subscription.debounce_seconds}s before it runs)` : '';
-    return ctx.out(`Still ${record?.status ?? 'queued'} after ${waitMs / 1000}s${debounced}; see '${commandName()} webhook events ${name}'.`);
-  }
-  const targets = Object.entries(record.targets ?? {}).map(([t, o]) => `${t}: ${o.status}${o.detail ? ` (${o.detail})` : ''}`);
-  ctx.out(escapeTerminal(`Outcome: ${record.status}${record.error ? ` — ${record.error.code}: ${record.error.message}` : ''}${targets.length ? `\n  ${targets.join('\n  ')}` : ''}`));
-  for (const warning of record.warnings ?? []) ctx.out(`  warning: ${escapeControl(warning)}`);
-  if (record.reply) ctx.out(`Reply:\n${escapeTerminal(record.reply)}`);
-  if (record.status === 'failed') process.exitCode = 1;
+  printSendOutcome(ctx, subscription, record, waitMs);
 }
