@@ -4,7 +4,8 @@
  * the lean client beside the SDK client (aws-json.ts: one of ingest's three calls per
  * event), to the queue URL's origin as the SDK does. Messages whose records are in the
  * event log already go by reference (`sendRecorded`): a few hundred bytes each, the worker
- * reading the payload with the record it reads anyway.
+ * reading the payload with the record it reads anyway. Debounced messages go so too, with
+ * their `DelaySeconds` (ingest stored their records first, as every other's).
  */
 import type { BatchResultErrorEntry, SendMessageBatchRequestEntry, SQSClient } from '@aws-sdk/client-sqs';
 import { awsJsonBeside } from './aws-json';
@@ -24,13 +25,17 @@ export class SqsEventQueue implements EventQueue {
   }
 
   async send(messages: QueueMessage[], options: SendOptions = {}): Promise<void> {
-    const delay = options.delaySeconds ? Math.min(900, Math.max(0, Math.round(options.delaySeconds))) : 0;
-    const entries = messages.map((message, index) => ({ Id: String(index), MessageBody: messageJson(message), ...(delay ? { DelaySeconds: delay } : {}) }));
-    for (const chunk of chunkEntries(entries)) await this.sendChunk(chunk);
+    await this.sendBodies(messages.map(messageJson), options);
   }
 
-  async sendRecorded(messages: QueueMessage[]): Promise<void> {
-    const entries = messages.map((message, index) => ({ Id: String(index), MessageBody: recordedMessageJson(message) }));
+  /** Debounced messages too, with their delay: a withdrawn record's message then finds it gone (worker/process.ts). */
+  async sendRecorded(messages: QueueMessage[], options: SendOptions = {}): Promise<void> {
+    await this.sendBodies(messages.map(recordedMessageJson), options);
+  }
+
+  private async sendBodies(bodies: string[], options: SendOptions): Promise<void> {
+    const delay = options.delaySeconds ? Math.min(900, Math.max(0, Math.round(options.delaySeconds))) : 0;
+    const entries = bodies.map((body, index) => ({ Id: String(index), MessageBody: body, ...(delay ? { DelaySeconds: delay } : {}) }));
     for (const chunk of chunkEntries(entries)) await this.sendChunk(chunk);
   }
 

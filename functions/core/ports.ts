@@ -36,10 +36,11 @@ export interface EventQueue {
   send(messages: QueueMessage[], options?: SendOptions): Promise<void>;
   /**
    * Like `send`, for messages whose event records, holding these very messages, are in the
-   * event log already (a release of held events, a replay): a store that keeps both may
-   * queue them by reference instead of writing each message (and its payload) once more.
+   * event log already (a release of held events, a replay, ingest's debounced messages
+   * with their delay): a store that keeps both may queue them by reference instead of
+   * writing each message (and its payload) once more.
    */
-  sendRecorded?(messages: QueueMessage[]): Promise<void>;
+  sendRecorded?(messages: QueueMessage[], options?: SendOptions): Promise<void>;
 }
 
 /** Where a message that failed for good goes at once (the DLQ on AWS, the dead-letter table locally). */

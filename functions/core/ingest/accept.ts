@@ -19,7 +19,8 @@
  *   lease and finished records absorb (one delivery);
  * - committed, not answered: the retry answers 200 `duplicate`.
  * A claim write that failed may still have happened (a timeout), so it is never released:
- * that is the second case. A failed queue send withdraws the records no worker has started
+ * that is the second case. A failed write of a large payload (before any record) releases
+ * the claim (503). A failed queue send withdraws the records no worker has started
  * and releases the claim (503), or finds a worker has them and accepts (`withdraw`): if the
  * process dies before that, the second case again.
  */
@@ -120,6 +121,8 @@ export async function accept(deps: IngestDeps, input: Accepted, matched: Subscri
     if (plan.messages.length > 0) await sendRecorded(deps.queue, plan.messages);
     if (plan.delayed.length > 0 && deps.debounce) await sendDebounced(deps.debounce, deps.queue, plan.delayed, logger);
   } catch (error) {
+    // The payload's write (or the plan) failed: nothing was written or queued under the claim, so it is given up for the retry.
+    if (!plan) await releaseClaim(deps, dedupKey);
     if (!plan || !(await withdraw(deps, plan.records, dedupKey))) throw error;
     logger.warn('the queue send failed, but it reached the queue: a worker has the event already', { event_id: ids.eventId, delivery_id: deliveryId, error: describeError(error) });
   }
@@ -150,8 +153,13 @@ async function withdraw(deps: IngestDeps, records: EventRecord[], dedupKey: stri
   ]);
   const taken = started.status === 'fulfilled' && started.value.length > 0 && started.value.length === unstarted.length;
   if (taken && heldDeleted.status === 'fulfilled' && heldDeleted.value === 0) return true;
-  if (dedupKey) await deps.dedup.release(dedupKey).catch(() => undefined);
+  await releaseClaim(deps, dedupKey);
   return false;
+}
+
+/** A pending claim given up (503): the sender's retry takes it over at once, with the same event id. A failed release only leaves it to its lease. */
+async function releaseClaim(deps: IngestDeps, dedupKey: string | undefined): Promise<void> {
+  if (dedupKey) await deps.dedup.release(dedupKey).catch(() => undefined);
 }
 
 /**

@@ -67,11 +67,17 @@ export function pointerKeptUntil(before: Subscription, after: Subscription, nowM
  * Queues each delayed message with its delay, then records it as its subject's latest. A
  * failed send throws (nothing was accepted: 503); a pointer that cannot be set once the
  * messages are queued is only logged, since the event is accepted and runs anyway.
+ * Ingest stored their records first, so they go by reference where the queue can, as the
+ * others do: a send that reached the queue but failed leaves a message whose withdrawn
+ * record the worker finds gone (dead-lettered unrun), instead of one it would rebuild the
+ * record from and run beside the sender's retry (hunt 13).
  */
 export async function sendDebounced(store: DebounceStore, queue: EventQueue, delayed: DelayedMessage[], logger: Logger): Promise<void> {
   const byDelay = new Map<number, DelayedMessage['message'][]>();
   for (const { message, delaySeconds } of delayed) byDelay.set(delaySeconds, [...(byDelay.get(delaySeconds) ?? []), message]);
-  for (const [delaySeconds, messages] of byDelay) await queue.send(messages, { delaySeconds });
+  for (const [delaySeconds, messages] of byDelay) {
+    await (queue.sendRecorded ? queue.sendRecorded(messages, { delaySeconds }) : queue.send(messages, { delaySeconds }));
+  }
   for (const { message } of delayed) {
     try {
       await store.setLatest(message.subscription, message.subject_key as string, message.event_id, DEBOUNCE_TTL_SECONDS);

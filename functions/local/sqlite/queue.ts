@@ -95,11 +95,15 @@ export class SqliteQueue implements EventQueue {
     await this.sendBodies(bodies, options, keys);
   }
 
-  /** By reference to the event records (see EventQueue.sendRecorded), and handed to this process's consumer. */
-  async sendRecorded(messages: QueueMessage[]): Promise<void> {
+  /**
+   * By reference to the event records (see EventQueue.sendRecorded), and handed to this
+   * process's consumer unless delayed (a debounced event: not wanted before its delay).
+   */
+  async sendRecorded(messages: QueueMessage[], options: SendOptions = {}): Promise<void> {
     if (messages.length === 0) return;
     const [bodies, keys] = bodiesOf(messages, true);
-    await this.store.write(() => this.sendNow(bodies, keys, 0, messages)).catch((error: unknown) => {
+    const delay = delayMs(options.delaySeconds);
+    await this.store.write(() => this.sendNow(bodies, keys, delay, delay > 0 ? undefined : messages)).catch((error: unknown) => {
       this.forget(keys);
       throw queueUnavailable(error);
     });
