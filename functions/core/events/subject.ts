@@ -169,8 +169,18 @@ function gitlabSubject(p: Obj, kind: string): Subject | undefined {
     }
     case 'push': case 'tag_push':
       return atCommit(commitSha(p.checkout_sha) ?? commitSha(p.after));
-    case 'pipeline':
-      return mr(positiveInt(obj(p.merge_request)?.iid), commitSha(attributes?.sha)) ?? atCommit(commitSha(attributes?.sha));
+    case 'pipeline': {
+      // A fork's merge request pipeline runs in the fork (its source project), while the iid is
+      // the merge request's in its target project: the merge request is the target's.
+      const request = obj(p.merge_request);
+      const target = gitlabProject(request?.target_project_id);
+      const sha = commitSha(attributes?.sha);
+      const iid = positiveInt(request?.iid);
+      if (target !== undefined && target !== project && iid !== undefined) {
+        return { host: 'gitlab', project: target, kind: 'merge_request', number: iid, ...(sha ? { commit: sha } : {}), key: `gitlab:${target}!${iid}`.toLowerCase() };
+      }
+      return mr(iid, sha) ?? atCommit(sha);
+    }
     case 'build':
       // A Job Hook: the commit its pipeline ran on.
       return atCommit(commitSha(p.sha) ?? commitSha(obj(p.commit)?.sha));
