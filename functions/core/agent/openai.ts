@@ -167,16 +167,20 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
       const toolCalls: ToolCall[] = (message?.tool_calls ?? []).map((call, index) => {
         let input: unknown = {};
         let inputError: string | undefined;
+        const args = call.function?.arguments;
         try {
-          input = typeof call.function?.arguments === 'string' && call.function.arguments ? JSON.parse(call.function.arguments) : {};
+          // A string of JSON (OpenAI), or the object itself (llama.cpp's --tool-args-object, mlx-lm).
+          if (typeof args === 'string') input = args ? JSON.parse(args) : {};
+          else if (args !== undefined && args !== null && (typeof args !== 'object' || Array.isArray(args))) throw new Error('not an object');
+          else if (args) input = args;
         } catch {
-          input = { unparsable_arguments: call.function?.arguments };
+          input = { unparsable_arguments: args };
           inputError = 'The arguments of this call are not valid JSON; the tool was not run. Call it again with a JSON object as arguments.';
         }
         return { id: typeof call.id === 'string' ? call.id : `call_${index}`, name: String(call.function?.name ?? ''), input, ...(inputError ? { inputError } : {}) };
       });
       const usage = openAiUsage(parsed.usage);
-      const content = typeof message?.content === 'string' ? message.content : '';
+      const content = contentText(message?.content);
       // A call that failed after the model started was billed: what it answered goes on the error, so the
       // run counts it (the provider's usage, else an estimate: loop.ts), in its usage and the budget.
       const billed = (error: HookError) => withSpentTurn(error, { text: content, toolCalls, ...(usage ? { usage } : {}) });
@@ -204,4 +208,14 @@ export function openAiProvider(settings: OpenAiSettings): ChatProvider {
       };
     },
   };
+}
+
+/**
+ * The answer's text: a string (OpenAI), or a list of content parts (Mistral's reasoning
+ * models: `thinking` chunks, then `text` ones): the text parts joined, the thinking left out.
+ */
+function contentText(content: unknown): string {
+  if (typeof content === 'string') return content;
+  if (!Array.isArray(content)) return '';
+  return content.flatMap((part) => (part && typeof part === 'object' && (part as { type?: unknown }).type === 'text' && typeof (part as { text?: unknown }).text === 'string' ? [(part as { text: string }).text] : [])).join('');
 }
