@@ -144,11 +144,23 @@ export function replyParts(reply: string, subscription: Pick<Subscription, 'agen
   return subscription.agent === 'none' ? { text: reply, findings: [] } : splitFindings(reply);
 }
 
+/** What hookagent writes after a reply: its findings and why the diff was unread. */
+export type ReplyAdditions = Pick<ReplyParts, 'findings' | 'unread'>;
+
+/**
+ * What targets that cannot place findings on lines show after the reply, each a Markdown
+ * block: the **Findings** list (its first `shown` findings, the rest counted) and the unread note.
+ */
+export function listedAdditions({ findings, unread }: ReplyAdditions, shown = findings.length): string[] {
+  const more = findings.length - shown;
+  const list = [...findings.slice(0, shown).map(findingLine), ...(more > 0 ? [`- _…and ${more} more finding${more === 1 ? '' : 's'}_`] : [])];
+  return [...(findings.length > 0 ? [`**Findings**\n${list.join('\n')}`] : []), ...(unread ? [unreadNote(unread)] : [])];
+}
+
 /** For targets that cannot place findings on lines: the reply with the findings as a list. */
 export function flattenFindings(reply: string | ReplyParts): string {
-  const { text, findings, unread } = typeof reply === 'string' ? splitFindings(reply) : reply;
-  const listed = findings.length === 0 ? text : `${text}\n\n**Findings**\n${findings.map(findingLine).join('\n')}`;
-  return unread ? `${listed}\n\n${unreadNote(unread)}` : listed;
+  const parts = typeof reply === 'string' ? splitFindings(reply) : reply;
+  return [parts.text, ...listedAdditions(parts)].join('\n\n');
 }
 
 /**

@@ -2,6 +2,8 @@
 import type { TeamchatSettings } from '../config/types';
 import { cutText } from '../cut-text';
 import { redactExcerpt, secretValuesOf } from '../redact';
+import { fitAdditions } from './chat-additions';
+import type { ReplyAdditions } from './findings';
 import { cutNote, deliveryRequest, type HttpOptions } from './http';
 import { markdownToMrkdwn } from './mrkdwn';
 import { deliveryMetadata, findEarlierPost, LOOKUP_NEEDS } from './slack-lookup';
@@ -20,23 +22,23 @@ export const ignoredChannel = (channel: string) =>
   `channel ${channel} is not used: delivery.teamchat is an incoming webhook (webhook_url), which posts only to its own channel; choosing the channel needs delivery.teamchat.bot_token`;
 
 /**
- * The mrkdwn cut to `limit`. Slack counts the `text` field it receives, so an escaped `<`
- * counts as its 4 characters of `&lt;` here too; the note gives the reply's own length.
- * Every `&` and `<` in mrkdwn opens an entity or a link (mrkdwn.ts escapes the rest), so
- * an unfinished one at the cut is dropped whole; an open code block is closed, so the
- * note does not read as code.
+ * The mrkdwn cut to `limit`, with `after` (hookagent's additions, already mrkdwn) kept whole
+ * after it. Slack counts the `text` field it receives, so an escaped `<` counts as its 4
+ * characters of `&lt;` here too; the note gives the reply's own length. Every `&` and `<` in
+ * mrkdwn opens an entity or a link (mrkdwn.ts escapes the rest), so an unfinished one at the
+ * cut is dropped whole; an open code block is closed, so the note and `after` do not read as code.
  */
-export function fitMrkdwn(mrkdwn: string, replyLength: number, limit = SLACK_TEXT_LIMIT): string {
-  if (mrkdwn.length <= limit) return mrkdwn;
+export function fitMrkdwn(mrkdwn: string, replyLength: number, limit = SLACK_TEXT_LIMIT, after = ''): string {
+  if (mrkdwn.length + after.length <= limit) return `${mrkdwn}${after}`;
   const note = cutNote(replyLength);
   const close = '\n```';
-  const cut = cutText(mrkdwn, Math.max(0, limit - note.length - close.length))
+  const cut = cutText(mrkdwn, Math.max(0, limit - after.length - note.length - close.length))
     .replace(/<[^>]*$/, '')
     .replace(/&[^;]*$/, '')
     // Half a fence line ("``") is no fence.
     .replace(/(^|\n)`{1,2}$/, '');
   const open = (cut.match(/^```$/gm) ?? []).length % 2 === 1;
-  return `${cut}${open ? close : ''}${note}`;
+  return `${cut}${open ? close : ''}${note}${after}`;
 }
 
 /**
@@ -48,8 +50,15 @@ export function fitMrkdwn(mrkdwn: string, replyLength: number, limit = SLACK_TEX
  */
 const INERT_POST = { unfurl_links: false, unfurl_media: false, link_names: false } as const;
 
-export async function postSlack(request: DeliveryRequest, settings: TeamchatSettings, http: Omit<HttpOptions, 'api'>): Promise<DeliveryOutcome> {
-  const text = fitMrkdwn(markdownToMrkdwn(request.reply), request.reply.length);
+/**
+ * `request.reply` is the reply alone; `additions` go after it, converted on their own (the
+ * reply's conversion closes a code block it leaves open), in what the reply leaves free or half the post, whichever is more.
+ */
+export async function postSlack(request: DeliveryRequest, settings: TeamchatSettings, http: Omit<HttpOptions, 'api'>, additions: ReplyAdditions = { findings: [] }): Promise<DeliveryOutcome> {
+  const reply = markdownToMrkdwn(request.reply);
+  const room = Math.max(SLACK_TEXT_LIMIT / 2, SLACK_TEXT_LIMIT - reply.length);
+  const after = fitAdditions(additions, (markdown) => (markdown ? `\n\n${markdownToMrkdwn(markdown)}` : ''), (shown) => shown.length <= room);
+  const text = fitMrkdwn(reply, request.reply.length, SLACK_TEXT_LIMIT, after);
   // A Slack post has no marker to search for: never re-sent in place once it may have arrived.
   // Plain-text errors are cut to 200 characters, masked first: a cut could split a quoted credential out of reach of the worker's masking.
   const options: HttpOptions = { ...http, api: 'Slack', postsOnce: true, errorMessage: (body) => redactExcerpt(body.trim(), secretValuesOf(request.settings), 200) || undefined };

@@ -1,5 +1,8 @@
 import { cutText } from '../cut-text';
 
+/** An `@` and a name character (references.ts MENTION reads the same ones). */
+const NAME_AT = /^@(?:[A-Za-z\d_]|\.[\w.-]*[\w-])/;
+
 /** Splits text into chunks of at most `limit` characters, at line boundaries when it can; none only whitespace unless all are. */
 export function splitMessage(text: string, limit: number): string[] {
   const chunks: string[] = [];
@@ -19,7 +22,11 @@ export function splitMessage(text: string, limit: number): string[] {
     let rest = line;
     while (rest.length > limit) {
       // Never an empty chunk (a limit of 1 before an emoji): that would not advance.
-      const chunk = cutText(rest, limit) || rest.slice(0, limit);
+      let chunk = cutText(rest, limit) || rest.slice(0, limit);
+      // Nor a part that starts with `@` and a name: Telegram makes that a mention (tdlib: an `@`
+      // at the text's start is one), though after its letter (`deploy@buildhost01`) it was none.
+      // Cut one character earlier, so that letter starts the part (e-mail addresses stay as written).
+      if (NAME_AT.test(rest.slice(chunk.length))) chunk = cutText(chunk, chunk.length - 1) || chunk;
       chunks.push(chunk);
       rest = rest.slice(chunk.length);
     }

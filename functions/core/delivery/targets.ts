@@ -7,21 +7,24 @@ import type { Config } from '../config/types';
 import type { Subscription } from '../types';
 import { eventOrigin } from '../events/known';
 import { postCodehostComment } from './codehost-comment';
-import { flattenFindings, replyParts } from './findings';
+import { replyParts, type ReplyAdditions } from './findings';
 import { logTarget } from './log-target';
 import { ignoredChannel, postSlack, slackWebhookOnly } from './slack';
 import type { DeliveryOutcome, DeliveryRequest, DeliveryTarget, TargetHttp, TargetModule, TargetStores } from './target';
 import { sendTelegram } from './telegram';
 
-/** The reply as targets that cannot place findings on lines show it: its findings (an agent's reply only) as a list. */
-const listed = (request: DeliveryRequest): DeliveryRequest => ({ ...request, reply: flattenFindings(replyParts(request.reply, request.subscription)) });
+/** For the log and chat posts: the reply alone, and its findings and unread note, which the target appends after formatting and cutting it. */
+const apart = (request: DeliveryRequest): [DeliveryRequest, ReplyAdditions] => {
+  const { text, findings, unread } = replyParts(request.reply, request.subscription);
+  return [{ ...request, reply: text }, unread === undefined ? { findings } : { findings, unread }];
+};
 
 const unconfigured = (key: string): DeliveryOutcome => ({ status: 'failed', retryable: false, code: 'target_unconfigured', message: `${key} is not configured in config.yaml` });
 
 const logModule = {
   kind: 'log',
   missingConfig: (): string | undefined => undefined,
-  create: (): DeliveryTarget => ({ kind: 'log', deliver: async (request) => logTarget.deliver(listed(request)) }),
+  create: (): DeliveryTarget => ({ kind: 'log', deliver: async (request) => logTarget.deliver(...apart(request)) }),
 } as const satisfies TargetModule<'log'>;
 
 const codehostModule = {
@@ -45,7 +48,11 @@ const teamchatModule = {
   create: (settings: Config['delivery'], http: TargetHttp): DeliveryTarget => ({
     kind: 'teamchat',
     unrepeatable: true,
-    deliver: async (request) => (settings.teamchat ? postSlack(listed(request), settings.teamchat, http) : unconfigured('delivery.teamchat')),
+    deliver: async (request) => {
+      if (!settings.teamchat) return unconfigured('delivery.teamchat');
+      const [reply, additions] = apart(request);
+      return postSlack(reply, settings.teamchat, http, additions);
+    },
   }),
 } as const satisfies TargetModule<'teamchat'>;
 
@@ -55,7 +62,11 @@ const messengerModule = {
   create: (settings: Config['delivery'], http: TargetHttp): DeliveryTarget => ({
     kind: 'messenger',
     unrepeatable: true,
-    deliver: async (request) => (settings.messenger ? sendTelegram(listed(request), settings.messenger, http) : unconfigured('delivery.messenger')),
+    deliver: async (request) => {
+      if (!settings.messenger) return unconfigured('delivery.messenger');
+      const [reply, additions] = apart(request);
+      return sendTelegram(reply, settings.messenger, http, additions);
+    },
   }),
 } as const satisfies TargetModule<'messenger'>;
 

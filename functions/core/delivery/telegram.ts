@@ -2,7 +2,7 @@
  * `messenger` on Telegram: Bot API `sendMessage` in HTML mode with every character that
  * HTML gives meaning escaped, so no reply can break the formatting; replies over 4,096
  * characters go as several messages, split at line boundaries, in order (at most
- * TELEGRAM_MAX_PARTS, the rest cut with a note).
+ * TELEGRAM_MAX_PARTS, the reply cut with a note before hookagent's additions).
  *
  * Telegram makes every `@username` in a message a mention, and in a group a mention
  * notifies that member even when they muted the chat: a steered reply could page anyone
@@ -14,6 +14,8 @@
  */
 import type { MessengerSettings } from '../config/types';
 import { cutText } from '../cut-text';
+import { fitAdditions } from './chat-additions';
+import { flattenFindings, type ReplyAdditions } from './findings';
 import { cutNote, deliveryRequest, type HttpOptions } from './http';
 import { breakPlainMentions } from './references';
 import { splitMessage } from './split';
@@ -48,7 +50,8 @@ function telegramError(body: string, fix: (chatId: string) => string): string | 
   return `${description}; the group is now the supergroup ${moved}: ${fix(String(moved))}`;
 }
 
-export async function sendTelegram(request: DeliveryRequest, settings: MessengerSettings, http: Omit<HttpOptions, 'api'>): Promise<DeliveryOutcome> {
+/** `request.reply` is the reply alone; `additions` go after it, and survive its cut as the last part or parts. */
+export async function sendTelegram(request: DeliveryRequest, settings: MessengerSettings, http: Omit<HttpOptions, 'api'>, additions: ReplyAdditions = { findings: [] }): Promise<DeliveryOutcome> {
   const chatId = request.subscription.chat_id ?? settings.chat_id;
   if (!chatId) return { status: 'failed', retryable: false, code: 'chat_id_missing', message: 'Telegram needs a chat id: set delivery.messenger.chat_id or subscribe with --chat-id' };
   const options: HttpOptions = {
@@ -68,11 +71,20 @@ export async function sendTelegram(request: DeliveryRequest, settings: Messenger
     },
   };
   // The limit counts characters after entity parsing, so split before escaping (and after the breaks, which count).
-  const chunks = splitMessage(breakPlainMentions(request.reply), TELEGRAM_TEXT_LIMIT);
+  const split = (text: string) => splitMessage(breakPlainMentions(text), TELEGRAM_TEXT_LIMIT);
+  let chunks = split(flattenFindings({ ...additions, text: request.reply }));
   if (chunks.length > TELEGRAM_MAX_PARTS) {
-    const note = cutNote(request.reply.length);
-    chunks.length = TELEGRAM_MAX_PARTS;
-    chunks[TELEGRAM_MAX_PARTS - 1] = `${cutText(chunks[TELEGRAM_MAX_PARTS - 1] as string, TELEGRAM_TEXT_LIMIT - note.length)}${note}`;
+    // Cut: the reply alone, to the parts its additions leave (they take what the reply leaves free or half the parts, whichever is more); they are the last parts.
+    const reply = split(request.reply);
+    const room = Math.max(TELEGRAM_MAX_PARTS / 2, TELEGRAM_MAX_PARTS - reply.length);
+    const after = fitAdditions(additions, (markdown) => (markdown ? split(markdown) : []), (parts) => parts.length <= room);
+    const budget = TELEGRAM_MAX_PARTS - after.length;
+    if (reply.length > budget) {
+      const note = cutNote(request.reply.length);
+      reply.length = budget;
+      reply[budget - 1] = `${cutText(reply[budget - 1] as string, TELEGRAM_TEXT_LIMIT - note.length)}${note}`;
+    }
+    chunks = [...reply, ...after];
   }
   const ids: string[] = [];
   for (const [index, chunk] of chunks.entries()) {
