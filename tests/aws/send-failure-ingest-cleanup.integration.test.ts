@@ -14,7 +14,7 @@ import { DynamoEventLog } from '../../functions/aws/event-log';
 import { DynamoSubscriptionStore } from '../../functions/aws/subscription-store';
 import type { TestDynamo } from '../support/dynalite';
 import type { Call, FaultyAws } from '../support/faulty-aws';
-import { INTERNAL_FAILURE, useFaultyStage } from '../support/faulty-stage';
+import { INTERNAL_FAILURE, pollWorker, useFaultyStage } from '../support/faulty-stage';
 import { bodyOf } from '../support/ingest-harness';
 import type { LocalServer } from '../support/local-http';
 import { githubEvent } from '../support/requests';
@@ -43,19 +43,10 @@ beforeEach(() => {
 
 const handlers = async () => ({
   ingest: (await import('../../functions/ingest/handler')).handler,
-  worker: (await import('../../functions/worker/handler')).handler,
 });
 
 /** The event source mapping: one batch of what is receivable; failures left, the rest deleted. */
-async function poll(): Promise<SQSBatchResponse | undefined> {
-  const { worker } = await handlers();
-  const event = aws.receive(QUEUE(), 10, 1800);
-  if (event.Records.length === 0) return undefined;
-  const answer = await worker(event, { getRemainingTimeInMillis: () => 290_000 } as never);
-  const failed = new Set(answer.batchItemFailures.map((f) => f.itemIdentifier));
-  for (const r of event.Records) if (!failed.has(r.messageId)) aws.deleteByReceipt(QUEUE(), r.receiptHandle);
-  return answer;
-}
+const poll = () => pollWorker(stage);
 
 const isSend = (call: Call) => call.service === 'sqs' && call.operation === 'SendMessageBatch';
 const postsOf = (text: string) => telegram.requests.filter((r) => r.body.includes(text)).length;

@@ -8,33 +8,12 @@
  * The tests through `.messenger` need /work/prof/chat12-references.patch (references.ts,
  * breakPlainMentions) applied; telegramUrlAts (links.ts) is checked on its own too.
  */
-import type { Config } from '../../functions/core/config/types';
 import { telegramUrlAts } from '../../functions/core/delivery/links';
 import { TELEGRAM_TEXT_LIMIT } from '../../functions/core/delivery/telegram';
-import { createDeliveryTargets } from '../../functions/core/delivery/targets';
-import { jsonLogger } from '../../functions/core/log';
-import type { Subscription } from '../../functions/core/types';
-import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
-
-let telegram: LocalServer;
-let id = 0;
-beforeAll(async () => {
-  telegram = await startLocalServer((_req, res) => sendJson(res, 200, { ok: true, result: { message_id: ++id, chat: { id: -100123 }, date: 0, text: '' } }));
-});
-afterAll(async () => telegram.close());
+import { useTelegramSent } from '../support/telegram-sent';
 
 /** The texts of the messages Telegram receives for `reply`, in order. */
-async function sent(reply: string): Promise<string[]> {
-  const settings: Config['delivery'] = { timeout_ms: 2000, codehost: {}, messenger: { provider: 'telegram', bot_token: '42:T', chat_id: '-100123', api_url: telegram.url } };
-  const subscription: Subscription = { name: 'tg', events: [], skills: [], deliver: ['messenger'], state: 'active', created_at: '', updated_at: '', secret: 'x' };
-  const before = telegram.requests.length;
-  const outcome = await createDeliveryTargets(settings, async () => {}).messenger.deliver({
-    subscription, message: { v: 1, event_id: 'evt_t', subscription: 'tg', source: 'custom', event: 'alert', delivery_id: 'd', received_at: '' },
-    payload: {}, reply, settings, logger: jsonLogger(() => {}),
-  });
-  expect(outcome).toMatchObject({ status: 'delivered' });
-  return telegram.requests.slice(before).map((r) => (JSON.parse(r.body) as { text: string }).text);
-}
+const sent = useTelegramSent();
 
 describe('a URL Telegram links whole reaches it as written', () => {
   test.each([

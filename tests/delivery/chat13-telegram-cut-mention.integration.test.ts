@@ -7,31 +7,11 @@
  * in a muted group). The README: "every `@` of a line longer than 4,096 characters" gets the
  * space, since "a part may start inside a URL". Replies go to a local Telegram Bot API server.
  */
-import type { Config } from '../../functions/core/config/types';
 import { splitMessage } from '../../functions/core/delivery/split';
-import { createDeliveryTargets } from '../../functions/core/delivery/targets';
-import { jsonLogger } from '../../functions/core/log';
-import type { Subscription } from '../../functions/core/types';
-import { sendJson, startLocalServer, type LocalServer } from '../support/local-http';
+import { useTelegramSent } from '../support/telegram-sent';
 
-let telegram: LocalServer;
-let id = 0;
-beforeAll(async () => {
-  telegram = await startLocalServer((_req, res) => sendJson(res, 200, { ok: true, result: { message_id: ++id, chat: { id: -100123 }, date: 0, text: '' } }));
-});
-afterAll(async () => telegram.close());
-
-async function sent(reply: string): Promise<string[]> {
-  const settings: Config['delivery'] = { timeout_ms: 2000, codehost: {}, messenger: { provider: 'telegram', bot_token: '42:T', chat_id: '-100123', api_url: telegram.url } };
-  const subscription: Subscription = { name: 'tg', events: [], skills: [], deliver: ['messenger'], state: 'active', created_at: '', updated_at: '', secret: 'x' };
-  const before = telegram.requests.length;
-  const outcome = await createDeliveryTargets(settings, async () => {}).messenger.deliver({
-    subscription, message: { v: 1, event_id: 'evt_t', subscription: 'tg', source: 'custom', event: 'alert', delivery_id: 'd', received_at: '' },
-    payload: {}, reply, settings, logger: jsonLogger(() => {}),
-  });
-  expect(outcome).toMatchObject({ status: 'delivered' });
-  return telegram.requests.slice(before).map((r) => (JSON.parse(r.body) as { text: string }).text);
-}
+/** The texts of the messages Telegram receives for `reply`, in order. */
+const sent = useTelegramSent();
 
 /** A mention as Telegram reads one: `@` and a name, not after a word character (or at the message's start). */
 const LIVE_MENTION = /(?:^|[^\p{L}\p{N}_])@[A-Za-z][A-Za-z\d_]{3,31}/u;

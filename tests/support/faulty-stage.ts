@@ -7,6 +7,7 @@
 import { startDynalite, type TestDynamo } from './dynalite';
 import { startFaultyAws, type FaultyAws } from './faulty-aws';
 import { sendJson, startLocalServer, type LocalServer } from './local-http';
+import type { SQSBatchResponse } from 'aws-lambda';
 import { preparedConfigDir } from './prepared-config';
 
 /** DynamoDB's answer to a throttled request. */
@@ -62,4 +63,19 @@ ${options.agent ? `agent: ${options.agent}\n` : ''}delivery:
     get deadLetterQueueUrl() { return `${started().aws.url}/000000000000/hookagent-test-dlq`; },
   };
   return stage;
+}
+
+/**
+ * The event source mapping, once: one batch of what `stage`'s queue has receivable, given to
+ * the deployed worker handler; the failures are left, the rest deleted. Undefined when
+ * nothing was receivable.
+ */
+export async function pollWorker(stage: FaultyStage): Promise<SQSBatchResponse | undefined> {
+  const { handler } = await import('../../functions/worker/handler');
+  const event = stage.aws.receive(stage.queueUrl, 10, 1800);
+  if (event.Records.length === 0) return undefined;
+  const answer = await handler(event, { getRemainingTimeInMillis: () => 290_000 } as never);
+  const failed = new Set(answer.batchItemFailures.map((f) => f.itemIdentifier));
+  for (const r of event.Records) if (!failed.has(r.messageId)) stage.aws.deleteByReceipt(stage.queueUrl, r.receiptHandle);
+  return answer;
 }
