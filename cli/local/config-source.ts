@@ -13,6 +13,7 @@ import { parseConfig, resolveConfig } from '../../functions/core/config/load';
 import type { Config } from '../../functions/core/config/types';
 import { fail, ok, type Result } from '../../functions/core/errors';
 import { watchFiles } from './file-watch';
+import { serveLockHeld } from '../../functions/local/sqlite/serve-lock';
 
 export interface LoadedConfig {
   config: Config;
@@ -85,7 +86,8 @@ export interface PublishedConfig {
 export function runningServe(dataDir: string): PublishedConfig | undefined {
   try {
     const state = JSON.parse(readFileSync(join(dataDir, PUBLISHED), 'utf8')) as PublishedConfig;
-    return typeof state.pid === 'number' && alive(state.pid) ? state : undefined;
+    // The pid alone is no proof: a copy of the config dir carries the original's file, and a pid is reused after a crash.
+    return typeof state.pid === 'number' && alive(state.pid) && serveLockHeld(dataDir) ? state : undefined;
   } catch {
     return undefined;
   }
@@ -133,7 +135,7 @@ export function staleConfigNote(configDir: string, dataDir: string): string | un
   } catch {
     return undefined;
   }
-  if (!alive(state.pid)) return undefined;
+  if (!alive(state.pid) || !serveLockHeld(dataDir)) return undefined;
   const current = fingerprintOf(configDir);
   if (state.fingerprint === current) return undefined;
   if (state.rejected?.fingerprint === current) {

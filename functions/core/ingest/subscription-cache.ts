@@ -13,7 +13,9 @@ export class SubscriptionCache {
 
   all(): Promise<Subscription[]> {
     const now = this.clock.now();
-    if (this.cached && now - this.cached.at < this.ttlMs) return this.cached.list;
+    // A wall clock stepped back makes the age negative: that list is not young, it is of unknown age.
+    const age = this.cached ? now - this.cached.at : -1;
+    if (this.cached && age >= 0 && age < this.ttlMs) return this.cached.list;
     const list = this.store.list();
     this.cached = { at: now, list };
     // A failed read is not cached: the next request tries the store again.

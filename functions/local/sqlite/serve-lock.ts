@@ -85,7 +85,7 @@ export function acquireServeLock(dataDir: string): ServeLock {
 }
 
 /** True while a live serve holds the data dir's lock (a read of serve.lock meets its exclusive lock). */
-function serveLockHeld(dataDir: string): boolean {
+export function serveLockHeld(dataDir: string): boolean {
   let db: Database.Database | undefined;
   try {
     db = new Database(join(dataDir, 'serve.lock'), { readonly: true, fileMustExist: true, timeout: 0 });
