@@ -25,7 +25,7 @@ import { sampleFor } from '../samples';
 import { readPayload } from './test';
 import { previewEvent } from './preview-event';
 import { sampleChoice } from './sample-event';
-import { eventFilterReport } from './filter-report';
+import { eventFilterReport, loopGuardReport } from './filter-report';
 import { escapeTerminal } from '../../functions/core/log';
 import { replyPreviewLines } from './reply-preview';
 
@@ -102,6 +102,8 @@ export async function dryRun(ctx: CliContext, name: string, payloadOption: strin
     const lines = [`Dry run of '${name}' on a ${payloadOption === undefined ? `sample ${filter}` : `--payload ${action ? `${event}.${action}` : event}`} event ${how} (nothing is delivered or recorded).`, '', 'Prompt:', rendered.text, ''];
     const routing = eventFilterReport(subscription.events, { source, event, ...(action ? { action } : {}) });
     if (routing) lines.push(routing.trimStart(), '');
+    const ignored = loopGuardReport(payload);
+    if (ignored) lines.push(ignored.trimStart(), '');
     if (run) lines.push(...transcriptLines(run.transcript), '');
     const usage = usageLine(run);
     if (usage) lines.push(usage);

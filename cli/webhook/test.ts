@@ -5,7 +5,7 @@ import { HookError } from '../../functions/core/errors';
 import { parsePayload } from '../../functions/core/ingest/payload-body';
 import { escapeTerminal } from '../../functions/core/log';
 import { placeholderAdvice, renderPrompt } from '../../functions/core/templates/template';
-import { eventFilterReport, filterReport } from './filter-report';
+import { eventFilterReport, filterReport, loopGuardReport } from './filter-report';
 import { splitSource } from '../../functions/core/events/filters';
 import { withStores, type CliContext } from '../context';
 import { sampleFor } from '../samples';
@@ -76,5 +76,7 @@ export async function test(ctx: CliContext, name: string, payloadOption: string 
   if (unresolved.length > 0) ctx.out(`\nUnresolved placeholders (left as written): ${unresolved.join(', ')}`);
   const routing = eventFilterReport(subscription.events, preview);
   if (routing) ctx.out(routing);
-  if (subscription.filters?.length) ctx.out(filterReport(subscription.filters, payload));
+  const ignored = loopGuardReport(payload);
+  if (ignored) ctx.out(ignored);
+  else if (subscription.filters?.length) ctx.out(filterReport(subscription.filters, payload));
 }
