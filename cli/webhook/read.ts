@@ -66,13 +66,20 @@ export async function printEvents(ctx: CliContext, stores: Stores, name: string,
   // shows the newest record (in place of the oldest filtered row: `--status filtered` lists
   // them all), so the next page's --before has a record to start from.
   if (records.length > 0 && !merged.some((m) => m.record)) merged[merged.length - 1] = { at: records[0]!.received_at, record: records[0] };
-  if (options.json) return ctx.out(JSON.stringify(merged.map((m) => (m.record ? eventJson(m.record) : filteredJson(m.filtered as FilteredEvent))), null, 2));
-  const which = options.status ? `${options.status} ` : '';
-  if (merged.length === 0) return ctx.out(options.before ? `No earlier ${which}events for '${name}'.` : `No ${which}events recorded for '${name}' in the last 14 days.`);
-  ctx.out(table(['RECEIVED', 'EVENT ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'DETAIL'], merged.map((m) => (m.record ? eventRow(m.record) : filteredRow(m.filtered as FilteredEvent)))));
   // The last record shown, not the last fetched: records cut from a page shared with
   // filtered rows are older than it, so the next page (--before is exclusive) starts with them.
   const shown = merged.flatMap((m) => (m.record ? [m.record] : []));
   const last = shown[shown.length - 1];
-  if ((records.length === limit || shown.length < records.length) && last) ctx.warn(`Older events: ${commandName()} webhook events ${name} --limit ${limit}${status ? ` --status ${status}` : ''} --before ${last.event_id}`);
+  // On stderr in both forms: `--json` keeps stdout a JSON array, and a script can still tell a full page.
+  const olderHint = () => {
+    if ((records.length === limit || shown.length < records.length) && last) ctx.warn(`Older events: ${commandName()} webhook events ${name} --limit ${limit}${status ? ` --status ${status}` : ''} --before ${last.event_id}`);
+  };
+  if (options.json) {
+    ctx.out(JSON.stringify(merged.map((m) => (m.record ? eventJson(m.record) : filteredJson(m.filtered as FilteredEvent))), null, 2));
+    return olderHint();
+  }
+  const which = options.status ? `${options.status} ` : '';
+  if (merged.length === 0) return ctx.out(options.before ? `No earlier ${which}events for '${name}'.` : `No ${which}events recorded for '${name}' in the last 14 days.`);
+  ctx.out(table(['RECEIVED', 'EVENT ID', 'EVENT', 'STATUS', 'ATTEMPTS', 'DETAIL'], merged.map((m) => (m.record ? eventRow(m.record) : filteredRow(m.filtered as FilteredEvent)))));
+  olderHint();
 }
