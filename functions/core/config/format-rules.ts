@@ -15,3 +15,19 @@ export function isHttpUrl(value: string): boolean {
     return false;
   }
 }
+
+/**
+ * Whether an http(s) URL holds a user name or password (`user:password@host`). fetch refuses
+ * to build a request from one, and its error repeats the URL, password included: such a key
+ * is refused when the configuration loads, by key and without its value.
+ */
+export function hasUrlCredentials(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return url.username !== '' || url.password !== '';
+  } catch {
+    return false;
+  }
+}
+
+export const URL_CREDENTIALS = 'must not hold a user name or password (user:password@): no request can be made to such a URL, and it would be shown wherever the URL is; give credentials in their own key (api_key, token) or the environment';

@@ -21,9 +21,10 @@ export { resolveConfig } from './resolve';
 /** The YAML document of `text`, its references protected (references.ts) and not yet restored. */
 function parseYaml(text: string, malformed: boolean): Result<unknown, ConfigError> {
   const safeText = protectReferences(text, malformed);
-  // js-yaml 5 refuses an empty stream; a file of comments only means "all defaults".
-  if (safeText.split('\n').every((line) => /^\s*(#.*)?$/.test(line))) return ok({});
   try {
+    // js-yaml 5 refuses an empty stream; a file with no document (comments only, with LF or
+    // CRLF line ends, or a bare `...`) means "all defaults".
+    if (yaml.loadAll(safeText, null, { schema: yaml.CORE_SCHEMA }).length === 0) return ok({});
     return ok(yaml.load(safeText, { schema: yaml.CORE_SCHEMA }));
   } catch (error) {
     const reason = error instanceof yaml.YAMLException ? error.reason : String(error);

@@ -4,6 +4,7 @@
  */
 import { normaliseAgentExtras } from './agent-extras';
 import { DURATION_FORMAT, isHttpUrl, parseCidr, parseDuration, parseSize, SIZE_FORMAT } from './formats';
+import { hasUrlCredentials, URL_CREDENTIALS } from './format-rules';
 import type { ConfigIssue } from './issues';
 import { referencedNames } from './references';
 import type { RawConfig } from './raw';
@@ -32,6 +33,8 @@ function checkUrl(issues: ConfigIssue[], path: string, value: unknown): string |
   // A reference is checked once resolved (url-keys.ts).
   if (referencedNames(value).length === 0 && !isHttpUrl(value)) {
     issues.push({ path, message: `must be an http(s) URL, e.g. ${URL_EXAMPLE}` });
+  } else if (referencedNames(value).length === 0 && hasUrlCredentials(value)) {
+    issues.push({ path, message: URL_CREDENTIALS });
   }
   return trimUrl(value);
 }

@@ -5,7 +5,7 @@
  * webhook URL without its scheme failed every delivery. The message names the key and the
  * variable, never the value: a webhook URL is a secret.
  */
-import { isHttpUrl } from './format-rules';
+import { hasUrlCredentials, isHttpUrl, URL_CREDENTIALS } from './format-rules';
 import { valueAt } from './header-safe';
 import type { ConfigIssue } from './issues';
 import { referencedNames } from './references';
@@ -30,7 +30,10 @@ export const trimUrl = (value: string): string => value.replace(/\/+$/, '');
 export function resolvedUrlProblem(written: unknown, value: unknown): string | undefined {
   if (typeof written !== 'string' || typeof value !== 'string') return undefined;
   const names = referencedNames(written);
-  if (names.length === 0 || isHttpUrl(value)) return undefined;
+  if (names.length === 0) return undefined;
+  // Said by key, never with the value: the password is in it.
+  if (isHttpUrl(value) && hasUrlCredentials(value)) return `${URL_CREDENTIALS} (it comes from ${names.map((name) => `\${${name}}`).join(', ')})`;
+  if (isHttpUrl(value)) return undefined;
   if (names.length === 1 && written === `\${${names[0]}}`) {
     return `the value of \${${names[0]}} is not an http(s) URL: set ${names[0]} to a whole URL with its scheme, e.g. ${URL_EXAMPLE}`;
   }
