@@ -7,6 +7,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fingerprintOf, loadConfig, parseDotEnv, publishConfigState, staleConfigNote, watchConfig, type LoadedConfig } from '../../cli/local/config-source';
+import { acquireServeLock } from '../../functions/local/sqlite/serve-lock';
 
 const CONFIG = 'webhooks:\n  github: { secret: ${GH_SECRET} }\n';
 
@@ -73,6 +74,8 @@ describe('reloading', () => {
     const d = dir(CONFIG, 'GH_SECRET=x\n');
     const data = mkdtempSync(join(tmpdir(), 'hookagent-data-'));
     expect(staleConfigNote(d, data)).toBeUndefined(); // no serve
+    // This process plays the running serve: it holds the data dir's lock, as serve does (a live pid alone is not one).
+    const lock = acquireServeLock(data);
     publishConfigState(data, { pid: process.pid, fingerprint: fingerprintOf(d), loaded_at: '2026-11-23T10:00:00Z' });
     expect(staleConfigNote(d, data)).toBeUndefined(); // current
     const old = fingerprintOf(d);
@@ -80,5 +83,8 @@ describe('reloading', () => {
     expect(staleConfigNote(d, data)).toContain('older configuration');
     publishConfigState(data, { pid: process.pid, fingerprint: old, loaded_at: '2026-11-23T10:00:00Z', rejected: { fingerprint: fingerprintOf(d), reason: 'webhooks.github: unknown key' } });
     expect(staleConfigNote(d, data)).toContain('refused the edited files because webhooks.github: unknown key');
+    lock.release();
+    // Its pid is still alive, but no serve holds the lock: nothing runs to be stale.
+    expect(staleConfigNote(d, data)).toBeUndefined();
   });
 });

@@ -8,7 +8,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { buildCli, runCli, tempConfigDir } from '../support/cli';
-import { startServe } from '../support/serve';
+import { startServe, stopServe } from '../support/serve';
 
 beforeAll(() => buildCli(), 60_000);
 
@@ -23,7 +23,11 @@ test('written in config.yaml: every command refuses it, naming the key, never th
 test('from a ${VAR} in .env: serve refuses to start, naming the key and the variable, never the password', async () => {
   const dir = tempConfigDir('agent: { provider: openai, model: m, base_url: ${LLM_URL}, api_key: ${OPENAI_API_KEY} }\n', 'hookagent-cred-');
   writeFileSync(join(dir, '.env'), 'OPENAI_API_KEY=sk-test\nLLM_URL=http://proxyuser:SEKRITPW@127.0.0.1:9/v1\n');
-  const started = await startServe(dir, {}).then(() => 'listening', (error: unknown) => String(error));
+  // A serve that starts anyway (the defect) is stopped, so the run leaves nothing behind.
+  const started = await startServe(dir, {}).then(async (serve) => {
+    await stopServe(serve);
+    return 'listening';
+  }, (error: unknown) => String(error));
   expect(started).toContain('agent.base_url');
   expect(started).toContain('${LLM_URL}');
   expect(started).not.toContain('SEKRITPW');
