@@ -8,8 +8,8 @@
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync, watch, writeFileSync, type FSWatcher } from 'node:fs';
 import { join } from 'node:path';
-import { configPath } from '../../functions/core/config/file';
-import { parseConfig, resolveConfig } from '../../functions/core/config/load';
+import { configPath, readConfigText } from '../../functions/core/config/file';
+import { parseConfig, resolveConfig, type ConfigError } from '../../functions/core/config/load';
 import type { Config } from '../../functions/core/config/types';
 import { fail, ok, type Result } from '../../functions/core/errors';
 import { watchFiles } from './file-watch';
@@ -43,27 +43,37 @@ export function parseDotEnv(text: string): Map<string, string> {
   return values;
 }
 
-export function fingerprintOf(configDir: string): string {
+/**
+ * Equal for equal files. A config.yaml that cannot be taken (larger than the limit, unreadable)
+ * counts as the reason it cannot: it is never read whole, and the look every poll stays cheap.
+ */
+function fingerprintFrom(yaml: Result<string, ConfigError>, dotenv: string): string {
   const hash = createHash('sha256');
-  hash.update(readText(configPath(configDir))).update('\0').update(readText(join(configDir, '.env')));
-  return hash.digest('hex').slice(0, 16);
+  if (yaml.ok) hash.update(yaml.value);
+  else hash.update('\0refused\0').update(yaml.error.message);
+  return hash.update('\0').update(dotenv).digest('hex').slice(0, 16);
+}
+
+export function fingerprintOf(configDir: string): string {
+  return fingerprintFrom(readConfigText(configDir), readText(join(configDir, '.env')));
 }
 
 /**
  * Reads, validates and resolves the configuration. `${VAR}` references resolve from the
  * environment serve was started with, else from `.env` (the environment wins, as before).
+ * config.yaml is read as the CLI reads it (readConfigText): a file it refuses, serve refuses.
  */
 export async function loadConfig(configDir: string, environment: NodeJS.ProcessEnv): Promise<Result<LoadedConfig>> {
-  let yaml: string;
+  const yaml = readConfigText(configDir);
+  if (!yaml.ok) return fail({ code: 'config_invalid', message: yaml.error.message });
   let dotenv: string;
   try {
-    yaml = readText(configPath(configDir));
     dotenv = readText(join(configDir, '.env'));
   } catch (error) {
     return fail({ code: 'config_invalid', message: `Cannot read the configuration in ${configDir}: ${(error as Error).message}` });
   }
-  const fingerprint = createHash('sha256').update(yaml).update('\0').update(dotenv).digest('hex').slice(0, 16);
-  const parsed = parseConfig(yaml);
+  const fingerprint = fingerprintFrom(yaml, dotenv);
+  const parsed = parseConfig(yaml.value);
   if (!parsed.ok) return fail({ code: 'config_invalid', message: parsed.error.message });
   const fromFile = parseDotEnv(dotenv);
   const resolved = await resolveConfig(parsed.value, { get: async (name) => environment[name] || fromFile.get(name) });

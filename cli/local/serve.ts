@@ -20,7 +20,8 @@ import { QueueConsumer } from '../../functions/local/consumer';
 import { openLocalRuntime } from '../../functions/local/compose';
 import { startHousekeeping } from '../../functions/local/sqlite/housekeeping';
 import { createAgent } from '../../functions/worker/agent-factory';
-import { createWorkerHandler } from '../../functions/worker/batch';
+import { agentConcurrency, createWorkerHandler } from '../../functions/worker/batch';
+import { createLimiter } from '../../functions/core/worker/limiter';
 import { createDeliveryTargets } from '../../functions/core/delivery/targets';
 import { dataDir, touch, wakeFile } from '../context';
 import { CONFIG_REMOVED, loadConfig, publishConfigState, watchConfig, type PublishedConfig } from './config-source';
@@ -98,15 +99,22 @@ export async function serve(options: ServeOptions): Promise<void> {
   const store = { close: async () => runtime.close() };
   startUp.took(() => store.close());
   const buildIngest = (current: typeof config) => createIngest(runtime.ingestDeps(current, logger));
-  const buildWorker = (current: typeof config) => createWorkerHandler(runtime.workerDeps({
-    agent: createAgent(current.agent, current.delivery, current.aws?.region), agentFor: agentsByModel(current.agent, current.delivery, current.aws?.region),
-    skills: new SkillLibrary(options.configDir),
-    // The worker's lease store also serialises each sticky comment's find-then-write per pull request.
-    targets: createDeliveryTargets(current.delivery, undefined, undefined, { leases: runtime.leases }), config: current, logger,
-  }), {
-    // Paced retries: a message comes back after the retry schedule's delay, not the visibility timeout.
-    changeVisibility: (record, seconds) => queue.changeVisibility(record.receiptHandle, seconds),
-  });
+  // One limiter for serve's lifetime: batches still running under the worker a reload replaced share it with the new one.
+  const limiter = createLimiter(agentConcurrency(config));
+  const buildWorker = (current: typeof config) => {
+    const handler = createWorkerHandler(runtime.workerDeps({
+      agent: createAgent(current.agent, current.delivery, current.aws?.region), agentFor: agentsByModel(current.agent, current.delivery, current.aws?.region),
+      skills: new SkillLibrary(options.configDir),
+      // The worker's lease store also serialises each sticky comment's find-then-write per pull request.
+      targets: createDeliveryTargets(current.delivery, undefined, undefined, { leases: runtime.leases }), config: current, logger,
+    }), {
+      // Paced retries: a message comes back after the retry schedule's delay, not the visibility timeout.
+      changeVisibility: (record, seconds) => queue.changeVisibility(record.receiptHandle, seconds), limiter,
+    });
+    // Runs in flight finish; a raised or lowered agent.concurrency applies to the runs that start next.
+    limiter.setLimit(agentConcurrency(current));
+    return handler;
+  };
   let ingest = buildIngest(config);
   let worker = buildWorker(config);
   // Records of requests that died before their event was queued end as `abandoned`.

@@ -12,7 +12,8 @@ import { BatchProcessor, EventType, processPartialResponse } from '@aws-lambda-p
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import { describeError, isHookError } from '../core/errors';
 import { childLogger } from '../core/log';
-import { createLimiter } from '../core/worker/limiter';
+import type { Config } from '../core/config/types';
+import { createLimiter, type Limiter } from '../core/worker/limiter';
 import { noteGivenBack, recordLogger } from '../core/worker/given-back';
 import { handedOver } from '../core/worker/message';
 import { agentBudgetMs, NOT_STARTED, processMessage, secretsOf, type Late, type MessageOutcome, type WorkerDeps } from '../core/worker/process';
@@ -21,6 +22,9 @@ import { IN_PROCESS_RETRIES, IN_PROCESS_WAIT_LIMIT_MS, INVOCATION_MARGIN_MS, ret
 
 /** Agent runs at once per process when `agent.concurrency` is not set. */
 export const DEFAULT_AGENT_CONCURRENCY = 4;
+
+/** The most agent runs at once in a process that runs with `config`. */
+export const agentConcurrency = (config: Pick<Config, 'agent'>): number => config.agent.concurrency ?? DEFAULT_AGENT_CONCURRENCY;
 
 export interface WorkerHandlerOptions {
   /** SQS ChangeMessageVisibility (or the local queue's): the message comes back after `seconds`. */
@@ -34,6 +38,12 @@ export interface WorkerHandlerOptions {
    * back at once instead of being cut off by the function timeout.
    */
   remainingMs?: () => number;
+  /**
+   * The process's limiter, when it outlives this handler: `serve` rebuilds the handler on each
+   * configuration reload while batches of the previous one still run, and every one of them
+   * must count against the same bound. By default the handler has its own, of agentConcurrency.
+   */
+  limiter?: Limiter;
 }
 
 const realSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
@@ -69,7 +79,7 @@ type Attempted = MessageOutcome | { kind: 'retry'; reason: string; retryAfterMs?
 class GivenBack extends Error {}
 
 export function createWorkerHandler(deps: WorkerDeps, options: WorkerHandlerOptions = {}) {
-  const limiter = createLimiter(deps.config.agent.concurrency ?? DEFAULT_AGENT_CONCURRENCY);
+  const limiter = options.limiter ?? createLimiter(agentConcurrency(deps.config));
   const sleep = options.sleep ?? realSleep;
   const budgetMs = agentBudgetMs(deps);
   // processMessage checks again with the subscription's own --timeout once it has read it.
