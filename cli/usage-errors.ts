@@ -154,6 +154,11 @@ export function checkListenOptions(args: readonly string[], host: unknown, defau
   if (typedValue(args, '--port')?.trim() === '') throw new Error(`--port needs a port number (it was given empty); leave it out to use ${defaults.port}`);
   if (typeof host !== 'string') return true;
   if (host.trim() === '') throw new Error(`--host needs an address to listen on (it was given empty); leave it out to use ${defaults.host} (this machine only)`);
-  if (isIP(host) === 0 && !HOST_NAME.test(host)) throw new Error(hostRefused(host));
+  return checkHost(host);
+}
+
+/** An address to listen on: an IP address or a host name, no scheme, port or path (serve and console). */
+export function checkHost(host: unknown): true {
+  if (typeof host === 'string' && isIP(host) === 0 && !HOST_NAME.test(host)) throw new Error(hostRefused(host));
   return true;
 }

@@ -15,6 +15,7 @@ import type { ConsoleSources } from './data';
 import { createConsoleHandler, type ConsoleOptions, type SourcesProvider } from './handler';
 import { secretValuesOf } from './redact';
 import { isLoopbackHost } from './security';
+import { runningServeUrl } from '../local/config-source';
 
 export interface ConsoleCommandOptions {
   port: number;
@@ -92,6 +93,9 @@ export async function runConsole(ctx: CliContext, global: GlobalOptions, options
   const probe = await ctx.openStores();
   const where = probe.where;
   const secrets = await configSecrets(ctx);
+  // The URLs senders are given: webhooks.public_url, else locally where this config dir's serve
+  // listens (as `subscribe` prints them), else serve's default.
+  const senderBase = () => (!deployment && ctx.config.webhooks.public_url === undefined ? runningServeUrl(dataDir(ctx.configDir)) : undefined) ?? baseUrl(ctx.config, ctx.configDir, ctx.warn);
   const toSources = (stores: Stores): ConsoleSources => {
     const requests = requestLogOf(stores);
     return {
@@ -100,7 +104,7 @@ export async function runConsole(ctx: CliContext, global: GlobalOptions, options
       // checks held payloads with it.
       subscriptions: stores.subscriptions, events: stores.events, queue: stores.queue, payloads: stores.payloads ?? legacyPayloads(ctx), where: stores.where,
       ...(stores.leases ? { leases: stores.leases } : {}), ...(stores.release ? { release: stores.release } : {}), ...(stores.dedup ? { dedup: stores.dedup } : {}),
-      publicUrl: baseUrl(ctx.config, ctx.configDir, ctx.warn), secretValues: () => secrets, ...(requests ? { requests } : {}),
+      publicUrl: senderBase(), secretValues: () => secrets, ...(requests ? { requests } : {}),
     };
   };
   // AWS: clients without locks, kept for the console's lifetime. Local: opened per request.
